@@ -1,0 +1,51 @@
+# The two commands of the README, and the rest of the workflow.
+#   make demo    install what is missing, build, run the main job
+#   make test    install what is missing, build, run every test
+#                (normal build, then ASan+UBSan and TSan builds of the suite)
+#   make bench   build and run the benchmarks (never part of the tests)
+#   make install install under PREFIX (default /usr/local)
+
+BUILD ?= build
+PREFIX ?= /usr/local
+JOBS ?= $(shell nproc)
+CMAKE_FLAGS ?=
+
+.PHONY: all deps build demo test test-fast test-asan test-tsan bench install clean
+
+all: build
+
+deps:
+	@scripts/deps.sh
+
+build: deps
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(BUILD) -j$(JOBS)
+
+demo: build
+	@$(BUILD)/bin/opprof_demo
+
+# The normal build's suite.
+test-fast: build
+	@cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
+
+test-asan: deps
+	@cmake -S . -B $(BUILD)-asan -DCMAKE_BUILD_TYPE=Debug -DOPPROF_SANITIZE=address -DOPPROF_BUILD_BENCH=OFF >/dev/null
+	@cmake --build $(BUILD)-asan -j$(JOBS)
+	@cd $(BUILD)-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j$(JOBS)
+
+test-tsan: deps
+	@cmake -S . -B $(BUILD)-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOPPROF_SANITIZE=thread -DOPPROF_BUILD_BENCH=OFF >/dev/null
+	@cmake --build $(BUILD)-tsan -j$(JOBS)
+	@cd $(BUILD)-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -j$(JOBS)
+
+test: test-fast test-asan test-tsan
+
+bench: build
+	@scripts/deps.sh bench
+	@$(BUILD)/bin/bench_overhead
+
+install: build
+	@cmake --install $(BUILD) --prefix $(PREFIX)
+
+clean:
+	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan

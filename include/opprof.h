@@ -1,0 +1,342 @@
+/*
+ * opprof.h - an operator profiler for C programs.
+ *
+ * The whole public API in one header, organised by concept:
+ *   1. status codes          6. the event model (a finished trace)
+ *   2. sites and inputs      7. key averages and tables
+ *   3. sessions              8. export
+ *   4. recording (hot path)  9. import
+ *   5. memory events        10. configuration from the environment
+ *
+ * Every function returns 0 (OPPROF_OK) or a negative opprof_status unless it
+ * says otherwise; opprof_strerror() explains a status and opprof_last_error()
+ * gives the calling thread's detail for its last failure (a path, a byte
+ * offset, the valid choices).
+ *
+ * Recording is process-wide: at most one session is active at a time, and any
+ * thread may record into it without locks.
+ */
+#ifndef OPPROF_H
+#define OPPROF_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define OPPROF_VERSION_MAJOR 0
+#define OPPROF_VERSION_MINOR 1
+#define OPPROF_VERSION_PATCH 0
+
+#if defined(__GNUC__) && !defined(OPPROF_STATIC_DEFINE)
+#define OPPROF_API __attribute__((visibility("default")))
+#else
+#define OPPROF_API
+#endif
+
+/* ======================================================================
+ * 1. Status codes
+ * ====================================================================== */
+
+typedef enum opprof_status {
+    OPPROF_OK = 0,
+    OPPROF_E_INVAL = -1,       /* invalid argument (NULL where one is needed, bad value) */
+    OPPROF_E_ACTIVE = -2,      /* a session is already active */
+    OPPROF_E_NO_SESSION = -3,  /* no session is active */
+    OPPROF_E_NOMEM = -4,       /* out of memory */
+    OPPROF_E_UNBALANCED = -5,  /* end without a matching begin on this thread */
+    OPPROF_E_IO = -6,          /* a file could not be read or written */
+    OPPROF_E_PARSE = -7,       /* malformed input (trace file, configuration string) */
+    OPPROF_E_NODEV = -8,       /* the requested device is not present */
+    OPPROF_E_UNSUPPORTED = -9, /* not available in this build or on this platform */
+    OPPROF_E_NOT_FOUND = -10,  /* no such item (file, key, event) */
+    OPPROF_E_RANGE = -11       /* a value is out of range (index, limit) */
+} opprof_status;
+
+/* A static English sentence for a status; never NULL. */
+OPPROF_API const char *opprof_strerror(int status);
+
+/* The calling thread's detail for its last failed call ("" when none). */
+OPPROF_API const char *opprof_last_error(void);
+
+/* ======================================================================
+ * 2. Sites and inputs
+ *
+ * An instrumentation point is a static site: its address identifies it, so
+ * recording stores one pointer instead of copying a name.
+ * ====================================================================== */
+
+typedef enum opprof_category {
+    OPPROF_CAT_CPU_OP = 0,          /* an operator ("cpu_op") */
+    OPPROF_CAT_USER_ANNOTATION = 1, /* a user range, record_function ("user_annotation") */
+    OPPROF_CAT_CUDA_RUNTIME = 2,    /* a CUDA runtime API call */
+    OPPROF_CAT_CUDA_DRIVER = 3,     /* a CUDA driver API call */
+    OPPROF_CAT_KERNEL = 4,          /* device: a kernel */
+    OPPROF_CAT_GPU_MEMCPY = 5,      /* device: a copy */
+    OPPROF_CAT_GPU_MEMSET = 6,      /* device: a memset */
+    OPPROF_CAT_MEMORY = 7,          /* the "[memory]" pseudo operator */
+    OPPROF_CAT_OTHER = 8            /* anything else read from a trace */
+} opprof_category;
+
+/* The category's name as traces spell it ("cpu_op", "user_annotation", ...). */
+OPPROF_API const char *opprof_category_name(int category);
+
+#define OPPROF_MAX_INPUTS 16
+#define OPPROF_MAX_DIMS 8
+
+typedef enum opprof_dtype {
+    OPPROF_DTYPE_NONE = 0, /* not a tensor and not a scalar: recorded as "" */
+    OPPROF_DTYPE_FLOAT,    /* "float" */
+    OPPROF_DTYPE_DOUBLE,   /* "double" */
+    OPPROF_DTYPE_HALF,     /* "c10::Half" */
+    OPPROF_DTYPE_BFLOAT16, /* "c10::BFloat16" */
+    OPPROF_DTYPE_INT8,     /* "signed char" */
+    OPPROF_DTYPE_UINT8,    /* "unsigned char" */
+    OPPROF_DTYPE_INT16,    /* "short int" */
+    OPPROF_DTYPE_INT32,    /* "int" */
+    OPPROF_DTYPE_INT64,    /* "long int" */
+    OPPROF_DTYPE_BOOL,     /* "bool" */
+    OPPROF_DTYPE_SCALAR,   /* a Python-like scalar argument: "Scalar", dims [] */
+    OPPROF_DTYPE_COUNT_
+} opprof_dtype;
+
+/* The dtype's name as PyTorch writes it in "Input type". */
+OPPROF_API const char *opprof_dtype_name(int dtype);
+
+/* One input of an operator: its element type and its dims (ndim 0 is a
+ * scalar, written [] as PyTorch does). */
+typedef struct opprof_input {
+    uint8_t dtype; /* opprof_dtype */
+    uint8_t ndim;  /* 0..OPPROF_MAX_DIMS */
+    int64_t dims[OPPROF_MAX_DIMS];
+} opprof_input;
+
+/* Computes an operator's floating-point operations from its inputs; called
+ * after the session, never on the recording path. 0 means "not counted". */
+typedef uint64_t (*opprof_flops_fn)(const opprof_input *inputs, unsigned n_inputs);
+
+/* An instrumentation point. Give it static storage duration: the profiler
+ * keeps its address. */
+typedef struct opprof_site {
+    const char *name;
+    const char *file;
+    uint32_t line;
+    uint32_t category;     /* opprof_category */
+    opprof_flops_fn flops; /* optional: with_flops counts with it */
+} opprof_site;
+
+#define OPPROF_SITE_INIT(name_, cat_, flops_) {(name_), __FILE__, (uint32_t)__LINE__, (uint32_t)(cat_), (flops_)}
+
+/* Declares `static const opprof_site var` for an operator named `name_`. */
+#define OPPROF_SITE(var, name_) static const opprof_site var = OPPROF_SITE_INIT(name_, OPPROF_CAT_CPU_OP, NULL)
+
+/* A site for a name known only at run time (a user annotation, a symbol).
+ * The same (name, category) always gives the same site; sites live until the
+ * process exits. Takes a lock: call it once and keep the pointer, not on a
+ * hot path. Returns NULL when out of memory or name is NULL. */
+OPPROF_API const opprof_site *opprof_intern(const char *name, int category);
+
+/* ======================================================================
+ * 3. Sessions
+ * ====================================================================== */
+
+enum {
+    OPPROF_ACTIVITY_CPU = 1u << 0,
+    OPPROF_ACTIVITY_CUDA = 1u << 1
+};
+
+/* What a schedule asks of the profiler at a step (torch.profiler.ProfilerAction). */
+typedef enum opprof_action {
+    OPPROF_ACTION_NONE = 0,
+    OPPROF_ACTION_WARMUP = 1,
+    OPPROF_ACTION_RECORD = 2,
+    OPPROF_ACTION_RECORD_AND_SAVE = 3
+} opprof_action;
+
+/* torch.profiler.schedule(skip_first, wait, warmup, active, repeat).
+ * enabled = 0 records every step (no schedule). */
+typedef struct opprof_schedule {
+    int enabled;
+    unsigned skip_first;
+    unsigned wait;
+    unsigned warmup;
+    unsigned active;
+    unsigned repeat; /* 0: cycle until the session stops */
+    int skip_first_wait;
+} opprof_schedule;
+
+typedef struct opprof_trace opprof_trace;
+
+/* Called each time a trace is ready (end of an active cycle, or at stop).
+ * The trace belongs to the profiler and is valid only during the call. */
+typedef void (*opprof_trace_ready_fn)(const opprof_trace *trace, void *user);
+
+/* Reads time in nanoseconds; for tests and simulations (opprof_config.clock). */
+typedef int64_t (*opprof_clock_fn)(void *ctx);
+
+typedef struct opprof_config {
+    uint32_t activities;    /* OPPROF_ACTIVITY_* bits; 0 means CPU */
+    int record_shapes;      /* keep the inputs given to opprof_begin_inputs */
+    int profile_memory;     /* keep memory events (section 5) */
+    int with_stack;         /* capture call stacks at begin */
+    int with_flops;         /* count FLOPs through site hooks and opprof_end_flops */
+    opprof_schedule schedule;
+    opprof_trace_ready_fn on_trace_ready;
+    void *user;             /* passed to on_trace_ready */
+    const char *output_dir; /* where handlers write traces; NULL: current directory */
+    uint64_t max_events;    /* cap on recorded events; 0: OPPROF_DEFAULT_MAX_EVENTS */
+    unsigned max_stack_depth; /* frames per stack with with_stack; 0: 32 */
+    opprof_clock_fn clock;  /* NULL: the built-in clock (rdtsc where invariant) */
+    void *clock_ctx;
+} opprof_config;
+
+#define OPPROF_DEFAULT_MAX_EVENTS (16u * 1024u * 1024u)
+
+/* Fills *cfg with defaults: CPU activity, no options, no schedule. */
+OPPROF_API void opprof_config_init(opprof_config *cfg);
+
+/* Starts the process-wide session. OPPROF_E_INVAL for a NULL config,
+ * OPPROF_E_ACTIVE when one is already running (the running one is kept). */
+OPPROF_API int opprof_start(const opprof_config *cfg);
+
+/* Stops the session. Ranges still open are closed at this instant and
+ * flagged OPPROF_EVENT_FORCED_END. When out is not NULL it receives the
+ * recorded trace (free it with opprof_trace_free); with a schedule it receives
+ * the events of the cycle in progress, or NULL when nothing was being
+ * recorded. OPPROF_E_NO_SESSION when none is active. */
+OPPROF_API int opprof_stop(opprof_trace **out);
+
+/* Marks a step boundary (torch.profiler.profile.step()): closes the current
+ * ProfilerStep#N range, advances the schedule, opens ProfilerStep#N+1. */
+OPPROF_API int opprof_step(void);
+
+/* 1 when a session is active, else 0. */
+OPPROF_API int opprof_is_active(void);
+
+/* The step counter of the active session (the N of ProfilerStep#N). */
+OPPROF_API int64_t opprof_step_num(void);
+
+/* ======================================================================
+ * 4. Recording (the hot path)
+ *
+ * Outside a session each call is one load and one predictable branch.
+ * begin and end must pair on the same thread with the same site.
+ * ====================================================================== */
+
+OPPROF_API void opprof_begin(const opprof_site *site);
+
+/* begin, and when record_shapes is on, record each input's dtype and dims
+ * (at most OPPROF_MAX_INPUTS inputs; extra ones are ignored). */
+OPPROF_API void opprof_begin_inputs(const opprof_site *site, const opprof_input *inputs, unsigned n_inputs);
+
+/* Closes the innermost open range. If the innermost range has another site
+ * but `site` is open further out, the ranges inside it are closed too and
+ * flagged OPPROF_EVENT_FORCED_END. OPPROF_E_UNBALANCED when `site` is not
+ * open on this thread (nothing changes then). 0 outside a session. */
+OPPROF_API int opprof_end(const opprof_site *site);
+
+/* end, giving the range's FLOPs (used when with_flops is on; overrides the
+ * site's hook). */
+OPPROF_API int opprof_end_flops(const opprof_site *site, uint64_t flops);
+
+/* User annotations (PyTorch's record_function): a dynamic name interned on
+ * first use. Returns the site to pass to opprof_end, NULL when the name could
+ * not be interned. */
+OPPROF_API const opprof_site *opprof_annotation_begin(const char *name);
+
+#if defined(__GNUC__) || defined(__clang__)
+/* A range that ends when the enclosing block is left, even by an early
+ * return:   { OPPROF_SCOPE("my_op"); ... }  */
+static inline void opprof_scope_end_(const opprof_site *const *s) { opprof_end(*s); }
+static inline const opprof_site *opprof_scope_begin_(const opprof_site *s) { opprof_begin(s); return s; }
+#define OPPROF_CAT2_(a, b) a##b
+#define OPPROF_CAT_(a, b) OPPROF_CAT2_(a, b)
+#define OPPROF_SCOPE(name_)                                                                      \
+    static const opprof_site OPPROF_CAT_(opprof_scope_site_, __LINE__) =                         \
+        OPPROF_SITE_INIT(name_, OPPROF_CAT_CPU_OP, NULL);                                        \
+    __attribute__((cleanup(opprof_scope_end_), unused)) const opprof_site *const OPPROF_CAT_(    \
+        opprof_scope_, __LINE__) = opprof_scope_begin_(&OPPROF_CAT_(opprof_scope_site_, __LINE__))
+#endif
+
+/* ======================================================================
+ * 5. Memory events
+ *
+ * With profile_memory, allocators report what they do. A positive size is an
+ * allocation, a negative one a free of that many bytes.
+ * ====================================================================== */
+
+OPPROF_API void opprof_record_memory(const void *addr, int64_t bytes);
+
+/* ======================================================================
+ * 6. The event model: a finished trace
+ *
+ * A live session and a trace file on disk give the same model. Events are
+ * ordered by (start, -end); parent, depth and self time come from the call
+ * tree of each thread.
+ * ====================================================================== */
+
+enum {
+    OPPROF_EVENT_FORCED_END = 1u << 0, /* closed by stop, or by the end of an outer range */
+    OPPROF_EVENT_DEVICE = 1u << 1      /* a device activity (kernel, memcpy, memset) */
+};
+
+typedef struct opprof_event {
+    const char *name;
+    int category;           /* opprof_category */
+    uint32_t flags;         /* OPPROF_EVENT_* */
+    int64_t pid;
+    int64_t tid;
+    int64_t start_ns;       /* from the trace's start */
+    int64_t dur_ns;
+    int64_t self_ns;        /* dur minus the direct children's dur */
+    int64_t parent;         /* index of the enclosing event, -1 at top level */
+    uint32_t depth;         /* 0 at top level */
+    const char *input_shapes; /* "[[5, 3, 224, 224], [64, 3, 7, 7]]", "" without shapes */
+    const char *input_types;  /* "['float', 'float']" style, "" without shapes */
+    uint64_t flops;           /* 0 when not counted */
+    int64_t cpu_memory_usage;      /* bytes allocated minus freed inside, children included */
+    int64_t self_cpu_memory_usage; /* the same without children */
+    int64_t device_time_ns;        /* device time charged, children included */
+    int64_t self_device_time_ns;
+} opprof_event;
+
+OPPROF_API size_t opprof_trace_event_count(const opprof_trace *t);
+
+/* Fills *out with event i (0 <= i < count). Strings live as long as t. */
+OPPROF_API int opprof_trace_event(const opprof_trace *t, size_t i, opprof_event *out);
+
+/* Events that were attempted but not recorded (cap reached). */
+OPPROF_API uint64_t opprof_trace_dropped(const opprof_trace *t);
+
+/* Wall-clock time of the trace's start, nanoseconds since the Unix epoch. */
+OPPROF_API int64_t opprof_trace_base_time_ns(const opprof_trace *t);
+
+/* The step number the trace was made at (on_trace_ready), -1 when none. */
+OPPROF_API int64_t opprof_trace_step_num(const opprof_trace *t);
+
+OPPROF_API void opprof_trace_free(opprof_trace *t);
+
+/* ======================================================================
+ * 7. Key averages and tables
+ * ====================================================================== */
+
+/* ======================================================================
+ * 8. Export
+ * ====================================================================== */
+
+/* ======================================================================
+ * 9. Import
+ * ====================================================================== */
+
+/* ======================================================================
+ * 10. Configuration from the environment
+ * ====================================================================== */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* OPPROF_H */

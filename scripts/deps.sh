@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs the Debian packages opprof needs, when they are missing.
+#   scripts/deps.sh          what building and testing need
+#   scripts/deps.sh bench    also what the benchmarks compare against
+# Runs apt-get update once, only when something must be installed.
+set -euo pipefail
+
+build_pkgs=(
+  build-essential cmake pkg-config
+  libcmocka-dev          # tests
+  zlib1g-dev libdeflate-dev   # gzip traces
+  libopenblas-dev libdnnl-dev # the model runtime's GEMM and convolution
+  libunwind-dev libdw-dev     # stacks
+  python3                     # fixture checks
+)
+bench_pkgs=(python3-torch python3-torchvision hyperfine)
+
+want=("${build_pkgs[@]}")
+if [ "${1:-}" = "bench" ]; then want+=("${bench_pkgs[@]}"); fi
+
+missing=()
+for p in "${want[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "deps: installing ${missing[*]}"
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,142 @@
+/* Capture state shared by the hot path, the thread registry, the session and
+ * the collector that turns buffers into the event model.
+ *
+ * Record format (64-bit words, written with relaxed atomics so that a
+ * concurrent collector never reads torn data and TSan sees no race; on x86-64
+ * and aarch64 these are plain moves):
+ *
+ *   range:   [site | flags] [t0] [t1]                       24 bytes
+ *   range+x: [site | flags | OP_REC_EXT] [t0] [t1] [hdr] [payload...]
+ *   memory:  [OP_REC_MEM] [ts] [addr] [bytes]
+ *
+ * Sites are at least 8-byte aligned, so word 0's low 3 bits hold flags.
+ * t1 stays OP_OPEN until the range ends. A range's record is reserved at its
+ * begin, so each thread's buffer is in start order and a parent precedes its
+ * children. */
+#ifndef OPPROF_CAPTURE_STATE_H
+#define OPPROF_CAPTURE_STATE_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "capture/clock.h"
+#include "opprof.h"
+
+#if defined(__GNUC__)
+#define OP_LIKELY(x) __builtin_expect(!!(x), 1)
+#define OP_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define OP_TLS_MODEL __attribute__((tls_model("initial-exec")))
+#define OP_NOINLINE __attribute__((noinline))
+#else
+#define OP_LIKELY(x) (x)
+#define OP_UNLIKELY(x) (x)
+#define OP_TLS_MODEL
+#define OP_NOINLINE
+#endif
+
+typedef _Atomic uint64_t op_word;
+
+enum {
+    OP_REC_EXT = 1u,    /* a header word and payload follow */
+    OP_REC_FORCED = 2u, /* closed by an outer end or by stop */
+    OP_REC_MEM = 4u,    /* a memory event (word 0 holds only this) */
+    OP_REC_FLAGS = 7u
+};
+
+#define OP_OPEN UINT64_MAX
+
+/* Extension header: payload words, inputs, optional slots. */
+#define OP_EXT_WORDS(h) ((uint32_t)((h)&0xffffu))
+#define OP_EXT_NINPUTS(h) ((uint32_t)(((h) >> 16) & 0xffu))
+#define OP_EXT_HAS_FLOPS (1ull << 24) /* a flops word first: UINT64_MAX until given */
+#define OP_EXT_HAS_STACK (1ull << 25) /* a stack id word next */
+
+/* Largest record: range + header + flops + stack + 4 descriptor words + dims. */
+#define OP_MAX_RECORD_WORDS (4 + 2 + 4 + OPPROF_MAX_INPUTS * OPPROF_MAX_DIMS)
+
+#define OP_CHUNK_WORDS (128u * 1024u) /* 1 MiB per chunk */
+#define OP_MAX_DEPTH 256
+
+typedef struct op_chunk {
+    _Atomic(struct op_chunk *) next;
+    _Atomic(op_word *) end; /* published end of the data, set when the chunk is left */
+    size_t nwords;
+    op_word words[];
+} op_chunk;
+
+typedef struct op_open {
+    op_word *rec; /* NULL: dropped */
+    const opprof_site *site;
+} op_open;
+
+/* Session options as the hot path sees them. */
+enum {
+    OP_OPT_SHAPES = 1u << 0,
+    OP_OPT_MEMORY = 1u << 1,
+    OP_OPT_FLOPS = 1u << 2,
+    OP_OPT_STACK = 1u << 3
+};
+
+typedef struct op_tstate {
+    /* Hot: touched by every begin/end. */
+    _Atomic(op_word *) cur;   /* next free word; published with release */
+    op_word *lim;             /* end of the current chunk */
+    uint64_t fast_gen;        /* == gen when plain begins need no extension */
+    uint64_t gen;             /* session generation this state records for */
+    uint32_t depth;
+    uint32_t overflow;        /* begins past OP_MAX_DEPTH still to be ended */
+    int64_t budget;           /* events this thread may record before asking for more */
+    opprof_clock_fn clock;    /* NULL: op_cycles() */
+    void *clock_ctx;
+    uint32_t opts;            /* OP_OPT_* */
+    /* Cold. */
+    _Atomic uint64_t dropped;
+    op_chunk *head, *tail;
+    _Atomic int dead;         /* the thread has exited */
+    uint64_t exit_ticks;      /* its clock at exit */
+    int64_t pid, tid;
+    char name[32];
+    struct op_tstate *next;   /* registry list */
+    op_open stack[OP_MAX_DEPTH];
+} op_tstate;
+
+/* Process-wide capture state. gen is 0 when no session records. */
+typedef struct op_global {
+    _Atomic uint64_t gen;
+    _Atomic int64_t remaining; /* events left under the cap */
+    uint32_t opts;
+    opprof_clock_fn clock;
+    void *clock_ctx;
+    unsigned max_stack_depth;
+} op_global;
+
+extern op_global op_g;
+extern _Thread_local op_tstate *op_tls OP_TLS_MODEL;
+
+static inline uint64_t op_now(const op_tstate *t)
+{
+    return OP_UNLIKELY(t->clock != NULL) ? (uint64_t)t->clock(t->clock_ctx) : op_cycles();
+}
+
+/* Slow paths (thread.c). */
+
+/* Makes the calling thread's state current for generation g: registers the
+ * thread on first use, resets buffers left from an earlier session. NULL
+ * when g is no longer the active generation or memory ran out. */
+op_tstate *op_thread_attach(uint64_t g);
+
+/* Ensures room for `words` more words and one more event under the cap.
+ * Returns 0, or -1 after counting a drop. */
+int op_thread_reserve(op_tstate *t, uint32_t words);
+
+/* Registry walk for the collector; the registry lock is held between
+ * op_registry_lock and op_registry_unlock. */
+void op_registry_lock(void);
+void op_registry_unlock(void);
+op_tstate *op_registry_first(void);
+
+/* Frees the states of exited threads that generation g has collected. */
+void op_registry_reap(uint64_t g);
+
+#endif

@@ -1,0 +1,210 @@
+/* The thread registry: per-thread buffers, their chunks, the event cap, and
+ * what happens when a thread exits. Everything here is off the hot path. */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "capture/state.h"
+
+op_global op_g;
+_Thread_local op_tstate *op_tls OP_TLS_MODEL;
+
+static pthread_mutex_t g_reg_lock = PTHREAD_MUTEX_INITIALIZER;
+static op_tstate *g_reg_head;
+static pthread_key_t g_key;
+static pthread_once_t g_key_once = PTHREAD_ONCE_INIT;
+
+/* Budget granted per request: large enough to keep the shared counter off
+ * the hot path, small near the cap so that idle threads hold little of it. */
+#define BUDGET_BLOCK 4096
+
+static op_chunk *chunk_new(void)
+{
+    size_t bytes = sizeof(op_chunk) + OP_CHUNK_WORDS * sizeof(op_word);
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return NULL;
+    op_chunk *c = p;
+    atomic_init(&c->next, NULL);
+    atomic_init(&c->end, NULL);
+    c->nwords = OP_CHUNK_WORDS;
+    return c;
+}
+
+static void chunk_free(op_chunk *c)
+{
+    munmap(c, sizeof(op_chunk) + c->nwords * sizeof(op_word));
+}
+
+static void free_chunks(op_chunk *c)
+{
+    while (c) {
+        op_chunk *n = atomic_load_explicit(&c->next, memory_order_relaxed);
+        chunk_free(c);
+        c = n;
+    }
+}
+
+static void unlink_state(op_tstate *t)
+{
+    for (op_tstate **p = &g_reg_head; *p; p = &(*p)->next) {
+        if (*p == t) {
+            *p = t->next;
+            return;
+        }
+    }
+}
+
+static void on_thread_exit(void *arg)
+{
+    op_tstate *t = arg;
+    op_tls = NULL;
+    pthread_mutex_lock(&g_reg_lock);
+    t->exit_ticks = op_now(t);
+    if (t->gen != 0 && t->gen == atomic_load_explicit(&op_g.gen, memory_order_acquire)) {
+        /* The running session still needs its events: the collector frees it. */
+        atomic_store_explicit(&t->dead, 1, memory_order_release);
+    } else {
+        unlink_state(t);
+        free_chunks(t->head);
+        free(t);
+    }
+    pthread_mutex_unlock(&g_reg_lock);
+}
+
+static void make_key(void)
+{
+    pthread_key_create(&g_key, on_thread_exit);
+}
+
+void op_registry_lock(void)
+{
+    pthread_mutex_lock(&g_reg_lock);
+}
+
+void op_registry_unlock(void)
+{
+    pthread_mutex_unlock(&g_reg_lock);
+}
+
+op_tstate *op_registry_first(void)
+{
+    return g_reg_head;
+}
+
+void op_registry_reap(uint64_t g)
+{
+    for (op_tstate **p = &g_reg_head; *p;) {
+        op_tstate *t = *p;
+        if (atomic_load_explicit(&t->dead, memory_order_acquire) && t->gen == g) {
+            *p = t->next;
+            free_chunks(t->head);
+            free(t);
+        } else {
+            p = &t->next;
+        }
+    }
+}
+
+/* Called with the registry lock held, by the owner thread only. */
+static int reset_for(op_tstate *t, uint64_t g)
+{
+    if (!t->head) {
+        t->head = chunk_new();
+        if (!t->head) return -1;
+    }
+    /* Keep the first chunk for reuse; give the rest back. */
+    free_chunks(atomic_load_explicit(&t->head->next, memory_order_relaxed));
+    atomic_store_explicit(&t->head->next, NULL, memory_order_relaxed);
+    atomic_store_explicit(&t->head->end, NULL, memory_order_relaxed);
+    t->tail = t->head;
+    t->lim = t->head->words + t->head->nwords;
+    atomic_store_explicit(&t->cur, t->head->words, memory_order_relaxed);
+    t->depth = 0;
+    t->overflow = 0;
+    t->budget = 0;
+    atomic_store_explicit(&t->dropped, 0, memory_order_relaxed);
+    t->opts = op_g.opts;
+    t->clock = op_g.clock;
+    t->clock_ctx = op_g.clock_ctx;
+    t->gen = g;
+    /* Plain begins take the slow path when every record needs an extension. */
+    t->fast_gen = (t->opts & (OP_OPT_FLOPS | OP_OPT_STACK)) ? 0 : g;
+    return 0;
+}
+
+op_tstate *op_thread_attach(uint64_t g)
+{
+    pthread_once(&g_key_once, make_key);
+    op_tstate *t = op_tls;
+    pthread_mutex_lock(&g_reg_lock);
+    if (atomic_load_explicit(&op_g.gen, memory_order_acquire) != g) {
+        /* The session stopped while we were getting here. */
+        pthread_mutex_unlock(&g_reg_lock);
+        return NULL;
+    }
+    if (!t) {
+        t = calloc(1, sizeof *t);
+        if (!t) {
+            pthread_mutex_unlock(&g_reg_lock);
+            return NULL;
+        }
+        t->pid = getpid();
+        t->tid = (int64_t)syscall(SYS_gettid);
+        pthread_getname_np(pthread_self(), t->name, sizeof t->name);
+        t->next = g_reg_head;
+        g_reg_head = t;
+        op_tls = t;
+        pthread_setspecific(g_key, t);
+    } else if (t->pid != getpid()) {
+        /* First use in a forked child: the parent's buffers are not ours. */
+        t->pid = getpid();
+        t->tid = (int64_t)syscall(SYS_gettid);
+    }
+    if (reset_for(t, g) != 0) {
+        t->gen = 0;
+        t = NULL;
+    }
+    pthread_mutex_unlock(&g_reg_lock);
+    return t;
+}
+
+static int take_budget(op_tstate *t)
+{
+    int64_t left = atomic_load_explicit(&op_g.remaining, memory_order_relaxed);
+    for (;;) {
+        if (left <= 0) return -1;
+        int64_t want = left / 64;
+        if (want > BUDGET_BLOCK) want = BUDGET_BLOCK;
+        if (want < 1) want = 1;
+        if (atomic_compare_exchange_weak_explicit(&op_g.remaining, &left, left - want, memory_order_relaxed,
+                                                  memory_order_relaxed)) {
+            t->budget += want;
+            return 0;
+        }
+    }
+}
+
+int op_thread_reserve(op_tstate *t, uint32_t words)
+{
+    if (t->budget <= 0 && take_budget(t) != 0) goto drop;
+    op_word *cur = atomic_load_explicit(&t->cur, memory_order_relaxed);
+    if (cur + words > t->lim) {
+        op_chunk *c = chunk_new();
+        if (!c) goto drop;
+        /* Publish where the old chunk's data ends before moving on. */
+        atomic_store_explicit(&t->tail->end, cur, memory_order_release);
+        atomic_store_explicit(&t->tail->next, c, memory_order_release);
+        t->tail = c;
+        t->lim = c->words + c->nwords;
+        atomic_store_explicit(&t->cur, c->words, memory_order_release);
+    }
+    return 0;
+drop:
+    atomic_store_explicit(&t->dropped, atomic_load_explicit(&t->dropped, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+    return -1;
+}

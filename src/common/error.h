@@ -1,0 +1,20 @@
+/* Status helpers shared by every module: set the thread's error detail and
+ * return the status in one expression. */
+#ifndef OPPROF_COMMON_ERROR_H
+#define OPPROF_COMMON_ERROR_H
+
+#include "opprof.h"
+
+#if defined(__GNUC__)
+#define OP_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define OP_PRINTF(a, b)
+#endif
+
+/* Records a formatted detail for opprof_last_error() and returns status. */
+int op_fail(int status, const char *fmt, ...) OP_PRINTF(2, 3);
+
+/* Clears the detail (a call that succeeds after a failure). */
+void op_clear_error(void);
+
+#endif

@@ -1,0 +1,299 @@
+/* From capture buffers to the event model: decode every thread's records of
+ * one session generation into a trace. Runs at stop (or at the end of a
+ * schedule cycle), never on the hot path. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "capture/state.h"
+#include "common/error.h"
+#include "model/collect.h"
+#include "model/model.h"
+
+#define LOAD(p) atomic_load_explicit((p), memory_order_relaxed)
+
+/* site address -> name id, so that each event costs a probe, not a hash of
+ * its name. */
+typedef struct site_map {
+    const opprof_site **keys;
+    uint32_t *vals;
+    size_t cap, n;
+} site_map;
+
+static uint32_t site_name(site_map *m, opprof_trace *tr, const opprof_site *s)
+{
+    if ((m->n + 1) * 2 > m->cap) {
+        size_t cap = m->cap ? m->cap * 2 : 256;
+        const opprof_site **keys = calloc(cap, sizeof *keys);
+        uint32_t *vals = malloc(cap * sizeof *vals);
+        if (!keys || !vals) {
+            free(keys);
+            free(vals);
+            return UINT32_MAX;
+        }
+        for (size_t i = 0; i < m->cap; i++) {
+            if (!m->keys[i]) continue;
+            size_t j = ((uintptr_t)m->keys[i] >> 3) & (cap - 1);
+            while (keys[j]) j = (j + 1) & (cap - 1);
+            keys[j] = m->keys[i];
+            vals[j] = m->vals[i];
+        }
+        free(m->keys);
+        free(m->vals);
+        m->keys = keys;
+        m->vals = vals;
+        m->cap = cap;
+    }
+    size_t j = ((uintptr_t)s >> 3) & (m->cap - 1);
+    for (; m->keys[j]; j = (j + 1) & (m->cap - 1))
+        if (m->keys[j] == s) return m->vals[j];
+    const char *name = s->name ? s->name : "(null)";
+    uint32_t id = op_trace_intern(tr, name, strlen(name));
+    if (id == UINT32_MAX) return id;
+    m->keys[j] = s;
+    m->vals[j] = id;
+    m->n++;
+    return id;
+}
+
+/* Input payloads seen so far -> their shape and type strings. */
+typedef struct shape_cache {
+    op_strtab raw;    /* binary payload -> id */
+    uint32_t *shapes; /* raw id -> shape string id */
+    uint32_t *types;  /* raw id -> type string id */
+    size_t cap;
+} shape_cache;
+
+typedef struct text {
+    char *p;
+    size_t n, cap;
+} text;
+
+static int text_put(text *b, const char *s, size_t n)
+{
+    if (b->n + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap * 2 : 256;
+        while (cap < b->n + n + 1) cap *= 2;
+        char *p = realloc(b->p, cap);
+        if (!p) return -1;
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->n, s, n);
+    b->n += n;
+    b->p[b->n] = '\0';
+    return 0;
+}
+
+static int text_str(text *b, const char *s)
+{
+    return text_put(b, s, strlen(s));
+}
+
+/* Decodes an extension's inputs into opprof_input form. */
+static unsigned decode_inputs(const op_word *desc, unsigned n, opprof_input *in)
+{
+    const op_word *dims = desc + (n + 3) / 4;
+    for (unsigned i = 0; i < n; i++) {
+        uint64_t w = LOAD(&desc[i / 4]);
+        unsigned d = (unsigned)(w >> (16 * (i % 4))) & 0xffffu;
+        in[i].dtype = (uint8_t)(d >> 8);
+        in[i].ndim = (uint8_t)(d & 0xff);
+        for (unsigned k = 0; k < in[i].ndim; k++) in[i].dims[k] = (int64_t)LOAD(dims++);
+    }
+    return n;
+}
+
+static int format_inputs(opprof_trace *tr, const opprof_input *in, unsigned n, uint32_t *shapes, uint32_t *types)
+{
+    text s = {0}, ty = {0};
+    char num[32];
+    int rc = text_str(&s, "[");
+    rc |= text_str(&ty, "[");
+    for (unsigned i = 0; i < n; i++) {
+        if (i) {
+            rc |= text_str(&s, ", ");
+            rc |= text_str(&ty, ", ");
+        }
+        rc |= text_str(&s, "[");
+        for (unsigned k = 0; k < in[i].ndim; k++) {
+            int len = snprintf(num, sizeof num, "%s%" PRId64, k ? ", " : "", in[i].dims[k]);
+            rc |= text_put(&s, num, (size_t)len);
+        }
+        rc |= text_str(&s, "]");
+        rc |= text_str(&ty, "\"");
+        rc |= text_str(&ty, opprof_dtype_name(in[i].dtype));
+        rc |= text_str(&ty, "\"");
+    }
+    rc |= text_str(&s, "]");
+    rc |= text_str(&ty, "]");
+    if (rc == 0) {
+        *shapes = op_trace_intern(tr, s.p, s.n);
+        *types = op_trace_intern(tr, ty.p, ty.n);
+        if (*shapes == UINT32_MAX || *types == UINT32_MAX) rc = -1;
+    }
+    free(s.p);
+    free(ty.p);
+    return rc;
+}
+
+static int cached_inputs(shape_cache *c, opprof_trace *tr, const op_word *desc, unsigned n, uint32_t payload_words,
+                         uint32_t *shapes, uint32_t *types)
+{
+    uint64_t buf[OP_MAX_RECORD_WORDS + 1];
+    buf[0] = n;
+    for (uint32_t i = 0; i < payload_words && i < OP_MAX_RECORD_WORDS; i++) buf[i + 1] = LOAD(&desc[i]);
+    uint32_t id = op_strtab_intern(&c->raw, (const char *)buf, (payload_words + 1) * sizeof(uint64_t));
+    if (id == UINT32_MAX) return -1;
+    if (id >= c->cap) {
+        size_t cap = c->cap ? c->cap * 2 : 256;
+        while (cap <= id) cap *= 2;
+        uint32_t *s = realloc(c->shapes, cap * sizeof *s);
+        if (!s) return -1;
+        c->shapes = s;
+        uint32_t *t = realloc(c->types, cap * sizeof *t);
+        if (!t) return -1;
+        c->types = t;
+        for (size_t i = c->cap; i < cap; i++) c->shapes[i] = UINT32_MAX;
+        c->cap = cap;
+    }
+    if (c->shapes[id] == UINT32_MAX) {
+        opprof_input in[OPPROF_MAX_INPUTS];
+        decode_inputs(desc, n, in);
+        if (format_inputs(tr, in, n, &c->shapes[id], &c->types[id]) != 0) {
+            c->shapes[id] = UINT32_MAX;
+            return -1;
+        }
+    }
+    *shapes = c->shapes[id];
+    *types = c->types[id];
+    return 0;
+}
+
+typedef struct collector {
+    opprof_trace *tr;
+    const op_timebase *tb;
+    uint32_t opts;
+    site_map sites;
+    shape_cache shapes;
+    uint64_t recorded;
+} collector;
+
+/* Decodes one record at p (within [p, end)); returns its length in words,
+ * 0 when it is cut short (a record still being written). */
+static size_t decode_record(collector *cl, uint32_t thread, const op_word *p, const op_word *end, uint64_t close_ticks)
+{
+    uint64_t w0 = LOAD(&p[0]);
+    if (w0 == OP_REC_MEM) {
+        if (end - p < 4) return 0;
+        int64_t ts = op_timebase_ns(cl->tb, LOAD(&p[1]));
+        if (!op_trace_add_mem(cl->tr, thread, ts, LOAD(&p[2]), (int64_t)LOAD(&p[3]))) return SIZE_MAX;
+        cl->recorded++;
+        return 4;
+    }
+    size_t len = 3;
+    uint64_t hdr = 0;
+    if (w0 & OP_REC_EXT) {
+        if (end - p < 4) return 0;
+        hdr = LOAD(&p[3]);
+        len = 4 + OP_EXT_WORDS(hdr);
+        if ((size_t)(end - p) < len) return 0;
+    } else if (end - p < 3) {
+        return 0;
+    }
+    const opprof_site *site = (const opprof_site *)(uintptr_t)(w0 & ~(uint64_t)OP_REC_FLAGS);
+    uint64_t t0 = LOAD(&p[1]), t1 = LOAD(&p[2]);
+    int forced = (w0 & OP_REC_FORCED) != 0;
+    if (t1 == OP_OPEN) {
+        t1 = close_ticks;
+        forced = 1;
+    }
+    uint32_t name = site_name(&cl->sites, cl->tr, site);
+    if (name == UINT32_MAX) return SIZE_MAX;
+    int64_t s = op_timebase_ns(cl->tb, t0), e = op_timebase_ns(cl->tb, t1);
+    op_event *ev = op_trace_add_event(cl->tr, thread, name, (int)site->category, s, e - s);
+    if (!ev) return SIZE_MAX;
+    if (forced) ev->flags |= OPPROF_EVENT_FORCED_END;
+    cl->recorded++;
+    if (hdr) {
+        const op_word *q = p + 4;
+        uint64_t flops = UINT64_MAX;
+        if (hdr & OP_EXT_HAS_FLOPS) flops = LOAD(q++);
+        if (hdr & OP_EXT_HAS_STACK) ev->stack = (uint32_t)LOAD(q++);
+        unsigned n = OP_EXT_NINPUTS(hdr);
+        uint32_t payload = (uint32_t)(p + len - q);
+        if (n && (cl->opts & OP_OPT_SHAPES)) {
+            if (cached_inputs(&cl->shapes, cl->tr, q, n, payload, &ev->shapes, &ev->types) != 0) return SIZE_MAX;
+        }
+        if (cl->opts & OP_OPT_FLOPS) {
+            if (flops != UINT64_MAX) {
+                ev->flops = flops;
+            } else if (site->flops) {
+                opprof_input in[OPPROF_MAX_INPUTS];
+                ev->flops = site->flops(in, decode_inputs(q, n, in));
+            }
+        }
+    }
+    return len;
+}
+
+static int collect_thread(collector *cl, op_tstate *t, uint64_t stop_ticks)
+{
+    int64_t ti = op_trace_thread(cl->tr, t->pid, t->tid);
+    if (ti < 0) return -1;
+    if (t->name[0]) cl->tr->threads[ti].name = op_trace_intern(cl->tr, t->name, strlen(t->name));
+    uint64_t close_ticks = atomic_load_explicit(&t->dead, memory_order_acquire) ? t->exit_ticks : stop_ticks;
+    for (op_chunk *c = t->head; c;) {
+        op_chunk *next = atomic_load_explicit(&c->next, memory_order_acquire);
+        const op_word *end = atomic_load_explicit(&c->end, memory_order_acquire);
+        if (!next) {
+            const op_word *cur = atomic_load_explicit(&t->cur, memory_order_acquire);
+            if (cur >= c->words && cur <= c->words + c->nwords) {
+                end = cur;
+            } else {
+                continue; /* the writer moved on meanwhile: next and end are set now */
+            }
+        }
+        for (const op_word *p = c->words; p < end;) {
+            size_t len = decode_record(cl, (uint32_t)ti, p, end, close_ticks);
+            if (len == SIZE_MAX) return -1;
+            if (len == 0) break;
+            p += len;
+        }
+        c = next;
+    }
+    cl->tr->dropped += atomic_load_explicit(&t->dropped, memory_order_relaxed);
+    return 0;
+}
+
+int op_collect(uint64_t gen, const op_timebase *tb, uint64_t stop_ticks, uint32_t opts, opprof_trace **out)
+{
+    *out = NULL;
+    opprof_trace *tr = op_trace_new();
+    if (!tr) return op_fail(OPPROF_E_NOMEM, "out of memory collecting the session");
+    collector cl = {.tr = tr, .tb = tb, .opts = opts};
+    int rc = op_strtab_init(&cl.shapes.raw) == 0 ? 0 : -1;
+    op_registry_lock();
+    for (op_tstate *t = op_registry_first(); t && rc == 0; t = t->next)
+        if (t->gen == gen) rc = collect_thread(&cl, t, stop_ticks);
+    op_registry_reap(gen);
+    op_registry_unlock();
+    free(cl.sites.keys);
+    free(cl.sites.vals);
+    op_strtab_free(&cl.shapes.raw);
+    free(cl.shapes.shapes);
+    free(cl.shapes.types);
+    if (rc != 0) {
+        opprof_trace_free(tr);
+        return op_fail(OPPROF_E_NOMEM, "out of memory collecting the session");
+    }
+    tr->base_time_ns = tb->wall0;
+    tr->attempted = cl.recorded + tr->dropped;
+    if (opts & OP_OPT_SHAPES) tr->options |= OP_TRACE_SHAPES;
+    if (opts & OP_OPT_MEMORY) tr->options |= OP_TRACE_MEMORY;
+    if (opts & OP_OPT_FLOPS) tr->options |= OP_TRACE_FLOPS;
+    if (opts & OP_OPT_STACK) tr->options |= OP_TRACE_STACK;
+    *out = tr;
+    return OPPROF_OK;
+}

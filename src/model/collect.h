@@ -1,0 +1,16 @@
+/* Turning one session generation's capture buffers into a trace. */
+#ifndef OPPROF_MODEL_COLLECT_H
+#define OPPROF_MODEL_COLLECT_H
+
+#include <stdint.h>
+
+#include "capture/clock.h"
+#include "opprof.h"
+
+/* Collects every thread's records of generation gen (which must no longer be
+ * active). Ranges still open are closed at stop_ticks, or at their thread's
+ * exit. opts are the session's OP_OPT_* bits. The trace is not finished:
+ * the caller adds what it knows and calls op_trace_finish. */
+int op_collect(uint64_t gen, const op_timebase *tb, uint64_t stop_ticks, uint32_t opts, opprof_trace **out);
+
+#endif

@@ -1,0 +1,140 @@
+/* The event model: one list of events that every consumer reads, whether it
+ * came from a live session (capture) or from a trace file (import).
+ *
+ * Producers add threads, events and memory events with the builder calls,
+ * then call op_trace_finish(), which sorts, builds the call tree per thread,
+ * computes self time, attributes memory and charges device time. */
+#ifndef OPPROF_MODEL_MODEL_H
+#define OPPROF_MODEL_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model/strtab.h"
+#include "opprof.h"
+
+typedef struct op_thread {
+    int64_t pid, tid;
+    uint32_t name;     /* strtab id: thread name ("" when unknown) */
+    uint32_t pid_name; /* strtab id: the pid as the file spelled it when not a number */
+    int32_t device;    /* -1 for host threads; device index for device streams */
+} op_thread;
+
+typedef struct op_event {
+    int64_t start_ns, dur_ns;
+    int64_t self_ns;          /* computed */
+    int64_t mem_total;        /* computed: bytes, children included */
+    int64_t mem_self;         /* computed */
+    int64_t dev_total_ns;     /* computed: device time charged, children included */
+    int64_t dev_self_ns;      /* computed */
+    int64_t correlation;      /* runtime <-> device link; 0 none */
+    int64_t external_id;      /* "External id"; 0 none */
+    uint64_t flops;           /* 0 none */
+    int32_t parent;           /* computed: index, -1 top level */
+    uint32_t name;            /* strtab ids ... */
+    uint32_t shapes;          /* "[[1, 2], []]", 0 none */
+    uint32_t types;           /* "['float', '']", 0 none */
+    uint32_t args;            /* extra args as JSON members `"k": v, ...`, 0 none */
+    uint32_t thread;          /* index into threads */
+    uint32_t stack;           /* index into stacks + 1, 0 none */
+    uint16_t depth;           /* computed */
+    uint8_t cat;              /* opprof_category */
+    uint8_t flags;            /* OPPROF_EVENT_* and OP_EV_* */
+} op_event;
+
+/* Internal event flags, beside the public OPPROF_EVENT_* bits. */
+enum {
+    OP_EV_HAS_CORR = 1u << 4, /* correlation is set */
+    OP_EV_HAS_EXT = 1u << 5   /* external_id is set */
+};
+
+static inline int op_cat_is_launch(int cat)
+{
+    return cat == OPPROF_CAT_CUDA_RUNTIME || cat == OPPROF_CAT_CUDA_DRIVER;
+}
+
+typedef struct op_mem_event {
+    int64_t ts_ns;
+    uint64_t addr;
+    int64_t bytes;            /* + allocation, - free */
+    int64_t total_allocated;  /* live bytes after it, computed when the producer gives 0 and has none */
+    uint32_t thread;
+    int32_t op;               /* computed: innermost event open on its thread, -1 none */
+    int8_t device_type;       /* 0 CPU, 1 CUDA (Kineto's values) */
+    int8_t device_id;         /* -1 for CPU */
+} op_mem_event;
+
+typedef struct op_stack {
+    uint32_t *frames;         /* strtab ids, innermost first */
+    uint32_t nframes;
+} op_stack;
+
+struct opprof_trace {
+    op_strtab str;
+    op_thread *threads;
+    size_t nthreads, cap_threads;
+    op_event *ev;
+    size_t nev, cap_ev;
+    op_mem_event *mem;
+    size_t nmem, cap_mem;
+    op_stack *stacks;
+    size_t nstacks, cap_stacks;
+    int64_t base_time_ns;     /* wall clock of start_ns == 0 */
+    int64_t duration_ns;      /* session length; 0 when unknown */
+    int64_t step_num;         /* -1 none */
+    uint64_t dropped;         /* events the capture could not keep */
+    uint64_t attempted;       /* events the capture was asked for (0 when unknown) */
+    uint32_t options;         /* OP_TRACE_* */
+    int mem_totals_given;     /* the producer set total_allocated (imported traces) */
+    int finished;
+};
+
+enum {
+    OP_TRACE_SHAPES = 1u << 0,   /* input shapes were recorded */
+    OP_TRACE_MEMORY = 1u << 1,   /* memory was profiled */
+    OP_TRACE_FLOPS = 1u << 2,    /* FLOPs were counted */
+    OP_TRACE_STACK = 1u << 3,    /* stacks were recorded */
+    OP_TRACE_DEVICE = 1u << 4,   /* device activity exists */
+    OP_TRACE_INCOMPLETE = 1u << 5 /* written after a signal, or truncated */
+};
+
+opprof_trace *op_trace_new(void);
+
+/* Adds a thread (or finds the one with that pid/tid); returns its index or
+ * -1 when out of memory. */
+int64_t op_trace_thread(opprof_trace *t, int64_t pid, int64_t tid);
+
+/* Appends a zeroed event with the given name and returns it (NULL when out
+ * of memory). The pointer is valid until the next append. */
+op_event *op_trace_add_event(opprof_trace *t, uint32_t thread, uint32_t name, int cat, int64_t start_ns,
+                             int64_t dur_ns);
+
+op_mem_event *op_trace_add_mem(opprof_trace *t, uint32_t thread, int64_t ts_ns, uint64_t addr, int64_t bytes);
+
+/* Adds a stack of frames (strtab ids, innermost first); returns its index + 1
+ * for op_event.stack, 0 when out of memory. */
+uint32_t op_trace_add_stack(opprof_trace *t, const uint32_t *frames, uint32_t nframes);
+
+static inline uint32_t op_trace_intern(opprof_trace *t, const char *s, size_t len)
+{
+    return op_strtab_intern(&t->str, s, len);
+}
+
+/* Sorts events by (start, -end), builds the call tree of each thread and
+ * computes every derived field. Call once, after the last add. */
+int op_trace_finish(opprof_trace *t);
+
+/* True for categories that form the host call tree (rows with CPU time).
+ * OPPROF_CAT_OTHER events are kept for timelines but are not operators. */
+static inline int op_cat_is_host(int cat)
+{
+    return cat == OPPROF_CAT_CPU_OP || cat == OPPROF_CAT_USER_ANNOTATION || cat == OPPROF_CAT_CUDA_RUNTIME ||
+           cat == OPPROF_CAT_CUDA_DRIVER;
+}
+
+static inline int op_cat_is_device(int cat)
+{
+    return cat == OPPROF_CAT_KERNEL || cat == OPPROF_CAT_GPU_MEMCPY || cat == OPPROF_CAT_GPU_MEMSET;
+}
+
+#endif

@@ -1,0 +1,165 @@
+/* Building a trace and reading it through the public accessors. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/error.h"
+#include "model/model.h"
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap) return 0;
+    size_t n = *cap ? *cap : 64;
+    while (n < need) n *= 2;
+    void *q = realloc(*p, n * elem);
+    if (!q) return -1;
+    *p = q;
+    *cap = n;
+    return 0;
+}
+
+opprof_trace *op_trace_new(void)
+{
+    opprof_trace *t = calloc(1, sizeof *t);
+    if (!t) return NULL;
+    if (op_strtab_init(&t->str) != 0) {
+        free(t);
+        return NULL;
+    }
+    t->step_num = -1;
+    return t;
+}
+
+void opprof_trace_free(opprof_trace *t)
+{
+    if (!t) return;
+    op_strtab_free(&t->str);
+    for (size_t i = 0; i < t->nstacks; i++) free(t->stacks[i].frames);
+    free(t->stacks);
+    free(t->threads);
+    free(t->ev);
+    free(t->mem);
+    free(t);
+}
+
+int64_t op_trace_thread(opprof_trace *t, int64_t pid, int64_t tid)
+{
+    for (size_t i = 0; i < t->nthreads; i++)
+        if (t->threads[i].pid == pid && t->threads[i].tid == tid) return (int64_t)i;
+    if (grow((void **)&t->threads, &t->cap_threads, t->nthreads + 1, sizeof *t->threads)) return -1;
+    op_thread *th = &t->threads[t->nthreads];
+    memset(th, 0, sizeof *th);
+    th->pid = pid;
+    th->tid = tid;
+    th->device = -1;
+    return (int64_t)t->nthreads++;
+}
+
+op_event *op_trace_add_event(opprof_trace *t, uint32_t thread, uint32_t name, int cat, int64_t start_ns,
+                             int64_t dur_ns)
+{
+    if (grow((void **)&t->ev, &t->cap_ev, t->nev + 1, sizeof *t->ev)) return NULL;
+    op_event *e = &t->ev[t->nev++];
+    memset(e, 0, sizeof *e);
+    e->thread = thread;
+    e->name = name;
+    e->cat = (uint8_t)cat;
+    e->start_ns = start_ns;
+    e->dur_ns = dur_ns < 0 ? 0 : dur_ns;
+    e->parent = -1;
+    return e;
+}
+
+op_mem_event *op_trace_add_mem(opprof_trace *t, uint32_t thread, int64_t ts_ns, uint64_t addr, int64_t bytes)
+{
+    if (grow((void **)&t->mem, &t->cap_mem, t->nmem + 1, sizeof *t->mem)) return NULL;
+    op_mem_event *m = &t->mem[t->nmem++];
+    memset(m, 0, sizeof *m);
+    m->thread = thread;
+    m->ts_ns = ts_ns;
+    m->addr = addr;
+    m->bytes = bytes;
+    m->op = -1;
+    m->device_id = -1;
+    return m;
+}
+
+uint32_t op_trace_add_stack(opprof_trace *t, const uint32_t *frames, uint32_t nframes)
+{
+    if (grow((void **)&t->stacks, &t->cap_stacks, t->nstacks + 1, sizeof *t->stacks)) return 0;
+    uint32_t *copy = malloc((nframes ? nframes : 1) * sizeof *copy);
+    if (!copy) return 0;
+    if (nframes) memcpy(copy, frames, nframes * sizeof *copy);
+    t->stacks[t->nstacks].frames = copy;
+    t->stacks[t->nstacks].nframes = nframes;
+    return (uint32_t)++t->nstacks;
+}
+
+size_t opprof_trace_event_count(const opprof_trace *t)
+{
+    return t ? t->nev : 0;
+}
+
+int opprof_trace_event(const opprof_trace *t, size_t i, opprof_event *out)
+{
+    if (!t || !out) return op_fail(OPPROF_E_INVAL, "opprof_trace_event: NULL argument");
+    if (i >= t->nev) return op_fail(OPPROF_E_RANGE, "event %zu of %zu", i, t->nev);
+    const op_event *e = &t->ev[i];
+    const op_thread *th = &t->threads[e->thread];
+    out->name = op_strtab_get(&t->str, e->name);
+    out->category = e->cat;
+    out->flags = e->flags & (OPPROF_EVENT_FORCED_END | OPPROF_EVENT_DEVICE);
+    out->pid = th->pid;
+    out->tid = th->tid;
+    out->start_ns = e->start_ns;
+    out->dur_ns = e->dur_ns;
+    out->self_ns = e->self_ns;
+    out->parent = e->parent;
+    out->depth = e->depth;
+    out->input_shapes = op_strtab_get(&t->str, e->shapes);
+    out->input_types = op_strtab_get(&t->str, e->types);
+    out->flops = e->flops;
+    out->cpu_memory_usage = e->mem_total;
+    out->self_cpu_memory_usage = e->mem_self;
+    out->device_time_ns = e->dev_total_ns;
+    out->self_device_time_ns = e->dev_self_ns;
+    return OPPROF_OK;
+}
+
+uint64_t opprof_trace_dropped(const opprof_trace *t)
+{
+    return t ? t->dropped : 0;
+}
+
+int64_t opprof_trace_base_time_ns(const opprof_trace *t)
+{
+    return t ? t->base_time_ns : 0;
+}
+
+int64_t opprof_trace_step_num(const opprof_trace *t)
+{
+    return t ? t->step_num : -1;
+}
+
+const char *opprof_category_name(int category)
+{
+    switch (category) {
+    case OPPROF_CAT_CPU_OP: return "cpu_op";
+    case OPPROF_CAT_USER_ANNOTATION: return "user_annotation";
+    case OPPROF_CAT_CUDA_RUNTIME: return "cuda_runtime";
+    case OPPROF_CAT_CUDA_DRIVER: return "cuda_driver";
+    case OPPROF_CAT_KERNEL: return "kernel";
+    case OPPROF_CAT_GPU_MEMCPY: return "gpu_memcpy";
+    case OPPROF_CAT_GPU_MEMSET: return "gpu_memset";
+    case OPPROF_CAT_MEMORY: return "cpu_instant_event";
+    default: return "other";
+    }
+}
+
+const char *opprof_dtype_name(int dtype)
+{
+    static const char *const names[OPPROF_DTYPE_COUNT_] = {
+        "", "float", "double", "c10::Half", "c10::BFloat16", "signed char", "unsigned char",
+        "short int", "int", "long int", "bool", "Scalar",
+    };
+    return dtype >= 0 && dtype < OPPROF_DTYPE_COUNT_ ? names[dtype] : "";
+}

@@ -293,19 +293,67 @@ static inline const opprof_site *opprof_scope_begin_(const opprof_site *s) { opp
 /* ======================================================================
  * 5. Memory events
  *
- * With profile_memory, allocators report what they do. A positive size is an
- * allocation, a negative one a free of that many bytes.
+ * With profile_memory, allocators report what they do, and each event counts
+ * for the innermost operator open on the reporting thread (and, inclusively,
+ * its ancestors). Two ways to report:
+ *   - opprof_record_alloc / _free / _realloc: the profiler keeps the size of
+ *     every live block, so a free needs only the address (what a malloc
+ *     interposer has). Frees of unknown blocks and double frees are counted,
+ *     never recorded with a guessed size.
+ *   - opprof_record_memory: the caller gives the signed size itself (an
+ *     allocator that knows its block sizes); nothing is tracked.
+ * Outside a session with profile_memory these calls cost one branch.
  * ====================================================================== */
 
 OPPROF_API void opprof_record_memory(const void *addr, int64_t bytes);
+OPPROF_API void opprof_record_alloc(const void *addr, uint64_t bytes);
+OPPROF_API void opprof_record_free(const void *addr);
+/* A realloc that moved (or resized) old_addr to new_addr of new_bytes: the
+ * old block's size is freed and the new size allocated. old_addr NULL is an
+ * alloc; new_bytes 0 with new_addr NULL is a free. */
+OPPROF_API void opprof_record_realloc(const void *old_addr, const void *new_addr, uint64_t new_bytes);
 
 #if defined(OPPROF_ACTIVE_)
 static inline void opprof_record_memory_inline_(const void *addr, int64_t bytes)
 {
     if (OPPROF_ACTIVE_()) (opprof_record_memory)(addr, bytes);
 }
+static inline void opprof_record_alloc_inline_(const void *addr, uint64_t bytes)
+{
+    if (OPPROF_ACTIVE_()) (opprof_record_alloc)(addr, bytes);
+}
+static inline void opprof_record_free_inline_(const void *addr)
+{
+    if (OPPROF_ACTIVE_()) (opprof_record_free)(addr);
+}
 #define opprof_record_memory(a, b) opprof_record_memory_inline_(a, b)
+#define opprof_record_alloc(a, b) opprof_record_alloc_inline_(a, b)
+#define opprof_record_free(a) opprof_record_free_inline_(a)
 #endif
+
+/* What a session saw of memory (opprof_trace_memory_stats). */
+typedef struct opprof_memory_stats {
+    uint64_t allocations;     /* memory events with a positive size */
+    uint64_t frees;           /* memory events with a negative size */
+    int64_t bytes_allocated;
+    int64_t bytes_freed;      /* positive */
+    int64_t peak_bytes;       /* highest live total, relative to the session's start */
+    int64_t peak_time_ns;     /* when it was reached */
+    const char *peak_op;      /* the operator the peak allocation counted for, "[memory]" outside any */
+    int64_t final_bytes;      /* live total at the end */
+    uint64_t unknown_frees;   /* frees of blocks not allocated in the session */
+    uint64_t double_frees;    /* frees of blocks already freed */
+    uint64_t reallocs;
+} opprof_memory_stats;
+
+OPPROF_API int opprof_trace_memory_stats(const opprof_trace *t, opprof_memory_stats *out);
+
+enum { OPPROF_FORMAT_CSV = 0, OPPROF_FORMAT_JSON = 1 };
+
+/* Live bytes over time (the analogue of PyTorch's export_memory_timeline):
+ * one row per memory event with its time, address, size, the live total
+ * after it, its thread and the operator it counted for. */
+OPPROF_API int opprof_memory_timeline_write(const opprof_trace *t, FILE *f, int format);
 
 /* ======================================================================
  * 6. The event model: a finished trace

@@ -103,6 +103,20 @@ static void free_chunks(op_chunk *c)
     }
 }
 
+/* Thread states are mapped, not malloc'd: a thread's first record may come
+ * from inside a malloc interposer, which must not see the profiler's own
+ * allocations (or recurse into it). */
+static op_tstate *state_new(void)
+{
+    void *p = mmap(NULL, sizeof(op_tstate), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+static void state_free(op_tstate *t)
+{
+    munmap(t, sizeof *t);
+}
+
 static void unlink_state(op_tstate *t)
 {
     for (op_tstate **p = &g_reg_head; *p; p = &(*p)->next) {
@@ -125,7 +139,7 @@ static void on_thread_exit(void *arg)
     } else {
         unlink_state(t);
         free_chunks(t->head);
-        free(t);
+        state_free(t);
     }
     pthread_mutex_unlock(&g_reg_lock);
 }
@@ -157,7 +171,7 @@ void op_registry_reap(uint64_t g)
         if (atomic_load_explicit(&t->dead, memory_order_acquire) && t->gen == g) {
             *p = t->next;
             free_chunks(t->head);
-            free(t);
+            state_free(t);
         } else {
             p = &t->next;
         }
@@ -205,7 +219,7 @@ op_tstate *op_thread_attach(uint64_t g)
         return NULL;
     }
     if (!t) {
-        t = calloc(1, sizeof *t);
+        t = state_new();
         if (!t) {
             pthread_mutex_unlock(&g_reg_lock);
             return NULL;

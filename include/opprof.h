@@ -247,6 +247,35 @@ OPPROF_API int opprof_end_flops(const opprof_site *site, uint64_t flops);
  * not be interned. */
 OPPROF_API const opprof_site *opprof_annotation_begin(const char *name);
 
+/* Nonzero while a session records. Not for direct use: the inline wrappers
+ * below read it so that code outside a session makes no call at all. */
+OPPROF_API extern uint64_t opprof_active_;
+
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(OPPROF_BUILDING_LIBRARY) && !defined(OPPROF_NO_INLINE)
+#define OPPROF_ACTIVE_() __builtin_expect(__atomic_load_n(&opprof_active_, __ATOMIC_RELAXED) != 0, 0)
+static inline void opprof_begin_inline_(const opprof_site *s)
+{
+    if (OPPROF_ACTIVE_()) (opprof_begin)(s);
+}
+static inline void opprof_begin_inputs_inline_(const opprof_site *s, const opprof_input *in, unsigned n)
+{
+    if (OPPROF_ACTIVE_()) (opprof_begin_inputs)(s, in, n);
+}
+static inline int opprof_end_inline_(const opprof_site *s)
+{
+    return OPPROF_ACTIVE_() ? (opprof_end)(s) : 0;
+}
+static inline int opprof_end_flops_inline_(const opprof_site *s, uint64_t flops)
+{
+    return OPPROF_ACTIVE_() ? (opprof_end_flops)(s, flops) : 0;
+}
+/* The exported functions stay callable as (opprof_begin)(s), e.g. through FFI. */
+#define opprof_begin(s) opprof_begin_inline_(s)
+#define opprof_begin_inputs(s, in, n) opprof_begin_inputs_inline_(s, in, n)
+#define opprof_end(s) opprof_end_inline_(s)
+#define opprof_end_flops(s, f) opprof_end_flops_inline_(s, f)
+#endif
+
 #if defined(__GNUC__) || defined(__clang__)
 /* A range that ends when the enclosing block is left, even by an early
  * return:   { OPPROF_SCOPE("my_op"); ... }  */
@@ -264,11 +293,67 @@ static inline const opprof_site *opprof_scope_begin_(const opprof_site *s) { opp
 /* ======================================================================
  * 5. Memory events
  *
- * With profile_memory, allocators report what they do. A positive size is an
- * allocation, a negative one a free of that many bytes.
+ * With profile_memory, allocators report what they do, and each event counts
+ * for the innermost operator open on the reporting thread (and, inclusively,
+ * its ancestors). Two ways to report:
+ *   - opprof_record_alloc / _free / _realloc: the profiler keeps the size of
+ *     every live block, so a free needs only the address (what a malloc
+ *     interposer has). Frees of unknown blocks and double frees are counted,
+ *     never recorded with a guessed size.
+ *   - opprof_record_memory: the caller gives the signed size itself (an
+ *     allocator that knows its block sizes); nothing is tracked.
+ * Outside a session with profile_memory these calls cost one branch.
  * ====================================================================== */
 
 OPPROF_API void opprof_record_memory(const void *addr, int64_t bytes);
+OPPROF_API void opprof_record_alloc(const void *addr, uint64_t bytes);
+OPPROF_API void opprof_record_free(const void *addr);
+/* A realloc that moved (or resized) old_addr to new_addr of new_bytes: the
+ * old block's size is freed and the new size allocated. old_addr NULL is an
+ * alloc; new_bytes 0 with new_addr NULL is a free. */
+OPPROF_API void opprof_record_realloc(const void *old_addr, const void *new_addr, uint64_t new_bytes);
+
+#if defined(OPPROF_ACTIVE_)
+static inline void opprof_record_memory_inline_(const void *addr, int64_t bytes)
+{
+    if (OPPROF_ACTIVE_()) (opprof_record_memory)(addr, bytes);
+}
+static inline void opprof_record_alloc_inline_(const void *addr, uint64_t bytes)
+{
+    if (OPPROF_ACTIVE_()) (opprof_record_alloc)(addr, bytes);
+}
+static inline void opprof_record_free_inline_(const void *addr)
+{
+    if (OPPROF_ACTIVE_()) (opprof_record_free)(addr);
+}
+#define opprof_record_memory(a, b) opprof_record_memory_inline_(a, b)
+#define opprof_record_alloc(a, b) opprof_record_alloc_inline_(a, b)
+#define opprof_record_free(a) opprof_record_free_inline_(a)
+#endif
+
+/* What a session saw of memory (opprof_trace_memory_stats). */
+typedef struct opprof_memory_stats {
+    uint64_t allocations;     /* memory events with a positive size */
+    uint64_t frees;           /* memory events with a negative size */
+    int64_t bytes_allocated;
+    int64_t bytes_freed;      /* positive */
+    int64_t peak_bytes;       /* highest live total, relative to the session's start */
+    int64_t peak_time_ns;     /* when it was reached */
+    const char *peak_op;      /* the operator the peak allocation counted for, "[memory]" outside any */
+    int64_t final_bytes;      /* live total at the end */
+    uint64_t unknown_frees;   /* frees of blocks not allocated in the session */
+    uint64_t double_frees;    /* frees of blocks already freed */
+    uint64_t reallocs;
+} opprof_memory_stats;
+
+OPPROF_API int opprof_trace_memory_stats(const opprof_trace *t, opprof_memory_stats *out);
+
+enum { OPPROF_FORMAT_CSV = 0, OPPROF_FORMAT_JSON = 1 };
+
+/* Live bytes over time (the analogue of PyTorch's export_memory_timeline):
+ * one row per memory event with its time, address, size, the live total
+ * after it, its thread and the operator it counted for. */
+OPPROF_API int opprof_memory_timeline_write(const opprof_trace *t, FILE *f, int format);
 
 /* ======================================================================
  * 6. The event model: a finished trace

@@ -9,6 +9,8 @@ typedef struct cli_command {
     int (*main)(int argc, char **argv); /* argv[0] is the subcommand's name */
 } cli_command;
 
+int cmd_run(int argc, char **argv); /* cmd_run.c */
+
 /* Exit statuses shared by every subcommand. */
 enum { CLI_OK = 0, CLI_FAIL = 1, CLI_BAD_INPUT = 2 };
 

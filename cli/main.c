@@ -7,6 +7,7 @@
 #include "opprof.h"
 
 static const cli_command COMMANDS[] = {
+    {"run", "profile a built-in model (ResNet-18, an MLP) and print the table", cmd_run},
     {NULL, NULL, NULL},
 };
 

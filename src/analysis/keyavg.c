@@ -35,6 +35,7 @@ typedef struct builder {
     uint32_t *stab;    /* stack index + 1 by top-frames hash */
     size_t nstab;
     uint32_t step_canon; /* canonical id of every ProfilerStep#N, + 1 */
+    uint32_t no_shapes;  /* id of "[]": PyTorch's empty shape list, grouped with none */
 } builder;
 
 static void builder_free(builder *b)
@@ -130,7 +131,7 @@ static int64_t new_group(builder *b, const op_event *e, uint32_t canon, uint32_t
     g->kind = (uint8_t)kind;
     if (e) {
         g->name = e->name;
-        g->shapes = b->opt.group_by_input_shape ? e->shapes : 0;
+        g->shapes = b->opt.group_by_input_shape && e->shapes != b->no_shapes ? e->shapes : 0;
         g->stack = e->stack;
         g->canon = canon;
         g->sclass = sclass;
@@ -151,7 +152,7 @@ static int64_t find_group(builder *b, const op_event *e)
         if (gi >= 0) *slot = (uint32_t)gi + 1;
         return gi;
     }
-    uint32_t shapes = b->opt.group_by_input_shape ? e->shapes : 0;
+    uint32_t shapes = b->opt.group_by_input_shape && e->shapes != b->no_shapes ? e->shapes : 0;
     uint32_t sclass = stack_class(b, e->stack);
     if (2 * (b->ng + 1) > b->nslots && grow_slots(b) != 0) return -1;
     size_t i = key_hash(canon, shapes, sclass, dev) & (b->nslots - 1);
@@ -317,6 +318,7 @@ static int builder_init(builder *b, const opprof_trace *t, const opprof_avg_opti
     b->t = t;
     if (opt) b->opt = *opt;
     if (b->opt.group_by_stack_n < 0) b->opt.group_by_stack_n = 0;
+    b->no_shapes = op_strtab_find(&t->str, "[]", 2);
     size_t nstr = t->str.count ? t->str.count : 1;
     b->canon = calloc(nstr, sizeof *b->canon);
     if (!b->canon) return -1;

@@ -72,11 +72,12 @@ op_avg_greater_fn op_avg_sort_key(const char *sort_by)
     return NULL;
 }
 
-/* Bottom-up merge sort of indices: stable, n log n, no recursion. */
+/* Bottom-up merge sort of indices: stable, n log n, no recursion. greater
+ * NULL keeps the order. */
 int op_avg_sorted_order(const op_avg *rows, size_t n, op_avg_greater_fn greater, size_t *perm)
 {
     for (size_t i = 0; i < n; i++) perm[i] = i;
-    if (n < 2) return 0;
+    if (n < 2 || !greater) return 0;
     size_t *tmp = malloc(n * sizeof *tmp);
     if (!tmp) return op_fail(OPPROF_E_NOMEM, "out of memory sorting %zu rows", n);
     size_t *src = perm, *dst = tmp;

@@ -247,6 +247,35 @@ OPPROF_API int opprof_end_flops(const opprof_site *site, uint64_t flops);
  * not be interned. */
 OPPROF_API const opprof_site *opprof_annotation_begin(const char *name);
 
+/* Nonzero while a session records. Not for direct use: the inline wrappers
+ * below read it so that code outside a session makes no call at all. */
+OPPROF_API extern uint64_t opprof_active_;
+
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(OPPROF_BUILDING_LIBRARY) && !defined(OPPROF_NO_INLINE)
+#define OPPROF_ACTIVE_() __builtin_expect(__atomic_load_n(&opprof_active_, __ATOMIC_RELAXED) != 0, 0)
+static inline void opprof_begin_inline_(const opprof_site *s)
+{
+    if (OPPROF_ACTIVE_()) (opprof_begin)(s);
+}
+static inline void opprof_begin_inputs_inline_(const opprof_site *s, const opprof_input *in, unsigned n)
+{
+    if (OPPROF_ACTIVE_()) (opprof_begin_inputs)(s, in, n);
+}
+static inline int opprof_end_inline_(const opprof_site *s)
+{
+    return OPPROF_ACTIVE_() ? (opprof_end)(s) : 0;
+}
+static inline int opprof_end_flops_inline_(const opprof_site *s, uint64_t flops)
+{
+    return OPPROF_ACTIVE_() ? (opprof_end_flops)(s, flops) : 0;
+}
+/* The exported functions stay callable as (opprof_begin)(s), e.g. through FFI. */
+#define opprof_begin(s) opprof_begin_inline_(s)
+#define opprof_begin_inputs(s, in, n) opprof_begin_inputs_inline_(s, in, n)
+#define opprof_end(s) opprof_end_inline_(s)
+#define opprof_end_flops(s, f) opprof_end_flops_inline_(s, f)
+#endif
+
 #if defined(__GNUC__) || defined(__clang__)
 /* A range that ends when the enclosing block is left, even by an early
  * return:   { OPPROF_SCOPE("my_op"); ... }  */
@@ -269,6 +298,14 @@ static inline const opprof_site *opprof_scope_begin_(const opprof_site *s) { opp
  * ====================================================================== */
 
 OPPROF_API void opprof_record_memory(const void *addr, int64_t bytes);
+
+#if defined(OPPROF_ACTIVE_)
+static inline void opprof_record_memory_inline_(const void *addr, int64_t bytes)
+{
+    if (OPPROF_ACTIVE_()) (opprof_record_memory)(addr, bytes);
+}
+#define opprof_record_memory(a, b) opprof_record_memory_inline_(a, b)
+#endif
 
 /* ======================================================================
  * 6. The event model: a finished trace

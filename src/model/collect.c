@@ -11,7 +11,7 @@
 #include "model/collect.h"
 #include "model/model.h"
 
-#define LOAD(p) atomic_load_explicit((p), memory_order_relaxed)
+#define LOAD(p) OP_LOAD(p)
 
 /* site address -> name id, so that each event costs a probe, not a hash of
  * its name. */

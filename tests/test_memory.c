@@ -19,7 +19,7 @@ static int64_t g_now;
 static int64_t fake_clock(void *ctx)
 {
     (void)ctx;
-    return g_now += 10;
+    return __atomic_add_fetch(&g_now, 10, __ATOMIC_RELAXED); /* threads share it */
 }
 
 static void start_memory(void)

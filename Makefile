@@ -22,7 +22,7 @@ build: deps
 	@cmake --build $(BUILD) -j$(JOBS)
 
 demo: build
-	@$(BUILD)/bin/opprof_demo
+	@$(BUILD)/bin/opprof run resnet18
 
 # The normal build's suite.
 test-fast: build

@@ -249,6 +249,7 @@ static int print_table(const opprof_trace *tr, const run_opts *o)
     opprof_key_averages *ka = NULL;
     int rc = opprof_key_averages(tr, &ao, &ka);
     if (!rc) rc = opprof_table_write(ka, o->sort, (int)o->row_limit, stdout);
+    if (!rc) putchar('\n'); /* the table text ends without one, as PyTorch's does */
     if (rc) fprintf(stderr, "opprof run: %s: %s\n", opprof_strerror(rc), opprof_last_error());
     opprof_key_averages_free(ka);
     return rc;
@@ -272,8 +273,9 @@ static int run_model(const run_opts *o, const model_spec *ms)
         if (!rc) rc = stop_rc;
     }
     if (!rc) {
-        fprintf(stderr, "opprof run: %s, batch %ld, %ld %s, %d threads\n", ms->name, o->batch, o->steps,
-                c.train ? "training steps" : "forward passes", opprof_nn_threads());
+        fprintf(stderr, "opprof run: %s, batch %ld, %ld %s%s, %d thread%s\n", ms->name, o->batch, o->steps,
+                c.train ? "training step" : "forward pass", o->steps == 1 ? "" : c.train ? "s" : "es",
+                opprof_nn_threads(), opprof_nn_threads() == 1 ? "" : "s");
         rc = print_table(tr, o);
     } else
         fprintf(stderr, "opprof run: %s: %s\n", ms->name, opprof_strerror(rc));

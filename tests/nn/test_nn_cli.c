@@ -1,0 +1,162 @@
+/* `opprof run`: the table it prints for each model and option, --help that
+ * documents every option with an example, and bad command lines refused
+ * with status 2. Runs the built CLI (OPPROF_BIN) on small inputs. */
+#define _GNU_SOURCE /* memmem */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include <cmocka.h>
+
+/* Runs `opprof ARGS` and returns its stdout (free it); *status gets the exit status. */
+static char *run(const char *args, int *status)
+{
+    const char *bin = getenv("OPPROF_BIN");
+    if (!bin) bin = "opprof";
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "OMP_NUM_THREADS=1 '%s' %s 2>/dev/null", bin, args);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    size_t cap = 1 << 16, n = 0;
+    char *out = malloc(cap);
+    assert_non_null(out);
+    size_t got;
+    while ((got = fread(out + n, 1, cap - n - 1, p)) > 0) {
+        n += got;
+        if (n + 1 == cap) {
+            out = realloc(out, cap *= 2);
+            assert_non_null(out);
+        }
+    }
+    out[n] = 0;
+    int st = pclose(p);
+    *status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return out;
+}
+
+/* The "# of Calls" (last column) of the row named name, -1 when absent. */
+static long calls_of(const char *table, const char *name)
+{
+    char pat[128];
+    snprintf(pat, sizeof pat, " %s ", name);
+    const char *p = strstr(table, pat);
+    if (!p) return -1;
+    const char *eol = strchr(p, '\n');
+    const char *q = eol;
+    while (q > p && (q[-1] == ' ')) q--;
+    while (q > p && q[-1] >= '0' && q[-1] <= '9') q--;
+    return strtol(q, NULL, 10);
+}
+
+static void test_resnet18_table(void **state)
+{
+    (void)state;
+    int st;
+    char *out = run("run resnet18 --batch 1 --image-size 64 --threads 1", &st);
+    assert_int_equal(st, 0);
+    assert_non_null(strstr(out, "Self CPU %"));
+    assert_non_null(strstr(out, "Self CPU time total:"));
+    assert_int_equal(calls_of(out, "aten::conv2d"), 20);
+    assert_int_equal(calls_of(out, "aten::mkldnn_convolution"), 20);
+    /* sorted by CPU total, ten rows: conv2d first, no FLOPs column */
+    const char *first_row = strstr(out, "aten::");
+    assert_true(first_row && !strncmp(first_row, "aten::conv2d ", 13));
+    assert_null(strstr(out, "FLOPs"));
+    int rows = 0;
+    for (const char *p = out; (p = strstr(p, "aten::")); p++) rows++;
+    assert_int_equal(rows, 10);
+    free(out);
+}
+
+static void test_options_change_the_table(void **state)
+{
+    (void)state;
+    int st;
+    char *out = run("run resnet18 --batch 1 --image-size 64 --threads 1 --flops --sort flops --row-limit 3", &st);
+    assert_int_equal(st, 0);
+    assert_non_null(strstr(out, "FLOPs  ")); /* "Total MFLOPs": PyTorch scales the unit */
+    const char *first_row = strstr(out, "aten::");
+    assert_true(first_row && !strncmp(first_row, "aten::conv2d ", 13));
+    free(out);
+    out = run("run resnet18 --batch 1 --image-size 64 --group-by-input-shape --row-limit -1", &st);
+    assert_int_equal(st, 0);
+    assert_non_null(strstr(out, "Input Shapes"));
+    assert_non_null(strstr(out, "[[1, 3, 64, 64], [64, 3, 7, 7], [], [], [], [], []]"));
+    free(out);
+    out = run("run mlp-train --steps 3 --row-limit -1 --sort count", &st);
+    assert_int_equal(st, 0);
+    assert_int_equal(calls_of(out, "train_step"), 3);
+    assert_int_equal(calls_of(out, "AddmmBackward0"), 6);
+    assert_int_equal(calls_of(out, "Optimizer.step#SGD.step"), 3);
+    free(out);
+    out = run("run resnet18-train --batch 2 --image-size 32 --warmup 0 --row-limit -1", &st);
+    assert_int_equal(st, 0);
+    assert_int_equal(calls_of(out, "ConvolutionBackward0"), 20);
+    assert_int_equal(calls_of(out, "train_step"), 1);
+    free(out);
+}
+
+static void test_help_documents_every_option(void **state)
+{
+    (void)state;
+    int st;
+    char *out = run("run --help", &st);
+    assert_int_equal(st, 0);
+    static const char *const opts[] = {"--batch",     "--image-size", "--steps",  "--warmup",
+                                       "--threads",   "--seed",       "--sort",   "--row-limit",
+                                       "--shapes",    "--group-by-input-shape", "--flops"};
+    for (size_t i = 0; i < sizeof opts / sizeof *opts; i++) {
+        char ex[64];
+        snprintf(ex, sizeof ex, "e.g. opprof run resnet18");
+        const char *p = strstr(out, opts[i]);
+        if (!p) fail_msg("--help does not mention %s", opts[i]);
+        const char *eg = strstr(p, "e.g. opprof run");
+        if (!eg) fail_msg("--help gives no example for %s", opts[i]);
+        char want[80];
+        snprintf(want, sizeof want, "%s", opts[i]);
+        const char *eol = strchr(eg, '\n');
+        if (!memmem(eg, (size_t)(eol - eg), want, strlen(want)) && strcmp(opts[i], "--group-by-input-shape"))
+            fail_msg("the example for %s does not use it", opts[i]);
+    }
+    assert_non_null(strstr(out, "resnet18-train"));
+    assert_non_null(strstr(out, "mlp-train"));
+    free(out);
+}
+
+static void test_bad_command_lines(void **state)
+{
+    (void)state;
+    static const char *const bad[] = {"run",
+                                      "run vgg16",
+                                      "run resnet18 --batch 0",
+                                      "run resnet18 --batch x",
+                                      "run resnet18 --frobnicate",
+                                      "run resnet18 --steps",
+                                      "run resnet18 --flops=1",
+                                      "run resnet18 mlp-train"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        int st;
+        free(run(bad[i], &st));
+        if (st != 2) fail_msg("'opprof %s' exited %d, want 2", bad[i], st);
+    }
+    int st;
+    char *out = run("run resnet18 --batch 1 --image-size 64 --sort nonsense", &st);
+    assert_int_equal(st, 1);
+    free(out);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_resnet18_table),
+        cmocka_unit_test(test_options_change_the_table),
+        cmocka_unit_test(test_help_documents_every_option),
+        cmocka_unit_test(test_bad_command_lines),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -52,7 +52,7 @@ static const run_option OPTIONS[] = {
     {"--warmup", "N", OPT_LONG, FIELD(warmup), 0, 1000000,
      "passes run before profiling starts, so one-time setup is not in the table (default 1)",
      "opprof run resnet18 --warmup 0"},
-    {"--threads", "N", OPT_LONG, FIELD(threads), 0, 4096, "threads for the operators; 0: all cores (default 0)",
+    {"--threads", "N", OPT_LONG, FIELD(threads), 0, 4096, "threads for the operators; 0: OMP_NUM_THREADS, else all cores (default 0)",
      "opprof run resnet18 --threads 1"},
     {"--seed", "S", OPT_LONG, FIELD(seed), 0, LONG_MAX, "seed of the weights and the input data (default 0)",
      "opprof run resnet18 --seed 42"},
@@ -243,6 +243,24 @@ static int parse(int argc, char **argv, run_opts *o)
 
 /* ---- the run ---- */
 
+/* Checks the sort key before the model runs, with the table's own
+ * validator, on the key averages of an empty session. */
+static int check_sort_key(const char *key)
+{
+    opprof_config cfg;
+    opprof_config_init(&cfg);
+    opprof_trace *tr = NULL;
+    opprof_key_averages *ka = NULL;
+    int rc = opprof_start(&cfg);
+    if (!rc) rc = opprof_stop(&tr);
+    if (!rc) rc = opprof_key_averages(tr, NULL, &ka);
+    if (!rc) rc = opprof_key_averages_sort(ka, key);
+    if (rc) fprintf(stderr, "opprof run: --sort %s: %s\n", key, *opprof_last_error() ? opprof_last_error() : opprof_strerror(rc));
+    opprof_key_averages_free(ka);
+    opprof_trace_free(tr);
+    return rc;
+}
+
 static int print_table(const opprof_trace *tr, const run_opts *o)
 {
     opprof_avg_options ao = {o->group_by_input_shape, 0, 0};
@@ -301,6 +319,7 @@ int cmd_run(int argc, char **argv)
         fprintf(stderr, "opprof run: unknown model '%s' (resnet18, resnet18-train, mlp-train)\n", o.model);
         return CLI_BAD_INPUT;
     }
+    if (check_sort_key(o.sort)) return CLI_BAD_INPUT;
     if (o.batch < 0) o.batch = ms->batch;
     if (o.steps < 0) o.steps = ms->steps;
     if (o.image_size < 0) o.image_size = !strcmp(ms->name, "mlp-train") ? 64 : 224;

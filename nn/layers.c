@@ -17,6 +17,9 @@ int op_nn_conv_init(opprof_nn_model *m, nn_conv *c, const char *prefix, int in, 
     if (bias) {
         c->b = op_nn_model_add(m, prefix, "bias", 1, bd, 0);
         if (!c->b) return OPPROF_E_NOMEM;
+        /* nn.Conv2d's default: U(-1/sqrt(fan_in), 1/sqrt(fan_in)) */
+        float bound = (float)(1.0 / sqrt((double)in * k * k));
+        opprof_nn_tensor_uniform(c->b->value, -bound, bound, op_nn_model_next_seed(m));
     }
     return OPPROF_OK;
 }
@@ -56,6 +59,8 @@ int op_nn_bn_init(opprof_nn_model *m, nn_bn *b, const char *prefix, int ch)
     b->var = op_nn_model_add(m, prefix, "running_var", 1, d, 1);
     if (!b->w || !b->b || !b->mean || !b->var) return OPPROF_E_NOMEM;
     opprof_nn_tensor_fill(b->w->value, 1.0f);
+    opprof_nn_tensor_fill(b->b->value, 0.0f);
+    opprof_nn_tensor_fill(b->mean->value, 0.0f);
     opprof_nn_tensor_fill(b->var->value, 1.0f);
     return OPPROF_OK;
 }

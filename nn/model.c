@@ -37,7 +37,7 @@ param *op_nn_model_add(opprof_nn_model *m, const char *prefix, const char *name,
     size_t len = strlen(prefix) + strlen(name) + 2;
     char *full = malloc(len);
     tensor *t = NULL;
-    if (p && full && opprof_nn_tensor_zeros(ndim, dims, &t) == OPPROF_OK) {
+    if (p && full && opprof_nn_tensor_new(ndim, dims, &t) == OPPROF_OK) {
         snprintf(full, len, "%s%s%s", prefix, *prefix ? "." : "", name);
         p->name = full;
         p->value = t;

@@ -23,7 +23,8 @@ struct opprof_nn_model {
 };
 
 opprof_nn_model *op_nn_model_new(const model_ops *ops, uint64_t seed);
-/* Registers prefix.name with a new zeroed tensor; NULL when out of memory. */
+/* Registers prefix.name with a new tensor, its values for the caller to
+ * set; NULL when out of memory. */
 param *op_nn_model_add(opprof_nn_model *m, const char *prefix, const char *name, int ndim, const int64_t *dims,
                        int is_buffer);
 /* A seed for the next parameter's initialisation, derived from the model's. */

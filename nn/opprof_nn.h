@@ -29,7 +29,8 @@ extern "C" {
  * Runtime
  * ====================================================================== */
 
-/* Threads used by every operator (OpenMP, oneDNN). n <= 0: all cores. */
+/* Threads used by every operator (OpenMP, oneDNN). n <= 0: OpenMP's default
+ * (OMP_NUM_THREADS when set, else every core). */
 int opprof_nn_set_threads(int n);
 int opprof_nn_threads(void);
 

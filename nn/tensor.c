@@ -123,38 +123,45 @@ void opprof_nn_tensor_fill(tensor *t, float v)
     opprof_nn_tensor_touch(t);
 }
 
-/* splitmix64: a counter-based generator, so element i depends only on
- * (seed, i) and the fill is the same whatever the thread count. */
-static uint64_t mix(uint64_t z)
+/* splitmix64 as a counter-based generator: element i depends only on
+ * (seed, i), so a fill is the same whatever the thread count and can run in
+ * parallel. */
+static inline uint64_t mix(uint64_t z)
 {
-    z += 0x9e3779b97f4a7c15ull;
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
     return z ^ (z >> 31);
 }
 
 /* (0, 1]: never 0, so log() below is finite. */
-static double unit(uint64_t seed, uint64_t i)
+static inline float unit(uint64_t key, uint64_t i)
 {
-    return ((mix(seed ^ mix(i)) >> 11) + 1) * (1.0 / 9007199254740992.0);
+    return (float)((mix(key + (i + 1) * 0x9e3779b97f4a7c15ull) >> 40) + 1) * (1.0f / 16777216.0f);
 }
 
 void opprof_nn_tensor_uniform(tensor *t, float lo, float hi, uint64_t seed)
 {
     if (!t) return;
-    for (int64_t i = 0; i < t->numel; i++) t->data[i] = (float)(lo + (hi - lo) * unit(seed, (uint64_t)i));
+    uint64_t key = mix(seed);
+    int nt = op_nn_threads_for(t->numel);
+#pragma omp parallel for num_threads(nt) if (parallel : nt > 1)
+    for (int64_t i = 0; i < t->numel; i++) t->data[i] = lo + (hi - lo) * unit(key, (uint64_t)i);
     opprof_nn_tensor_touch(t);
 }
 
 void opprof_nn_tensor_normal(tensor *t, float mean, float std, uint64_t seed)
 {
     if (!t) return;
-    for (int64_t i = 0; i < t->numel; i += 2) {
+    uint64_t key = mix(seed);
+    int64_t pairs = (t->numel + 1) / 2;
+    int nt = op_nn_threads_for(t->numel);
+#pragma omp parallel for num_threads(nt) if (parallel : nt > 1)
+    for (int64_t k = 0; k < pairs; k++) {
         /* Box-Muller: one pair of uniforms gives two normals */
-        double r = sqrt(-2.0 * log(unit(seed, (uint64_t)i)));
-        double a = 6.283185307179586 * unit(seed, (uint64_t)i + 1);
-        t->data[i] = (float)(mean + std * r * cos(a));
-        if (i + 1 < t->numel) t->data[i + 1] = (float)(mean + std * r * sin(a));
+        float r = std * sqrtf(-2.0f * logf(unit(key, 2 * (uint64_t)k)));
+        float a = 6.2831853f * unit(key, 2 * (uint64_t)k + 1);
+        t->data[2 * k] = mean + r * cosf(a);
+        if (2 * k + 1 < t->numel) t->data[2 * k + 1] = mean + r * sinf(a);
     }
     opprof_nn_tensor_touch(t);
 }

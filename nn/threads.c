@@ -4,11 +4,22 @@
 
 #include "backend.h"
 
-static int g_threads;
+#include <pthread.h>
+
+static int g_threads, g_default;
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+
+/* OpenMP's own default (OMP_NUM_THREADS, else every core), read before any
+ * setting of ours changes it. */
+static void read_default(void)
+{
+    g_default = omp_get_max_threads();
+}
 
 int opprof_nn_set_threads(int n)
 {
-    if (n <= 0) n = omp_get_num_procs();
+    pthread_once(&g_once, read_default);
+    if (n <= 0) n = g_default;
     omp_set_num_threads(n);
     g_threads = n;
     return OPPROF_OK;

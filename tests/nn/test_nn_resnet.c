@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <math.h>
 #include <stdio.h>
 
 #include <cmocka.h>
@@ -13,6 +14,23 @@
 #include "fixtures.h"
 #include "nn_trace.h"
 #include "opprof_nn.h"
+
+/* One model for the whole group (building ResNet-18 is most of the cost
+ * under the sanitizers); the training test runs last, as it changes it. */
+static opprof_nn_model *g_model;
+
+static int make_model(void **state)
+{
+    (void)state;
+    return opprof_nn_resnet18(1000, 42, &g_model);
+}
+
+static int free_model(void **state)
+{
+    (void)state;
+    opprof_nn_model_free(g_model);
+    return 0;
+}
 
 static opprof_nn_tensor *image(int64_t n, int64_t size, uint64_t seed)
 {
@@ -43,8 +61,7 @@ static opprof_trace *profile_forward(opprof_nn_model *m, int64_t n, int64_t size
 static void test_parameters_as_torchvision(void **state)
 {
     (void)state;
-    opprof_nn_model *m = NULL;
-    assert_int_equal(opprof_nn_resnet18(1000, 42, &m), OPPROF_OK);
+    opprof_nn_model *m = g_model;
     /* sum(p.numel() for p in torchvision.models.resnet18().parameters()) */
     assert_int_equal(opprof_nn_model_numel(m), 11689512);
     /* the state_dict less its 20 num_batches_tracked entries */
@@ -61,23 +78,33 @@ static void test_parameters_as_torchvision(void **state)
     assert_non_null(rv);
     assert_true(rv->is_buffer);
     assert_true(rv->value->data[0] == 1.0f);
-    /* the same seed gives the same weights, another seed others */
-    opprof_nn_model *m2 = NULL, *m3 = NULL;
-    assert_int_equal(opprof_nn_resnet18(1000, 42, &m2), OPPROF_OK);
-    assert_int_equal(opprof_nn_resnet18(1000, 43, &m3), OPPROF_OK);
-    const opprof_nn_tensor *a = opprof_nn_model_find(m, "layer3.1.conv2.weight")->value;
-    assert_memory_equal(a->data, opprof_nn_model_find(m2, "layer3.1.conv2.weight")->value->data, 64);
-    assert_memory_not_equal(a->data, opprof_nn_model_find(m3, "layer3.1.conv2.weight")->value->data, 64);
-    opprof_nn_model_free(m);
-    opprof_nn_model_free(m2);
-    opprof_nn_model_free(m3);
+    assert_true(opprof_nn_model_find(m, "layer4.1.bn2.running_mean")->value->data[0] == 0.0f);
+    /* Kaiming normal, fan_out: std sqrt(2 / (512 * 3 * 3)) for layer4's convolutions */
+    const opprof_nn_tensor *w = opprof_nn_model_find(m, "layer4.1.conv2.weight")->value;
+    double ss = 0;
+    for (int64_t i = 0; i < w->numel; i++) ss += (double)w->data[i] * w->data[i];
+    double sd = sqrt(ss / (double)w->numel), want = sqrt(2.0 / (512 * 9));
+    assert_true(fabs(sd - want) < 0.01 * want);
+    /* a seed gives the same weights each time, another seed others (a block
+     * is built by the same code as the whole network) */
+    opprof_nn_model *a = NULL, *b = NULL, *c = NULL;
+    assert_int_equal(opprof_nn_basic_block(64, 128, 2, 42, &a), OPPROF_OK);
+    assert_int_equal(opprof_nn_basic_block(64, 128, 2, 42, &b), OPPROF_OK);
+    assert_int_equal(opprof_nn_basic_block(64, 128, 2, 43, &c), OPPROF_OK);
+    assert_int_equal(opprof_nn_model_param_count(a), 15);
+    const char *name = "downsample.0.weight";
+    assert_memory_equal(opprof_nn_model_find(a, name)->value->data, opprof_nn_model_find(b, name)->value->data, 256);
+    assert_memory_not_equal(opprof_nn_model_find(a, name)->value->data, opprof_nn_model_find(c, name)->value->data,
+                            256);
+    opprof_nn_model_free(a);
+    opprof_nn_model_free(b);
+    opprof_nn_model_free(c);
 }
 
 static void test_inference_operators(void **state)
 {
     (void)state;
-    opprof_nn_model *m = NULL;
-    assert_int_equal(opprof_nn_resnet18(1000, 1, &m), OPPROF_OK);
+    opprof_nn_model *m = g_model;
     opprof_config cfg;
     opprof_config_init(&cfg);
     cfg.record_shapes = 1;
@@ -132,7 +159,6 @@ static void test_inference_operators(void **state)
     } else
         fprintf(stderr, "note: %s absent, PyTorch name check skipped\n", path);
     opprof_trace_free(tr);
-    opprof_nn_model_free(m);
 }
 
 /* The guide's FLOPs table: batch 5 x 3 x 224 x 224. Only the operator that
@@ -140,8 +166,7 @@ static void test_inference_operators(void **state)
 static void test_flops_exact(void **state)
 {
     (void)state;
-    opprof_nn_model *m = NULL;
-    assert_int_equal(opprof_nn_resnet18(1000, 1, &m), OPPROF_OK);
+    opprof_nn_model *m = g_model;
     opprof_config cfg;
     opprof_config_init(&cfg);
     cfg.with_flops = 1;
@@ -157,7 +182,6 @@ static void test_flops_exact(void **state)
     for (size_t i = 0; i < t.n; i++)
         if (t.row[i].flops && &t.row[i] != conv && &t.row[i] != addmm) fail_msg("%s carries FLOPs", t.row[i].name);
     opprof_trace_free(tr);
-    opprof_nn_model_free(m);
 }
 
 /* With profile_memory, tensor memory is charged to aten::empty and, through
@@ -165,8 +189,7 @@ static void test_flops_exact(void **state)
 static void test_memory_attribution(void **state)
 {
     (void)state;
-    opprof_nn_model *m = NULL;
-    assert_int_equal(opprof_nn_resnet18(1000, 1, &m), OPPROF_OK);
+    opprof_nn_model *m = g_model;
     opprof_config cfg;
     opprof_config_init(&cfg);
     cfg.profile_memory = 1;
@@ -191,15 +214,13 @@ static void test_memory_attribution(void **state)
     assert_true(name_find(&t, "aten::empty")->self_mem > 0);
     assert_int_equal(name_find(&t, "aten::relu_")->mem, 0); /* in place */
     opprof_trace_free(tr);
-    opprof_nn_model_free(m);
 }
 
 static void test_training_lowers_loss(void **state)
 {
     (void)state;
-    opprof_nn_model *m = NULL;
+    opprof_nn_model *m = g_model;
     opprof_nn_sgd *sgd = NULL;
-    assert_int_equal(opprof_nn_resnet18(10, 3, &m), OPPROF_OK);
     opprof_nn_sgd_options o = {0.01f, 0.9f, 0.0f, 1e-4f, 0};
     assert_int_equal(opprof_nn_sgd_new(m, &o, &sgd), OPPROF_OK);
     opprof_nn_tensor *x = image(4, 32, 5);
@@ -236,7 +257,6 @@ static void test_training_lowers_loss(void **state)
     }
     opprof_nn_tensor_release(x);
     opprof_nn_sgd_free(sgd);
-    opprof_nn_model_free(m);
 }
 
 int main(void)
@@ -247,7 +267,7 @@ int main(void)
         cmocka_unit_test(test_flops_exact),               cmocka_unit_test(test_memory_attribution),
         cmocka_unit_test(test_training_lowers_loss),
     };
-    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    int rc = cmocka_run_group_tests(tests, make_model, free_model);
     opprof_nn_shutdown();
     return rc;
 }

@@ -56,6 +56,18 @@ int opprof_nn_relu_(tensor *x)
     return OPPROF_OK;
 }
 
+/* dx = dy where y > 0. restrict, or the overlap check picks a scalar loop;
+ * dy is loaded whatever y is, so the select is a blend, not a branch. */
+static void mask_positive(const float *restrict y, const float *restrict dy, float *restrict dx, int64_t n)
+{
+    int nt = op_nn_threads_for(n);
+#pragma omp parallel for simd num_threads(nt) if (parallel : nt > 1)
+    for (int64_t i = 0; i < n; i++) {
+        float g = dy[i];
+        dx[i] = y[i] > 0.0f ? g : 0.0f;
+    }
+}
+
 int opprof_nn_relu_backward(const tensor *y, const tensor *dy, tensor **dx)
 {
     if (!y || !dy || !dx || !op_nn_same_shape(y, dy)) return OPPROF_E_INVAL;
@@ -64,14 +76,7 @@ int opprof_nn_relu_backward(const tensor *y, const tensor *dy, tensor **dx)
     op_nn_backward_begin(&site_relu_bwd_eval, &site_relu_bwd);
     opprof_begin_inputs(&site_threshold_bwd, in, 3);
     tensor *g = *dx = op_nn_empty_like(y);
-    if (g) {
-        const float *yp = y->data, *gp = dy->data;
-        float *o = g->data;
-        int64_t n = y->numel;
-        int nt = op_nn_threads_for(n);
-#pragma omp parallel for simd num_threads(nt) if (parallel : nt > 1)
-        for (int64_t i = 0; i < n; i++) o[i] = yp[i] > 0.0f ? gp[i] : 0.0f;
-    }
+    if (g) mask_positive(y->data, dy->data, g->data, y->numel);
     opprof_end(&site_threshold_bwd);
     op_nn_backward_end(&site_relu_bwd_eval, &site_relu_bwd);
     return g ? OPPROF_OK : OPPROF_E_NOMEM;

@@ -81,6 +81,14 @@ static inline int op_nn_same_shape(const tensor *a, const tensor *b)
     return 1;
 }
 
+/* Compiled for AVX-512 and AVX2 besides the baseline and picked at load
+ * time, for loops that need gathers or masks to vectorise. */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__SANITIZE_THREAD__)
+#define OP_NN_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define OP_NN_VECTOR_CLONES
+#endif
+
 /* Threads for the runtime's own loops. */
 int op_nn_threads_for(int64_t work);
 

@@ -32,8 +32,8 @@ static int check_pool(const tensor *x, const opprof_nn_pool_params *p)
     return OPPROF_OK;
 }
 
-/* Index (within the plane) of the window's maximum: the first in scan
- * order, a NaN winning as in PyTorch. */
+/* Index (within the plane) of the window's maximum, by PyTorch's rule: in
+ * scan order, a value replaces the best when greater or NaN. */
 static inline int64_t window_argmax(const float *plane, int64_t h, int64_t w, int64_t oy, int64_t ox,
                                     const opprof_nn_pool_params *p)
 {
@@ -51,10 +51,49 @@ static inline int64_t window_argmax(const float *plane, int64_t h, int64_t w, in
             if (v > bv || isnan(v)) {
                 bv = v;
                 best = y * w + xx;
-                if (isnan(v)) return best;
             }
         }
     return best;
+}
+
+/* The outputs whose windows lie wholly inside a row of width w: [lo, hi). */
+static void inner_range(int64_t w, int64_t ow, const opprof_nn_pool_params *p, int64_t *lo, int64_t *hi)
+{
+    int64_t sx = p->stride[1], px = p->padding[1], kx = p->kernel[1];
+    *lo = (px + sx - 1) / sx;
+    *hi = (w - kx + px) / sx + 1;
+    if (*hi > ow) *hi = ow;
+    if (*lo > *hi) *lo = *hi;
+}
+
+/* window_argmax for a whole output row, the inner windows as a vector loop
+ * over the outputs (same scan order, same rule). */
+OP_NN_VECTOR_CLONES static void row_argmax(const float *src, int64_t h, int64_t w, int64_t oy, int64_t ow, const opprof_nn_pool_params *p,
+                       float *best, int64_t *idx)
+{
+    int64_t lo, hi;
+    inner_range(w, ow, p, &lo, &hi);
+    for (int64_t ox = 0; ox < ow; ox++)
+        if (ox < lo || ox >= hi) idx[ox] = window_argmax(src, h, w, oy, ox, p);
+    int64_t y0 = oy * p->stride[0] - p->padding[0], y1 = y0 + p->kernel[0];
+    if (y0 < 0) y0 = 0;
+    if (y1 > h) y1 = h;
+    int64_t sx = p->stride[1], px = p->padding[1];
+    for (int64_t o = lo; o < hi; o++) {
+        best[o] = -INFINITY;
+        idx[o] = y0 * w + o * sx - px;
+    }
+    for (int64_t y = y0; y < y1; y++)
+        for (int64_t k = 0; k < p->kernel[1]; k++) {
+            const int64_t base = y * w - px + k;
+#pragma omp simd
+            for (int64_t o = lo; o < hi; o++) {
+                float v = src[base + o * sx];
+                int take = v > best[o] || v != v;
+                best[o] = take ? v : best[o];
+                idx[o] = take ? base + o * sx : idx[o];
+            }
+        }
 }
 
 static inline float max_nan(float a, float b)
@@ -78,10 +117,8 @@ static void max_pool_plane(const float *src, int64_t h, int64_t w, float *dst, i
             for (int64_t x = 0; x < w; x++) row[x] = max_nan(row[x], r[x]);
         }
         /* windows wholly inside the row need no clamping: a loop the compiler vectorises */
-        int64_t sx = p->stride[1], px = p->padding[1], kx = p->kernel[1];
-        int64_t in_lo = (px + sx - 1) / sx, in_hi = (w - kx + px) / sx + 1;
-        if (in_hi > ow) in_hi = ow;
-        if (in_lo > in_hi) in_lo = in_hi;
+        int64_t sx = p->stride[1], px = p->padding[1], kx = p->kernel[1], in_lo, in_hi;
+        inner_range(w, ow, p, &in_lo, &in_hi);
         for (int64_t ox = 0; ox < ow; ox++) {
             if (ox == in_lo && in_hi > in_lo) {
                 float *d = dst + oy * ow;
@@ -161,19 +198,34 @@ int opprof_nn_max_pool2d_backward(const tensor *x, const opprof_nn_pool_params *
     if (g) {
         int64_t planes = x->dims[0] * x->dims[1];
         int nt = op_nn_threads_for(x->numel);
-#pragma omp parallel for num_threads(nt) if (parallel : nt > 1)
-        for (int64_t pl = 0; pl < planes; pl++) {
-            const float *src = x->data + pl * h * w, *gy = dy->data + pl * oh * ow;
-            float *gx = g->data + pl * h * w;
-            for (int64_t i = 0; i < h * w; i++) gx[i] = 0.0f;
-            for (int64_t oy = 0; oy < oh; oy++)
-                for (int64_t ox = 0; ox < ow; ox++) gx[window_argmax(src, h, w, oy, ox, p)] += gy[oy * ow + ox];
+#pragma omp parallel num_threads(nt) if (parallel : nt > 1)
+        {
+            float *best = malloc((size_t)ow * sizeof *best);
+            int64_t *idx = malloc((size_t)ow * sizeof *idx);
+#pragma omp for
+            for (int64_t pl = 0; pl < planes; pl++) {
+                if (!best || !idx) continue;
+                const float *src = x->data + pl * h * w, *gy = dy->data + pl * oh * ow;
+                float *gx = g->data + pl * h * w;
+                for (int64_t i = 0; i < h * w; i++) gx[i] = 0.0f;
+                for (int64_t oy = 0; oy < oh; oy++) {
+                    row_argmax(src, h, w, oy, ow, p, best, idx);
+                    for (int64_t ox = 0; ox < ow; ox++) gx[idx[ox]] += gy[oy * ow + ox];
+                }
+            }
+            if (!best || !idx) rc = OPPROF_E_NOMEM;
+            free(best);
+            free(idx);
         }
     }
     opprof_end(&site_max_pool_idx_bwd);
     op_nn_backward_end(&site_max_pool_bwd_eval, &site_max_pool_bwd);
-    *dx = g;
-    return g ? OPPROF_OK : OPPROF_E_NOMEM;
+    if (!g) rc = OPPROF_E_NOMEM;
+    if (rc)
+        opprof_nn_tensor_release(g);
+    else
+        *dx = g;
+    return rc;
 }
 
 /* Adaptive pooling windows: [floor(i*in/out), ceil((i+1)*in/out)). */

@@ -47,9 +47,10 @@ static int update(opprof_nn_sgd *s, size_t i)
 {
     param *p = s->m->params[i];
     const opprof_nn_sgd_options *o = &s->o;
-    float *w = p->value->data, *g = p->grad->data;
+    float *restrict w = p->value->data;
+    const float *restrict g = p->grad->data;
     int64_t n = p->value->numel;
-    float *b = NULL;
+    float *restrict b = NULL;
     int first = 0;
     if (o->momentum != 0) {
         if (!s->buf[i]) {
@@ -59,15 +60,33 @@ static int update(opprof_nn_sgd *s, size_t i)
         }
         b = s->buf[i]->data;
     }
+    const float lr = o->lr, wd = o->weight_decay, mom = o->momentum, damp = 1 - o->dampening;
+    const float first_scale = o->nesterov ? 1 + mom : 1; /* d + mom * buf with buf = d */
     int nt = op_nn_threads_for(n);
+    if (!b) {
 #pragma omp parallel for simd num_threads(nt) if (parallel : nt > 1)
-    for (int64_t j = 0; j < n; j++) {
-        float d = g[j] + o->weight_decay * w[j];
-        if (b) {
-            b[j] = first ? d : o->momentum * b[j] + (1 - o->dampening) * d;
-            d = o->nesterov ? d + o->momentum * b[j] : b[j];
+        for (int64_t j = 0; j < n; j++) w[j] -= lr * (g[j] + wd * w[j]);
+    } else if (first) { /* the buffer starts as the first step's direction */
+#pragma omp parallel for simd num_threads(nt) if (parallel : nt > 1)
+        for (int64_t j = 0; j < n; j++) {
+            float d = g[j] + wd * w[j];
+            b[j] = d;
+            w[j] -= lr * first_scale * d;
         }
-        w[j] -= o->lr * d;
+    } else if (o->nesterov) {
+#pragma omp parallel for simd num_threads(nt) if (parallel : nt > 1)
+        for (int64_t j = 0; j < n; j++) {
+            float d = g[j] + wd * w[j];
+            b[j] = mom * b[j] + damp * d;
+            w[j] -= lr * (d + mom * b[j]);
+        }
+    } else {
+#pragma omp parallel for simd num_threads(nt) if (parallel : nt > 1)
+        for (int64_t j = 0; j < n; j++) {
+            float d = g[j] + wd * w[j];
+            b[j] = mom * b[j] + damp * d;
+            w[j] -= lr * b[j];
+        }
     }
     opprof_nn_tensor_touch(p->value);
     return OPPROF_OK;

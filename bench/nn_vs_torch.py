@@ -84,7 +84,7 @@ def main():
     a = ap.parse_args()
     ensure_torch()
     shape = [str(v) for v in (a.threads, a.reps, a.batch, a.train_batch, a.size)]
-    ours, torch_t = {}, {}
+    ours, torch_t, estimates = {}, {}, []
     env = dict(os.environ, OMP_NUM_THREADS=str(a.threads))
     for r in range(a.rounds):
         pt = subprocess.run([sys.executable, "-c", TORCH_WORKER, *shape], env=env, check=True,
@@ -96,6 +96,7 @@ def main():
             torch_t.setdefault(k, []).extend(v)
         for k, v in parse(us).items():
             ours.setdefault(k, []).extend(v)
+        estimates = [l[2:] for l in us.splitlines() if l.startswith("# estimate")]
         print("round %d/%d done" % (r + 1, a.rounds), file=sys.stderr)
     med = statistics.median
     f_t, f_o = med(torch_t["forward"]), med(ours["forward"])
@@ -110,6 +111,11 @@ def main():
           % (a.train_batch, s_t, s_o, s_o / s_t))
     print("  profiled / unprofiled forward:               %.4f  (target <= 1.01)" % (p1 / f_o))
     print("  ... with shapes, memory and FLOPs:           %.4f  (target <= 1.03)" % (p2 / f_o))
+    c0 = med(ours["cpu_forward"])
+    print("  in process CPU time: profiled %.4f, with shapes, memory and FLOPs %.4f"
+          % (med(ours["cpu_forward_profiled"]) / c0, med(ours["cpu_forward_full"]) / c0))
+    for line in estimates:
+        print("  " + line)
     print("  (min-based: forward %.3f, train %.3f, profiled %.4f, full %.4f)"
           % (min(ours["forward"]) / min(torch_t["forward"]), min(ours["train_step"]) / min(torch_t["train_step"]),
              min(ours["forward_profiled"]) / min(ours["forward"]), min(ours["forward_full"]) / min(ours["forward"])))

@@ -52,6 +52,7 @@ static int decimal(const char *s, size_t n, int scale, uint64_t *mag, int *neg, 
         *mag = 0;
         return 0;
     }
+    if (e > 0 && sticky) return -1; /* digits were dropped because m was full: beyond 2^64 */
     for (; e > 0; e--) {
         if (m > UINT64_MAX / 10) return -1;
         m *= 10;

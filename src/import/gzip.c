@@ -18,6 +18,7 @@ typedef struct gz_source {
     int z_ready;
     int member_done; /* the last member ended; more input must start a new one */
     int raw_eof;
+    int pending;      /* a failure found after some output: reported on the next read */
     uint64_t raw_off; /* compressed bytes handed to zlib so far */
     unsigned char in[GZ_IN_CHUNK];
 } gz_source;
@@ -51,12 +52,10 @@ static ssize_t gz_fill(gz_source *g)
     return n;
 }
 
-static ssize_t gz_read(op_source *s, unsigned char *buf, size_t cap)
+/* Inflates into the output already set up until some output is made, the
+ * data ends (0) or a failure (negative status). */
+static ssize_t gz_inflate(gz_source *g, size_t cap)
 {
-    gz_source *g = (gz_source *)s;
-    if (cap > (1u << 30)) cap = 1u << 30;
-    g->z.next_out = buf;
-    g->z.avail_out = (uInt)cap;
     while (g->z.avail_out == cap) {
         ssize_t n = gz_fill(g);
         if (n < 0) return n;
@@ -78,7 +77,23 @@ static ssize_t gz_read(op_source *s, unsigned char *buf, size_t cap)
             return gz_fail(g, OPPROF_E_PARSE, what);
         }
     }
-    return (ssize_t)(cap - g->z.avail_out);
+    return 0;
+}
+
+/* The data decoded before a failure is handed out first, so the JSON text
+ * a reader sees, and so the first error it reports, is the same however the
+ * compressed bytes arrive. */
+static ssize_t gz_read(op_source *s, unsigned char *buf, size_t cap)
+{
+    gz_source *g = (gz_source *)s;
+    if (g->pending) return g->pending;
+    if (cap > (1u << 30)) cap = 1u << 30;
+    g->z.next_out = buf;
+    g->z.avail_out = (uInt)cap;
+    ssize_t rc = gz_inflate(g, cap);
+    size_t got = cap - g->z.avail_out;
+    if (rc < 0) g->pending = (int)rc;
+    return got ? (ssize_t)got : rc;
 }
 
 static void gz_close(op_source *s)

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "capture/memtrack.h"
 #include "capture/state.h"
 #include "common/error.h"
 #include "model/collect.h"
@@ -46,7 +47,7 @@ static void fork_parent(void)
  * child may start its own. */
 static void fork_child(void)
 {
-    atomic_store_explicit(&op_g.gen, 0, memory_order_relaxed);
+    op_gen_store(0);
     S.active = 0;
     S.gen = 0;
     op_registry_unlock();
@@ -88,7 +89,7 @@ void op_session_open_gen(void)
     uint64_t now = op_g.clock ? (uint64_t)op_g.clock(op_g.clock_ctx) : op_cycles();
     op_timebase_start(&S.tb, op_g.clock != NULL, now);
     S.gen = ++S.gen_counter;
-    atomic_store_explicit(&op_g.gen, S.gen, memory_order_release);
+    op_gen_store(S.gen);
 }
 
 /* Closes the current generation; returns its trace in *out (NULL when
@@ -99,7 +100,7 @@ int op_session_close_gen(int keep, opprof_trace **out)
     if (!S.gen) return OPPROF_OK;
     uint64_t stop = op_g.clock ? (uint64_t)op_g.clock(op_g.clock_ctx) : op_cycles();
     uint64_t gen = S.gen;
-    atomic_store_explicit(&op_g.gen, 0, memory_order_release);
+    op_gen_store(0);
     S.gen = 0;
     op_timebase_finish(&S.tb);
     opprof_trace *tr = NULL;
@@ -145,6 +146,8 @@ int opprof_start(const opprof_config *cfg)
     S.opts = opts_of(&S.cfg);
     S.step_num = 0;
     S.active = 1;
+    op_capture_prefill(OP_PREFILL_CHUNKS);
+    if (S.opts & OP_OPT_MEMORY) op_memtrack_reset();
     op_session_open_gen();
     pthread_mutex_unlock(&g_lock);
     op_clear_error();

@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "csv.h"
 #include "fixtures.h"
 #include "import/import.h"
 #include "model/model.h"
@@ -46,31 +47,6 @@ static sums *sum_rows(const opprof_trace *t, uint32_t *step_id)
         }
     }
     return s;
-}
-
-/* One CSV field (RFC 4180 quoting) from *p into out. */
-static void csv_field(const char **p, char *out, size_t cap)
-{
-    const char *s = *p;
-    size_t n = 0;
-    if (*s == '"') {
-        for (s++; *s; s++) {
-            if (*s == '"' && s[1] == '"') s++;
-            else if (*s == '"') {
-                s++;
-                break;
-            }
-            if (n + 1 < cap) out[n++] = *s;
-        }
-    } else {
-        while (*s && *s != ',' && *s != '\n') {
-            if (n + 1 < cap) out[n++] = *s;
-            s++;
-        }
-    }
-    out[n] = '\0';
-    if (*s == ',') s++;
-    *p = s;
 }
 
 static void near_us(const char *what, const char *name, int64_t ns, const char *us)

@@ -11,24 +11,8 @@
 #include <cmocka.h>
 
 #include "import/import.h"
+#include "slurp.h"
 #include "opprof.h"
-
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    size_t cap = 1 << 16, n = 0;
-    char *p = malloc(cap);
-    for (;;) {
-        if (n == cap) p = realloc(p, cap *= 2);
-        size_t k = fread(p + n, 1, cap - n, f);
-        if (!k) break;
-        n += k;
-    }
-    fclose(f);
-    *len = n;
-    return p;
-}
 
 /* The message after "LABEL: ", checked to be one line. */
 static const char *after_label(const char *msg, const char *label)
@@ -57,7 +41,7 @@ static void check_case(const char *dir, const char *file, const char *off, const
     if (!strstr(from_file, want)) fail_msg("%s: '%s' does not say '%s'", file, from_file, want);
 
     size_t len = 0;
-    char *doc = slurp(path, &len);
+    char *doc = slurp_len(path, &len);
     assert_non_null(doc);
     assert_int_equal(opprof_trace_load_buffer(doc, len, &t), OPPROF_E_PARSE);
     assert_string_equal(after_label(opprof_last_error(), "<buffer>"), from_file);

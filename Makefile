@@ -45,6 +45,7 @@ bench: build
 	@$(BUILD)/bin/bench_overhead
 	@$(BUILD)/bin/bench_keyavg
 	@$(BUILD)/bin/bench_import
+	@bench/bench_summary.sh $(BUILD)
 
 install: build
 	@cmake --install $(BUILD) --prefix $(PREFIX)

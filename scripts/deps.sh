@@ -13,7 +13,7 @@ build_pkgs=(
   libunwind-dev libdw-dev     # stacks
   python3                     # fixture checks
 )
-bench_pkgs=(python3-torch python3-torchvision hyperfine)
+bench_pkgs=(python3-torch python3-torchvision hyperfine time) # time: /usr/bin/time for peak RSS
 
 want=("${build_pkgs[@]}")
 if [ "${1:-}" = "bench" ]; then want+=("${bench_pkgs[@]}"); fi

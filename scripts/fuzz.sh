@@ -40,7 +40,10 @@ case "${1:-run}" in
     build
     seed
     mkdir -p "$out/artifacts"
-    "$out/fuzz_import" "$out/corpus" -dict=fuzz/trace.dict -jobs=1 -workers=1 -max_len=65536 -rss_limit_mb=2048 \
-      -timeout=10 -max_total_time="$secs" -print_final_stats=1 -artifact_prefix="$out/artifacts/" ;;
+    # From inside build-fuzz: with -jobs libFuzzer writes its fuzz-N.log to the current folder.
+    cd "$out"
+    ./fuzz_import corpus -dict=../fuzz/trace.dict -jobs=1 -workers=1 -max_len=65536 -rss_limit_mb=2048 \
+      -timeout=10 -max_total_time="$secs" -print_final_stats=1 -artifact_prefix=artifacts/
+    cat fuzz-0.log 2>/dev/null | tail -n 12 || true ;;
   *) echo "usage: $0 build | run [SECONDS]" >&2; exit 2 ;;
 esac

@@ -92,12 +92,22 @@ static int avail(op_json *j, size_t *start, size_t *i, size_t k)
     return 1;
 }
 
+/* Byte classes for the scanning loops: one load instead of a chain of
+ * compares per byte. */
+enum { C_WS = 1, C_NUM = 2 };
+static const unsigned char CLASS[256] = {
+    ['\t'] = C_WS, ['\n'] = C_WS, ['\r'] = C_WS, [' '] = C_WS,
+    ['0'] = C_NUM, ['1'] = C_NUM, ['2'] = C_NUM, ['3'] = C_NUM, ['4'] = C_NUM, ['5'] = C_NUM,
+    ['6'] = C_NUM, ['7'] = C_NUM, ['8'] = C_NUM, ['9'] = C_NUM, ['-'] = C_NUM, ['+'] = C_NUM,
+    ['.'] = C_NUM, ['e'] = C_NUM, ['E'] = C_NUM,
+};
+
 static int skip_ws(op_json *j)
 {
     for (;;) {
         const unsigned char *b = j->buf;
         size_t p = j->pos, n = j->len;
-        while (p < n && (b[p] == ' ' || b[p] == '\n' || b[p] == '\r' || b[p] == '\t')) p++;
+        while (p < n && CLASS[b[p]] == C_WS) p++;
         j->pos = p;
         if (p < n) return 1;
         int r = more(j, p);
@@ -317,11 +327,6 @@ static op_jtok lex_string(op_json *j, op_jtok kind)
     return kind;
 }
 
-static int is_num_char(unsigned char c)
-{
-    return (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E';
-}
-
 static int digit(const char *s, size_t p, size_t n)
 {
     return p < n && s[p] >= '0' && s[p] <= '9';
@@ -331,7 +336,7 @@ static op_jtok lex_number(op_json *j)
 {
     size_t start = j->pos, i = start;
     for (;;) {
-        while (i < j->len && is_num_char(j->buf[i])) i++;
+        while (i < j->len && CLASS[j->buf[i]] == C_NUM) i++;
         if (i < j->len) break;
         int r = avail(j, &start, &i, 1);
         if (r < 0) return OP_JT_ERROR;
@@ -468,6 +473,10 @@ op_jtok op_json_next(op_json *j)
             if (c != '"') return unexpected(j, c, "a member name in quotes");
             if (lex_string(j, OP_JT_KEY) == OP_JT_ERROR) return OP_JT_ERROR;
             j->state = ST_COLON;
+            if (j->pos < j->len && j->buf[j->pos] == ':') { /* the usual "key": spelling, without a refill */
+                j->pos++;
+                j->state = ST_VALUE;
+            }
             return OP_JT_KEY;
         case ST_COLON:
             if (c != ':') return unexpected(j, c, "':' after a member name");

@@ -13,6 +13,32 @@ static int is_digit(char c)
  * *exact is 0 when nonzero digits were rounded away. 0, or -1 on overflow. */
 static int decimal(const char *s, size_t n, int scale, uint64_t *mag, int *neg, int *exact)
 {
+    /* The common case, "4458676522690.655": at most 18 digits and no
+     * exponent cannot overflow the accumulator; one pass, no checks. */
+    if (n <= 19 && scale >= 0) {
+        size_t q = s[0] == '-';
+        uint64_t m = 0;
+        int frac = -1;
+        for (; q < n; q++) {
+            if (s[q] == '.') frac = 0;
+            else if (s[q] >= '0' && s[q] <= '9') {
+                m = m * 10 + (unsigned)(s[q] - '0');
+                frac += frac >= 0;
+            } else {
+                break; /* an exponent: the general path */
+            }
+        }
+        if (q == n && frac <= scale) {
+            for (int k = frac < 0 ? 0 : frac; k < scale; k++) {
+                if (m > UINT64_MAX / 10) return -1;
+                m *= 10;
+            }
+            *neg = s[0] == '-';
+            *mag = m;
+            *exact = 1;
+            return 0;
+        }
+    }
     size_t p = 0;
     uint64_t m = 0;
     int64_t e = scale;
@@ -77,11 +103,8 @@ static int decimal(const char *s, size_t n, int scale, uint64_t *mag, int *neg, 
     return 0;
 }
 
-int op_num_scaled(const char *s, size_t n, int scale, int64_t *out)
+static int to_int64(uint64_t mag, int neg, int64_t *out)
 {
-    uint64_t mag;
-    int neg, exact;
-    if (decimal(s, n, scale, &mag, &neg, &exact) != 0) return -1;
     if (neg) {
         if (mag > (uint64_t)INT64_MAX + 1) return -1;
         *out = mag == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)mag;
@@ -92,12 +115,20 @@ int op_num_scaled(const char *s, size_t n, int scale, int64_t *out)
     return 0;
 }
 
+int op_num_scaled(const char *s, size_t n, int scale, int64_t *out)
+{
+    uint64_t mag;
+    int neg, exact;
+    if (decimal(s, n, scale, &mag, &neg, &exact) != 0) return -1;
+    return to_int64(mag, neg, out);
+}
+
 int op_num_int(const char *s, size_t n, int64_t *out)
 {
     uint64_t mag;
     int neg, exact;
     if (decimal(s, n, 0, &mag, &neg, &exact) != 0 || !exact) return -1;
-    return op_num_scaled(s, n, 0, out);
+    return to_int64(mag, neg, out);
 }
 
 int op_num_u64(const char *s, size_t n, uint64_t *out)

@@ -12,6 +12,7 @@ fixtures=${OPPROF_FIXTURES:-../shared/fixtures}
 CC=${CC:-clang-14}
 
 build() {
+  scripts/deps.sh fuzz
   mkdir -p "$out"
   # shellcheck disable=SC2046
   "$CC" -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \

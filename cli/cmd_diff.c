@@ -12,13 +12,7 @@
 #include "opprof.h"
 #include "opts.h"
 
-typedef struct diff_opts {
-    const char *sort, *format;
-    long row_limit;
-    int by_shape, top_level;
-} diff_opts;
-
-#define FIELD(f) offsetof(diff_opts, f)
+#define FIELD(f) offsetof(cli_avg_opts, f)
 
 static const cli_option OPTIONS[] = {
     {"--sort", "KEY", CLI_OPT_STRING, FIELD(sort), 0, 0,
@@ -313,7 +307,7 @@ static void write_json(FILE *f, const drow *d, size_t n, int sort)
 
 int cmd_diff(int argc, char **argv)
 {
-    diff_opts o = {"self_cpu_time_total", "table", 100, 0, 0};
+    cli_avg_opts o = {"self_cpu_time_total", "table", 100, 0, 0};
     const char *pos[2];
     int npos, rc = cli_parse(&SPEC, argc, argv, &o, pos, &npos);
     if (rc) return rc > 0 ? CLI_OK : CLI_BAD_INPUT;

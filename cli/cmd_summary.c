@@ -10,13 +10,7 @@
 #include "opprof.h"
 #include "opts.h"
 
-typedef struct summary_opts {
-    const char *sort, *format;
-    long row_limit;
-    int by_shape, top_level;
-} summary_opts;
-
-#define FIELD(f) offsetof(summary_opts, f)
+#define FIELD(f) offsetof(cli_avg_opts, f)
 
 static const cli_option OPTIONS[] = {
     {"--sort", "KEY", CLI_OPT_STRING, FIELD(sort), 0, 0, NULL,
@@ -47,7 +41,7 @@ static const cli_spec SPEC = {
 
 int cmd_summary(int argc, char **argv)
 {
-    summary_opts o = {"cpu_time_total", "table", 100, 0, 0};
+    cli_avg_opts o = {"cpu_time_total", "table", 100, 0, 0};
     const char *pos[1];
     int npos, rc = cli_parse(&SPEC, argc, argv, &o, pos, &npos);
     if (rc) return rc > 0 ? CLI_OK : CLI_BAD_INPUT;

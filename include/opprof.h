@@ -380,7 +380,7 @@ typedef struct opprof_event {
     int64_t parent;         /* index of the enclosing event, -1 at top level */
     uint32_t depth;         /* 0 at top level */
     const char *input_shapes; /* "[[5, 3, 224, 224], [64, 3, 7, 7]]", "" without shapes */
-    const char *input_types;  /* "['float', 'float']" style, "" without shapes */
+    const char *input_types;  /* a JSON array: ["float", "float", ""]; "" without shapes */
     uint64_t flops;           /* 0 when not counted */
     int64_t cpu_memory_usage;      /* bytes allocated minus freed inside, children included */
     int64_t self_cpu_memory_usage; /* the same without children */

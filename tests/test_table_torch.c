@@ -11,25 +11,9 @@
 
 #include <cmocka.h>
 
+#include "slurp.h"
 #include "fixtures.h"
-#include "torch_trace_min.h"
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    rewind(f);
-    char *s = malloc((size_t)n + 1);
-    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
-        free(s);
-        s = NULL;
-    }
-    if (s) s[n] = '\0';
-    fclose(f);
-    return s;
-}
+#include "opprof.h"
 
 /* Prints the first differing line of two texts, for a readable failure. */
 static void show_difference(const char *want, const char *got)
@@ -50,8 +34,8 @@ static void check_model(const char *model)
         fprintf(stderr, "SKIP: %s not found (set OPPROF_FIXTURES)\n", path);
         skip();
     }
-    opprof_trace *t = ttm_load(path);
-    assert_non_null(t);
+    opprof_trace *t = NULL;
+    if (opprof_trace_load(path, &t) != OPPROF_OK) fail_msg("%s", opprof_last_error());
     opprof_key_averages *ka;
     assert_int_equal(opprof_key_averages(t, NULL, &ka), OPPROF_OK);
     opprof_trace_free(t); /* the averages own their strings */

@@ -117,18 +117,19 @@ static void test_help_documents_every_option(void **state)
     static const char *const opts[] = {"--batch",     "--image-size", "--steps",  "--warmup",
                                        "--threads",   "--seed",       "--sort",   "--row-limit",
                                        "--shapes",    "--group-by-input-shape", "--flops"};
+    const char *section = strstr(out, "\noptions:\n");
+    assert_non_null(section);
     for (size_t i = 0; i < sizeof opts / sizeof *opts; i++) {
-        char ex[64];
-        snprintf(ex, sizeof ex, "e.g. opprof run resnet18");
-        const char *p = strstr(out, opts[i]);
-        if (!p) fail_msg("--help does not mention %s", opts[i]);
-        const char *eg = strstr(p, "e.g. opprof run");
-        if (!eg) fail_msg("--help gives no example for %s", opts[i]);
-        char want[80];
-        snprintf(want, sizeof want, "%s", opts[i]);
+        /* the option's entry: "\n  --name" followed by a space or its metavariable */
+        char head[64];
+        snprintf(head, sizeof head, "\n  %s ", opts[i]);
+        const char *p = strstr(section, head);
+        if (!p) fail_msg("--help does not document %s", opts[i]);
+        const char *next = strstr(p + 1, "\n  --"), *eg = strstr(p, "e.g. opprof run");
+        if (!eg || (next && eg > next)) fail_msg("--help gives no example for %s", opts[i]);
         const char *eol = strchr(eg, '\n');
-        if (!memmem(eg, (size_t)(eol - eg), want, strlen(want)) && strcmp(opts[i], "--group-by-input-shape"))
-            fail_msg("the example for %s does not use it", opts[i]);
+        size_t len = eol ? (size_t)(eol - eg) : strlen(eg);
+        if (!memmem(eg, len, opts[i], strlen(opts[i]))) fail_msg("the example for %s does not use it", opts[i]);
     }
     assert_non_null(strstr(out, "resnet18-train"));
     assert_non_null(strstr(out, "mlp-train"));

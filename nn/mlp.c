@@ -84,14 +84,9 @@ int opprof_nn_mlp(int n_sizes, const int *sizes, uint64_t seed, opprof_nn_model 
     for (int i = 0; i < n_sizes; i++)
         if (sizes[i] < 1) return OPPROF_E_INVAL;
     *out = NULL;
-    opprof_nn_model *m = op_nn_model_new(&mlp_ops, seed);
-    mlp *p = calloc(1, sizeof *p);
-    if (!m || !p) {
-        free(p);
-        opprof_nn_model_free(m);
-        return OPPROF_E_NOMEM;
-    }
-    m->impl = p;
+    opprof_nn_model *m = op_nn_model_new(&mlp_ops, seed, sizeof(mlp));
+    if (!m) return OPPROF_E_NOMEM;
+    mlp *p = m->impl;
     p->nlin = n_sizes - 1;
     p->lin = calloc((size_t)p->nlin, sizeof *p->lin);
     p->relu_out = calloc((size_t)p->nlin, sizeof *p->relu_out);

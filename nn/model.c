@@ -8,12 +8,16 @@
 
 OP_NN_BACKWARD_SITES(site_acc, "torch::autograd::AccumulateGrad");
 
-opprof_nn_model *op_nn_model_new(const model_ops *ops, uint64_t seed)
+opprof_nn_model *op_nn_model_new(const model_ops *ops, uint64_t seed, size_t impl_size)
 {
     opprof_nn_model *m = calloc(1, sizeof *m);
-    if (m) {
-        m->ops = ops;
-        m->seed = seed;
+    if (!m) return NULL;
+    m->ops = ops;
+    m->seed = seed;
+    m->impl = calloc(1, impl_size);
+    if (!m->impl) {
+        free(m);
+        return NULL;
     }
     return m;
 }

@@ -22,7 +22,8 @@ struct opprof_nn_model {
     uint64_t seed;
 };
 
-opprof_nn_model *op_nn_model_new(const model_ops *ops, uint64_t seed);
+/* A model of the given kind with a zeroed impl of impl_size bytes. */
+opprof_nn_model *op_nn_model_new(const model_ops *ops, uint64_t seed, size_t impl_size);
 /* Registers prefix.name with a new tensor, its values for the caller to
  * set; NULL when out of memory. */
 param *op_nn_model_add(opprof_nn_model *m, const char *prefix, const char *name, int ndim, const int64_t *dims,

@@ -160,15 +160,9 @@ int opprof_nn_basic_block(int in_ch, int out_ch, int stride, uint64_t seed, oppr
 {
     if (!out || in_ch < 1 || out_ch < 1 || stride < 1) return OPPROF_E_INVAL;
     *out = NULL;
-    opprof_nn_model *m = op_nn_model_new(&basic_block_ops, seed);
-    block *b = calloc(1, sizeof *b);
-    if (!m || !b) {
-        free(b);
-        opprof_nn_model_free(m);
-        return OPPROF_E_NOMEM;
-    }
-    m->impl = b;
-    int rc = block_init(m, b, "", in_ch, out_ch, stride);
+    opprof_nn_model *m = op_nn_model_new(&basic_block_ops, seed, sizeof(block));
+    if (!m) return OPPROF_E_NOMEM;
+    int rc = block_init(m, m->impl, "", in_ch, out_ch, stride);
     if (rc) {
         opprof_nn_model_free(m);
         return rc;
@@ -269,14 +263,9 @@ int opprof_nn_resnet18(int num_classes, uint64_t seed, opprof_nn_model **out)
 {
     if (!out || num_classes < 1) return OPPROF_E_INVAL;
     *out = NULL;
-    opprof_nn_model *m = op_nn_model_new(&resnet_ops, seed);
-    resnet *r = calloc(1, sizeof *r);
-    if (!m || !r) {
-        free(r);
-        opprof_nn_model_free(m);
-        return OPPROF_E_NOMEM;
-    }
-    m->impl = r;
+    opprof_nn_model *m = op_nn_model_new(&resnet_ops, seed, sizeof(resnet));
+    if (!m) return OPPROF_E_NOMEM;
+    resnet *r = m->impl;
     r->pool = (opprof_nn_pool_params){{3, 3}, {2, 2}, {1, 1}};
     int rc = op_nn_conv_init(m, &r->conv1, "conv1", 3, 64, 7, 2, 3, 0);
     if (!rc) rc = op_nn_bn_init(m, &r->bn1, "bn1", 64);

@@ -46,6 +46,7 @@ bench: build
 	@$(BUILD)/bin/bench_keyavg
 	@$(BUILD)/bin/bench_import
 	@bench/bench_summary.sh $(BUILD)
+	@/usr/bin/python3 bench/nn_vs_torch.py --bin $(BUILD)/bin/bench_nn
 
 # The long variants of the stress tests (issue 9's sizes); minutes, not in `make test`.
 stress: build

@@ -216,6 +216,62 @@ static void test_memory_attribution(void **state)
     opprof_trace_free(tr);
 }
 
+static double max_rel_diff(const opprof_nn_tensor *a, const opprof_nn_tensor *b)
+{
+    double d = 0, r = 0;
+    assert_int_equal(a->numel, b->numel);
+    for (int64_t i = 0; i < a->numel; i++) {
+        double e = fabs((double)a->data[i] - b->data[i]);
+        d = e > d ? e : d;
+        r = fabs((double)b->data[i]) > r ? fabs((double)b->data[i]) : r;
+    }
+    return r > 0 ? d / r : d;
+}
+
+/* The parallel loops give what one thread gives: a forward, and a training
+ * step's gradients (batch statistics, pooling, convolutions backward). Not
+ * under TSan, which does not see OpenMP's synchronisation. */
+static void test_threads_agree(void **state)
+{
+    (void)state;
+#if defined(__SANITIZE_THREAD__)
+    skip();
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+    skip();
+#endif
+#endif
+    opprof_nn_tensor *x = image(2, 64, 9), *y[2] = {NULL, NULL};
+    opprof_nn_tensor *g[2][3] = {{NULL}};
+    static const char *const names[3] = {"conv1.weight", "layer1.0.bn1.weight", "layer4.1.conv2.weight"};
+    int64_t targets[2] = {3, 5};
+    for (int k = 0; k < 2; k++) {
+        opprof_nn_set_threads(k ? 3 : 1);
+        assert_int_equal(opprof_nn_model_forward(g_model, x, 0, &y[k]), OPPROF_OK);
+        opprof_nn_model *m = NULL;
+        opprof_nn_sgd *sgd = NULL;
+        opprof_nn_sgd_options o = {0.0f, 0.0f, 0.0f, 0.0f, 0};
+        assert_int_equal(opprof_nn_resnet18(10, 5, &m), OPPROF_OK);
+        assert_int_equal(opprof_nn_sgd_new(m, &o, &sgd), OPPROF_OK);
+        float loss;
+        assert_int_equal(opprof_nn_train_step(m, sgd, x, targets, &loss), OPPROF_OK);
+        for (int i = 0; i < 3; i++) g[k][i] = opprof_nn_tensor_retain(opprof_nn_model_find(m, names[i])->grad);
+        opprof_nn_sgd_free(sgd);
+        opprof_nn_model_free(m);
+    }
+    opprof_nn_set_threads(1);
+    assert_true(max_rel_diff(y[1], y[0]) < 1e-5);
+    for (int i = 0; i < 3; i++) {
+        double e = max_rel_diff(g[1][i], g[0][i]);
+        if (!(e < 1e-4)) fail_msg("gradient of %s: 1 and 3 threads differ by %g", names[i], e);
+        opprof_nn_tensor_release(g[0][i]);
+        opprof_nn_tensor_release(g[1][i]);
+    }
+    opprof_nn_tensor_release(y[0]);
+    opprof_nn_tensor_release(y[1]);
+    opprof_nn_tensor_release(x);
+}
+
 static void test_training_lowers_loss(void **state)
 {
     (void)state;
@@ -265,6 +321,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parameters_as_torchvision), cmocka_unit_test(test_inference_operators),
         cmocka_unit_test(test_flops_exact),               cmocka_unit_test(test_memory_attribution),
+        cmocka_unit_test(test_threads_agree),
         cmocka_unit_test(test_training_lowers_loss),
     };
     int rc = cmocka_run_group_tests(tests, make_model, free_model);

@@ -66,7 +66,7 @@ int opprof_nn_conv2d(const tensor *x, const tensor *w, const tensor *b, const op
     int64_t d[4];
     out_dims(x, w, p, d);
     tensor *out = op_nn_empty(4, d);
-    const op_nn_prim *prim = op_nn_conv_prim(CONV_FWD_INFER, x, w, b != NULL, p);
+    const op_nn_prim *prim = op_nn_conv_prim(CONV_FWD, x, w, b != NULL, p);
     if (!out)
         rc = OPPROF_E_NOMEM;
     else if (!prim)

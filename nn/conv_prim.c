@@ -110,9 +110,8 @@ static int build(entry *e)
     dnnl_engine_t eng = op_nn_engine();
     int rc = OPPROF_E_UNSUPPORTED;
     switch ((conv_kind)k->kind) {
-    case CONV_FWD_INFER:
-    case CONV_FWD_TRAIN: {
-        pd = forward_pd(k, &m, k->kind == CONV_FWD_INFER ? dnnl_forward_inference : dnnl_forward_training);
+    case CONV_FWD: { /* inference and training alike: the backward keeps what it needs itself */
+        pd = forward_pd(k, &m, dnnl_forward_inference);
         if (!pd) return rc;
         int ids[4] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_BIAS, DNNL_ARG_DST};
         dnnl_memory_desc_t users[4] = {m.src, m.w, m.b, m.dst};

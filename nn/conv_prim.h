@@ -4,7 +4,7 @@
 
 #include "backend.h"
 
-typedef enum conv_kind { CONV_FWD_INFER, CONV_FWD_TRAIN, CONV_BWD_DATA, CONV_BWD_WEIGHTS } conv_kind;
+typedef enum conv_kind { CONV_FWD, CONV_BWD_DATA, CONV_BWD_WEIGHTS } conv_kind;
 
 /* Argument order of each kind's op_nn_prim:
  *   forward:      src, weights, bias, dst

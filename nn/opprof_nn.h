@@ -34,8 +34,8 @@ extern "C" {
 int opprof_nn_set_threads(int n);
 int opprof_nn_threads(void);
 
-/* Frees the backend's caches (compiled primitives). Optional; for tools that
- * check for leaks. The runtime stays usable. */
+/* Frees what the runtime keeps between calls: compiled oneDNN primitives and
+ * the memory blocks kept for reuse (up to 1 GiB). The runtime stays usable. */
 void opprof_nn_shutdown(void);
 
 /* ======================================================================

@@ -1,0 +1,149 @@
+/* Atomic replacement of a file through a temporary file and rename(2). */
+#define _GNU_SOURCE /* mkostemp */
+#include "export/afile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/error.h"
+#include "opprof.h"
+
+/* The process umask without changing it (umask(2) would race with other
+ * threads creating files): Linux shows it in /proc/self/status. */
+static mode_t current_umask(void)
+{
+    mode_t m = 022;
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f) return m;
+    char line[256];
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "Umask:", 6) == 0) {
+            m = (mode_t)strtoul(line + 6, NULL, 8);
+            break;
+        }
+    }
+    fclose(f);
+    return m;
+}
+
+static char *dir_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash) return strdup(".");
+    if (slash == path) return strdup("/");
+    return strndup(path, (size_t)(slash - path));
+}
+
+int op_afile_open(op_afile *f, const char *path)
+{
+    memset(f, 0, sizeof *f);
+    f->fd = -1;
+    if (!path || !*path) return op_fail(OPPROF_E_INVAL, "no output path given");
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    if (!*base) return op_fail(OPPROF_E_INVAL, "cannot write %s: the path names a directory", path);
+    char *dir = dir_of(path);
+    size_t n = strlen(dir) + strlen(base) + 16;
+    f->path = strdup(path);
+    f->tmp = malloc(n);
+    if (!dir || !f->path || !f->tmp) {
+        free(dir);
+        free(f->path);
+        free(f->tmp);
+        f->path = f->tmp = NULL;
+        return op_fail(OPPROF_E_NOMEM, "out of memory");
+    }
+    /* Hidden, in the same directory, so that rename stays on one file system. */
+    snprintf(f->tmp, n, "%s/.%s.XXXXXX", dir, base);
+    f->fd = mkostemp(f->tmp, O_CLOEXEC);
+    if (f->fd < 0) {
+        int e = errno;
+        op_fail(OPPROF_E_IO, "cannot write %s: cannot create a file in %s: %s", path, dir, strerror(e));
+        free(dir);
+        free(f->path);
+        free(f->tmp);
+        f->path = f->tmp = NULL;
+        return OPPROF_E_IO;
+    }
+    free(dir);
+    /* mkostemp makes 0600; give the file the mode open(2) would have. */
+    (void)fchmod(f->fd, 0666 & ~current_umask());
+    return OPPROF_OK;
+}
+
+int op_afile_write(op_afile *f, const void *p, size_t n)
+{
+    const char *c = p;
+    while (n) {
+        ssize_t k = write(f->fd, c, n);
+        if (k < 0) {
+            if (errno == EINTR) continue;
+            int e = errno;
+            return op_fail(OPPROF_E_IO, "cannot write %s: %s (after %llu bytes; the previous file is kept)", f->path,
+                           strerror(e), (unsigned long long)f->written);
+        }
+        if (k == 0) return op_fail(OPPROF_E_IO, "cannot write %s: the write made no progress", f->path);
+        c += k;
+        n -= (size_t)k;
+        f->written += (uint64_t)k;
+    }
+    return OPPROF_OK;
+}
+
+static void release(op_afile *f)
+{
+    free(f->path);
+    free(f->tmp);
+    f->path = f->tmp = NULL;
+    f->fd = -1;
+}
+
+void op_afile_abort(op_afile *f)
+{
+    if (f->fd >= 0) close(f->fd);
+    if (f->tmp) unlink(f->tmp);
+    release(f);
+}
+
+int op_afile_commit(op_afile *f, int do_fsync)
+{
+    int e = 0;
+    const char *what = NULL;
+    if (do_fsync && fsync(f->fd) != 0) {
+        e = errno;
+        what = "fsync";
+    }
+    if (close(f->fd) != 0 && !what) {
+        e = errno;
+        what = "close";
+    }
+    f->fd = -1;
+    if (!what && rename(f->tmp, f->path) != 0) {
+        e = errno;
+        what = "rename";
+    }
+    if (what) {
+        int rc = op_fail(OPPROF_E_IO, "cannot write %s: %s: %s (the previous file is kept)", f->path, what,
+                         strerror(e));
+        unlink(f->tmp);
+        release(f);
+        return rc;
+    }
+    if (do_fsync) {
+        /* The rename itself is durable once the directory is synced. */
+        char *dir = dir_of(f->path);
+        int dfd = dir ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+        if (dfd >= 0) {
+            (void)fsync(dfd);
+            close(dfd);
+        }
+        free(dir);
+    }
+    release(f);
+    return OPPROF_OK;
+}

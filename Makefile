@@ -43,6 +43,7 @@ test: test-fast test-asan test-tsan
 bench: build
 	@scripts/deps.sh bench
 	@$(BUILD)/bin/bench_overhead
+	@$(BUILD)/bin/bench_export
 
 install: build
 	@cmake --install $(BUILD) --prefix $(PREFIX)

@@ -13,6 +13,7 @@ typedef struct op_afile {
     char *path; /* the target */
     char *tmp;  /* the temporary file, NULL once renamed or removed */
     uint64_t written;
+    uint64_t synced; /* bytes whose write-back has been started */
 } op_afile;
 
 /* Creates the temporary file. On failure nothing exists and the detail

@@ -1,15 +1,22 @@
-/* The recording hot path: begin, end, inputs, memory events.
+/* The recording hot path: begin, end, inputs. Memory events are in memory.c.
  *
  * Rules (DESIGN.md): no lock, no allocation, no system call, no string copy.
  * A plain begin is a generation check, one clock read, three stores into the
  * thread's buffer and a push on its open stack; end is a pop, a clock read and
- * one store. Everything unusual goes to a noinline slow path. */
+ * one store. Everything unusual goes to a noinline slow path.
+ *
+ * The header wraps these in inline functions that test opprof_active_ first,
+ * so that code outside a session pays one load and one branch; the library
+ * itself is built with OPPROF_BUILDING_LIBRARY and defines the real calls. */
 #include <string.h>
 
 #include "capture/state.h"
 
-#define STORE(p, v) atomic_store_explicit((p), (v), memory_order_relaxed)
-#define LOAD(p) atomic_load_explicit((p), memory_order_relaxed)
+static inline void count_drop(op_tstate *t)
+{
+    atomic_store_explicit(&t->dropped, atomic_load_explicit(&t->dropped, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+}
 
 static inline void push_open(op_tstate *t, op_word *rec, const opprof_site *site)
 {
@@ -19,22 +26,14 @@ static inline void push_open(op_tstate *t, op_word *rec, const opprof_site *site
     t->depth = d + 1;
 }
 
-/* Returns the state for generation g, attaching when needed. */
-static inline op_tstate *state_for(uint64_t g)
+/* The unusual begins: too deep, cap reached, chunk full. Returns where to
+ * write `words` words, or NULL when the begin is dropped (its end will be
+ * swallowed). */
+static OP_NOINLINE op_word *begin_room(op_tstate *t, const opprof_site *site, uint32_t words)
 {
-    op_tstate *t = op_tls;
-    if (OP_LIKELY(t != NULL && t->gen == g)) return t;
-    return op_thread_attach(g);
-}
-
-/* Room check for a begin: depth, cap budget and buffer space. Returns the
- * write position, or NULL when the begin is to be dropped or ignored. */
-static op_word *begin_room(op_tstate *t, const opprof_site *site, uint32_t words)
-{
-    if (t->depth >= OP_MAX_DEPTH || t->overflow) {
-        /* Too deep to keep: drop it and remember to swallow its end. */
+    if (t->depth >= OP_MAX_DEPTH) {
         t->overflow++;
-        STORE(&t->dropped, LOAD(&t->dropped) + 1);
+        count_drop(t);
         return NULL;
     }
     if (op_thread_reserve(t, words) != 0) {
@@ -44,69 +43,66 @@ static op_word *begin_room(op_tstate *t, const opprof_site *site, uint32_t words
     return atomic_load_explicit(&t->cur, memory_order_relaxed);
 }
 
-/* Writes a range record with an extension: inputs and the optional flops
- * and stack slots. */
+/* A range record with an extension: the optional flops slot, then the
+ * inputs' descriptors (dtype and ndim, four to a word) and their dims. */
 static void begin_ext(op_tstate *t, const opprof_site *site, const opprof_input *in, unsigned n)
 {
+    if (!(t->opts & (OP_OPT_SHAPES | OP_OPT_FLOPS)) || !in) n = 0;
     if (n > OPPROF_MAX_INPUTS) n = OPPROF_MAX_INPUTS;
-    if (!(t->opts & (OP_OPT_SHAPES | OP_OPT_FLOPS))) n = 0;
+    uint64_t desc[OPPROF_MAX_INPUTS / 4] = {0, 0, 0, 0};
     uint32_t ndims = 0;
-    for (unsigned i = 0; i < n; i++) ndims += in[i].ndim <= OPPROF_MAX_DIMS ? in[i].ndim : OPPROF_MAX_DIMS;
-    uint64_t hdr = (uint64_t)n << 16;
-    uint32_t payload = (n + 3) / 4 + ndims;
-    if (t->opts & OP_OPT_FLOPS) {
-        hdr |= OP_EXT_HAS_FLOPS;
-        payload++;
-    }
-    hdr |= payload;
-    op_word *c = begin_room(t, site, 4 + payload);
-    if (!c) return;
-    op_word *p = c + 4;
-    if (hdr & OP_EXT_HAS_FLOPS) STORE(p++, UINT64_MAX);
-    for (unsigned i = 0; i < n; i += 4) {
-        uint64_t w = 0;
-        for (unsigned j = 0; j < 4 && i + j < n; j++) {
-            unsigned nd = in[i + j].ndim <= OPPROF_MAX_DIMS ? in[i + j].ndim : OPPROF_MAX_DIMS;
-            w |= (uint64_t)((unsigned)in[i + j].dtype << 8 | nd) << (16 * j);
-        }
-        STORE(p++, w);
-    }
     for (unsigned i = 0; i < n; i++) {
         unsigned nd = in[i].ndim <= OPPROF_MAX_DIMS ? in[i].ndim : OPPROF_MAX_DIMS;
-        for (unsigned k = 0; k < nd; k++) STORE(p++, (uint64_t)in[i].dims[k]);
+        desc[i / 4] |= (uint64_t)((unsigned)in[i].dtype << 8 | nd) << (16 * (i % 4));
+        ndims += nd;
     }
-    STORE(&c[0], (uint64_t)(uintptr_t)site | OP_REC_EXT);
-    STORE(&c[2], OP_OPEN);
-    STORE(&c[3], hdr);
+    uint32_t ndesc = (n + 3) / 4;
+    uint32_t has_flops = (t->opts & OP_OPT_FLOPS) ? 1u : 0u;
+    uint32_t payload = has_flops + ndesc + ndims;
+    op_word *c = atomic_load_explicit(&t->cur, memory_order_relaxed);
+    if (OP_UNLIKELY(t->depth >= OP_MAX_DEPTH || c + 4 + payload > t->lim || t->budget <= 0)) {
+        c = begin_room(t, site, 4 + payload);
+        if (!c) return;
+    }
+    op_word *p = c + 4;
+    if (has_flops) *p++ = UINT64_MAX;
+    for (uint32_t i = 0; i < ndesc; i++) *p++ = desc[i];
+    for (unsigned i = 0; i < n; i++) {
+        unsigned nd = in[i].ndim <= OPPROF_MAX_DIMS ? in[i].ndim : OPPROF_MAX_DIMS;
+        const int64_t *dims = in[i].dims;
+        for (unsigned k = 0; k < nd; k++) *p++ = (uint64_t)dims[k];
+    }
+    c[0] = (uint64_t)(uintptr_t)site | OP_REC_EXT;
+    c[2] = OP_OPEN;
+    c[3] = (uint64_t)n << 16 | (has_flops ? OP_EXT_HAS_FLOPS : 0) | payload;
     push_open(t, c, site);
-    uint64_t ts = op_now(t);
-    STORE(&c[1], ts);
     t->budget--;
-    atomic_store_explicit(&t->cur, p, memory_order_release);
+    c[1] = op_now(t);
+    op_publish(t, p);
 }
 
 static OP_NOINLINE void begin_slow(uint64_t g, const opprof_site *site, const opprof_input *in, unsigned n)
 {
-    op_tstate *t = state_for(g);
+    op_tstate *t = op_state_for(g);
     if (!t) return;
     if (in || (t->opts & (OP_OPT_FLOPS | OP_OPT_STACK))) {
-        begin_ext(t, site, in, in ? n : 0);
+        begin_ext(t, site, in, n);
         return;
     }
     op_word *c = begin_room(t, site, 3);
     if (!c) return;
-    STORE(&c[0], (uint64_t)(uintptr_t)site);
-    STORE(&c[2], OP_OPEN);
+    c[0] = (uint64_t)(uintptr_t)site;
+    c[2] = OP_OPEN;
     push_open(t, c, site);
-    STORE(&c[1], op_now(t));
     t->budget--;
-    atomic_store_explicit(&t->cur, c + 3, memory_order_release);
+    c[1] = op_now(t);
+    op_publish(t, c + 3);
 }
 
 void opprof_begin(const opprof_site *site)
 {
-    uint64_t g = atomic_load_explicit(&op_g.gen, memory_order_relaxed);
-    if (OP_LIKELY(g == 0)) return;
+    uint64_t g = op_gen_load();
+    if (OP_UNLIKELY(g == 0)) return;
     op_tstate *t = op_tls;
     if (OP_UNLIKELY(t == NULL || t->fast_gen != g)) {
         begin_slow(g, site, NULL, 0);
@@ -114,7 +110,7 @@ void opprof_begin(const opprof_site *site)
     }
     op_word *c = atomic_load_explicit(&t->cur, memory_order_relaxed);
     uint32_t d = t->depth;
-    if (OP_UNLIKELY(d >= OP_MAX_DEPTH || c + 3 > t->lim || t->budget <= 0 || t->overflow)) {
+    if (OP_UNLIKELY(d >= OP_MAX_DEPTH || c + 3 > t->lim || t->budget <= 0)) {
         begin_slow(g, site, NULL, 0);
         return;
     }
@@ -122,23 +118,23 @@ void opprof_begin(const opprof_site *site)
     t->stack[d].site = site;
     t->depth = d + 1;
     t->budget--;
-    STORE(&c[0], (uint64_t)(uintptr_t)site);
-    STORE(&c[2], OP_OPEN);
-    STORE(&c[1], op_now(t));
-    atomic_store_explicit(&t->cur, c + 3, memory_order_release);
+    c[0] = (uint64_t)(uintptr_t)site;
+    c[2] = OP_OPEN;
+    c[1] = op_cycles(); /* fast_gen guarantees the built-in clock */
+    op_publish(t, c + 3);
 }
 
 void opprof_begin_inputs(const opprof_site *site, const opprof_input *inputs, unsigned n_inputs)
 {
-    uint64_t g = atomic_load_explicit(&op_g.gen, memory_order_relaxed);
-    if (OP_LIKELY(g == 0)) return;
+    uint64_t g = op_gen_load();
+    if (OP_UNLIKELY(g == 0)) return;
     op_tstate *t = op_tls;
     if (OP_UNLIKELY(t == NULL || t->gen != g)) {
         begin_slow(g, site, inputs, n_inputs);
         return;
     }
-    if (!(t->opts & (OP_OPT_SHAPES | OP_OPT_FLOPS | OP_OPT_STACK)) || !inputs) {
-        begin_slow(g, site, NULL, 0);
+    if (!(t->opts & (OP_OPT_SHAPES | OP_OPT_FLOPS | OP_OPT_STACK))) {
+        opprof_begin(site);
         return;
     }
     begin_ext(t, site, inputs, n_inputs);
@@ -150,8 +146,8 @@ static void close_from(op_tstate *t, uint32_t k, uint64_t ts)
     for (uint32_t i = t->depth; i-- > k;) {
         op_word *rec = t->stack[i].rec;
         if (!rec) continue;
-        if (i > k) STORE(&rec[0], LOAD(&rec[0]) | OP_REC_FORCED);
-        STORE(&rec[2], ts);
+        if (i > k) OP_STORE(&rec[0], OP_LOAD(&rec[0]) | OP_REC_FORCED);
+        OP_STORE(&rec[2], ts);
     }
     t->depth = k;
 }
@@ -169,31 +165,31 @@ static OP_NOINLINE int end_slow(uint64_t g, const opprof_site *site, int has_flo
     while (k > 0 && t->stack[k - 1].site != site) k--;
     if (k == 0) return OPPROF_E_UNBALANCED;
     op_word *rec = t->stack[k - 1].rec;
-    if (has_flops && rec && (LOAD(&rec[0]) & OP_REC_EXT) && (LOAD(&rec[3]) & OP_EXT_HAS_FLOPS))
-        STORE(&rec[4], flops);
+    if (has_flops && rec && (rec[0] & OP_REC_EXT) && (rec[3] & OP_EXT_HAS_FLOPS)) OP_STORE(&rec[4], flops);
     close_from(t, k - 1, ts);
     return OPPROF_OK;
 }
 
 int opprof_end(const opprof_site *site)
 {
-    uint64_t g = atomic_load_explicit(&op_g.gen, memory_order_relaxed);
-    if (OP_LIKELY(g == 0)) return OPPROF_OK;
+    uint64_t g = op_gen_load();
+    if (OP_UNLIKELY(g == 0)) return OPPROF_OK;
     op_tstate *t = op_tls;
-    if (OP_UNLIKELY(t == NULL || t->gen != g)) return end_slow(g, site, 0, 0);
-    uint64_t ts = op_now(t);
+    if (OP_UNLIKELY(t == NULL || t->end_gen != g)) return end_slow(g, site, 0, 0);
+    uint64_t ts = op_cycles(); /* end_gen guarantees the built-in clock */
     uint32_t d = t->depth;
-    if (OP_UNLIKELY(d == 0 || t->stack[d - 1].site != site || t->overflow)) return end_slow(g, site, 0, 0);
+    /* depth at the limit may mean dropped ranges still open: the slow path knows */
+    if (OP_UNLIKELY(d == 0 || d >= OP_MAX_DEPTH || t->stack[d - 1].site != site)) return end_slow(g, site, 0, 0);
     op_word *rec = t->stack[d - 1].rec;
     t->depth = d - 1;
-    if (OP_LIKELY(rec != NULL)) STORE(&rec[2], ts);
+    if (OP_LIKELY(rec != NULL)) OP_STORE(&rec[2], ts);
     return OPPROF_OK;
 }
 
 int opprof_end_flops(const opprof_site *site, uint64_t flops)
 {
-    uint64_t g = atomic_load_explicit(&op_g.gen, memory_order_relaxed);
-    if (OP_LIKELY(g == 0)) return OPPROF_OK;
+    uint64_t g = op_gen_load();
+    if (OP_UNLIKELY(g == 0)) return OPPROF_OK;
     return end_slow(g, site, 1, flops);
 }
 
@@ -202,20 +198,4 @@ const opprof_site *opprof_annotation_begin(const char *name)
     const opprof_site *s = opprof_intern(name, OPPROF_CAT_USER_ANNOTATION);
     if (s) opprof_begin(s);
     return s;
-}
-
-void opprof_record_memory(const void *addr, int64_t bytes)
-{
-    uint64_t g = atomic_load_explicit(&op_g.gen, memory_order_relaxed);
-    if (OP_LIKELY(g == 0)) return;
-    op_tstate *t = state_for(g);
-    if (!t || !(t->opts & OP_OPT_MEMORY)) return;
-    if (op_thread_reserve(t, 4) != 0) return;
-    op_word *c = atomic_load_explicit(&t->cur, memory_order_relaxed);
-    STORE(&c[0], OP_REC_MEM);
-    STORE(&c[1], op_now(t));
-    STORE(&c[2], (uint64_t)(uintptr_t)addr);
-    STORE(&c[3], (uint64_t)bytes);
-    t->budget--;
-    atomic_store_explicit(&t->cur, c + 4, memory_order_release);
 }

@@ -1,9 +1,11 @@
 /* Capture state shared by the hot path, the thread registry, the session and
  * the collector that turns buffers into the event model.
  *
- * Record format (64-bit words, written with relaxed atomics so that a
- * concurrent collector never reads torn data and TSan sees no race; on x86-64
- * and aarch64 these are plain moves):
+ * Record format (64-bit words). Words written before the thread publishes
+ * its cursor (release) are plain stores; the words changed after that (t1,
+ * the forced flag, the flops slot) use relaxed atomics, which are plain moves
+ * on x86-64 and aarch64, so a concurrent collector never reads torn data and
+ * TSan sees no race:
  *
  *   range:   [site | flags] [t0] [t1]                       24 bytes
  *   range+x: [site | flags | OP_REC_EXT] [t0] [t1] [hdr] [payload...]
@@ -35,7 +37,10 @@
 #define OP_NOINLINE
 #endif
 
-typedef _Atomic uint64_t op_word;
+typedef uint64_t op_word;
+
+#define OP_STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+#define OP_LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
 
 enum {
     OP_REC_EXT = 1u,    /* a header word and payload follow */
@@ -55,7 +60,8 @@ enum {
 /* Largest record: range + header + flops + stack + 4 descriptor words + dims. */
 #define OP_MAX_RECORD_WORDS (4 + 2 + 4 + OPPROF_MAX_INPUTS * OPPROF_MAX_DIMS)
 
-#define OP_CHUNK_WORDS (128u * 1024u) /* 1 MiB per chunk */
+#define OP_CHUNK_BYTES ((size_t)1 << 20) /* 1 MiB per chunk */
+#define OP_PREFILL_CHUNKS 4              /* mapped at start: ~175k events without a page fault */
 #define OP_MAX_DEPTH 256
 
 typedef struct op_chunk {
@@ -82,7 +88,8 @@ typedef struct op_tstate {
     /* Hot: touched by every begin/end. */
     _Atomic(op_word *) cur;   /* next free word; published with release */
     op_word *lim;             /* end of the current chunk */
-    uint64_t fast_gen;        /* == gen when plain begins need no extension */
+    uint64_t fast_gen;        /* == gen when a plain begin may take the fast path */
+    uint64_t end_gen;         /* == gen when an end may take the fast path */
     uint64_t gen;             /* session generation this state records for */
     uint32_t depth;
     uint32_t overflow;        /* begins past OP_MAX_DEPTH still to be ended */
@@ -101,9 +108,10 @@ typedef struct op_tstate {
     op_open stack[OP_MAX_DEPTH];
 } op_tstate;
 
-/* Process-wide capture state. gen is 0 when no session records. */
+/* Process-wide capture state. The recording generation is the public
+ * opprof_active_ (0 when no session records), so that the header's inline
+ * wrappers can test it without a call. */
 typedef struct op_global {
-    _Atomic uint64_t gen;
     _Atomic int64_t remaining; /* events left under the cap */
     uint32_t opts;
     opprof_clock_fn clock;
@@ -112,11 +120,37 @@ typedef struct op_global {
 } op_global;
 
 extern op_global op_g;
+
+/* opprof_active_ is read through the GOT even inside the library: a program
+ * that reads it from the header's inline wrappers may hold the only copy
+ * (a copy relocation), and both sides must see the same one. */
+
+static inline uint64_t op_gen_load(void)
+{
+    return __atomic_load_n(&opprof_active_, __ATOMIC_RELAXED);
+}
+
+static inline uint64_t op_gen_load_acquire(void)
+{
+    return __atomic_load_n(&opprof_active_, __ATOMIC_ACQUIRE);
+}
+
+static inline void op_gen_store(uint64_t g)
+{
+    __atomic_store_n(&opprof_active_, g, __ATOMIC_RELEASE);
+}
 extern _Thread_local op_tstate *op_tls OP_TLS_MODEL;
+
 
 static inline uint64_t op_now(const op_tstate *t)
 {
     return OP_UNLIKELY(t->clock != NULL) ? (uint64_t)t->clock(t->clock_ctx) : op_cycles();
+}
+
+/* Publishes the records written up to `end` to a concurrent collector. */
+static inline void op_publish(op_tstate *t, op_word *end)
+{
+    atomic_store_explicit(&t->cur, end, memory_order_release);
 }
 
 /* Slow paths (thread.c). */
@@ -126,9 +160,21 @@ static inline uint64_t op_now(const op_tstate *t)
  * when g is no longer the active generation or memory ran out. */
 op_tstate *op_thread_attach(uint64_t g);
 
+/* The calling thread's state for generation g, attaching when needed. */
+static inline op_tstate *op_state_for(uint64_t g)
+{
+    op_tstate *t = op_tls;
+    if (OP_LIKELY(t != NULL && t->gen == g)) return t;
+    return op_thread_attach(g);
+}
+
 /* Ensures room for `words` more words and one more event under the cap.
  * Returns 0, or -1 after counting a drop. */
 int op_thread_reserve(op_tstate *t, uint32_t words);
+
+/* Maps chunks into the pool until it holds nchunks (at session start, so
+ * that a session's first events do not pay for page faults). */
+void op_capture_prefill(unsigned nchunks);
 
 /* Registry walk for the collector; the registry lock is held between
  * op_registry_lock and op_registry_unlock. */

@@ -11,6 +11,7 @@
 #include "capture/state.h"
 
 op_global op_g;
+uint64_t opprof_active_;
 _Thread_local op_tstate *op_tls OP_TLS_MODEL;
 
 static pthread_mutex_t g_reg_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -22,30 +23,98 @@ static pthread_once_t g_key_once = PTHREAD_ONCE_INIT;
  * the hot path, small near the cap so that idle threads hold little of it. */
 #define BUDGET_BLOCK 4096
 
+/* Chunks given back by earlier sessions, already faulted in: reusing them
+ * keeps page faults off the recording of later sessions and schedule
+ * cycles. Bounded so that one large session does not pin memory forever. */
+#define POOL_MAX 64
+static pthread_mutex_t g_pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static op_chunk *g_pool;
+static unsigned g_pool_n;
+
+/* Chunks are populated up front so that the page faults happen here, in the
+ * slow path, not in later stores. (On this project's VMs fresh memory costs
+ * about 0.5 ms per MiB to fault in; 2 MiB transparent huge pages were slower
+ * still, so plain pages it is.) */
+static op_chunk *map_chunk(void)
+{
+    void *p = mmap(NULL, OP_CHUNK_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
 static op_chunk *chunk_new(void)
 {
-    size_t bytes = sizeof(op_chunk) + OP_CHUNK_WORDS * sizeof(op_word);
-    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) return NULL;
-    op_chunk *c = p;
+    pthread_mutex_lock(&g_pool_lock);
+    op_chunk *c = g_pool;
+    if (c) {
+        g_pool = atomic_load_explicit(&c->next, memory_order_relaxed);
+        g_pool_n--;
+    }
+    pthread_mutex_unlock(&g_pool_lock);
+    if (c) {
+        atomic_store_explicit(&c->next, NULL, memory_order_relaxed);
+        atomic_store_explicit(&c->end, NULL, memory_order_relaxed);
+        return c;
+    }
+    c = map_chunk();
+    if (!c) return NULL;
     atomic_init(&c->next, NULL);
     atomic_init(&c->end, NULL);
-    c->nwords = OP_CHUNK_WORDS;
+    c->nwords = (OP_CHUNK_BYTES - sizeof(op_chunk)) / sizeof(op_word);
     return c;
 }
 
 static void chunk_free(op_chunk *c)
 {
-    munmap(c, sizeof(op_chunk) + c->nwords * sizeof(op_word));
+    munmap(c, OP_CHUNK_BYTES);
+}
+
+void op_capture_prefill(unsigned nchunks)
+{
+    while (1) {
+        pthread_mutex_lock(&g_pool_lock);
+        unsigned have = g_pool_n;
+        pthread_mutex_unlock(&g_pool_lock);
+        if (have >= nchunks) return;
+        op_chunk *c = map_chunk();
+        if (!c) return;
+        c->nwords = (OP_CHUNK_BYTES - sizeof(op_chunk)) / sizeof(op_word);
+        pthread_mutex_lock(&g_pool_lock);
+        atomic_store_explicit(&c->next, g_pool, memory_order_relaxed);
+        g_pool = c;
+        g_pool_n++;
+        pthread_mutex_unlock(&g_pool_lock);
+    }
 }
 
 static void free_chunks(op_chunk *c)
 {
     while (c) {
         op_chunk *n = atomic_load_explicit(&c->next, memory_order_relaxed);
-        chunk_free(c);
+        pthread_mutex_lock(&g_pool_lock);
+        int keep = g_pool_n < POOL_MAX;
+        if (keep) {
+            atomic_store_explicit(&c->next, g_pool, memory_order_relaxed);
+            g_pool = c;
+            g_pool_n++;
+        }
+        pthread_mutex_unlock(&g_pool_lock);
+        if (!keep) chunk_free(c);
         c = n;
     }
+}
+
+/* Thread states are mapped, not malloc'd: a thread's first record may come
+ * from inside a malloc interposer, which must not see the profiler's own
+ * allocations (or recurse into it). */
+static op_tstate *state_new(void)
+{
+    void *p = mmap(NULL, sizeof(op_tstate), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+static void state_free(op_tstate *t)
+{
+    munmap(t, sizeof *t);
 }
 
 static void unlink_state(op_tstate *t)
@@ -64,13 +133,16 @@ static void on_thread_exit(void *arg)
     op_tls = NULL;
     pthread_mutex_lock(&g_reg_lock);
     t->exit_ticks = op_now(t);
-    if (t->gen != 0 && t->gen == atomic_load_explicit(&op_g.gen, memory_order_acquire)) {
+    if (t->gen != 0 && t->gen == op_gen_load_acquire()) {
+        /* Give the unused part of its grant back for the threads still running. */
+        if (t->budget > 0) atomic_fetch_add_explicit(&op_g.remaining, t->budget, memory_order_relaxed);
+        t->budget = 0;
         /* The running session still needs its events: the collector frees it. */
         atomic_store_explicit(&t->dead, 1, memory_order_release);
     } else {
         unlink_state(t);
         free_chunks(t->head);
-        free(t);
+        state_free(t);
     }
     pthread_mutex_unlock(&g_reg_lock);
 }
@@ -102,7 +174,7 @@ void op_registry_reap(uint64_t g)
         if (atomic_load_explicit(&t->dead, memory_order_acquire) && t->gen == g) {
             *p = t->next;
             free_chunks(t->head);
-            free(t);
+            state_free(t);
         } else {
             p = &t->next;
         }
@@ -131,8 +203,11 @@ static int reset_for(op_tstate *t, uint64_t g)
     t->clock = op_g.clock;
     t->clock_ctx = op_g.clock_ctx;
     t->gen = g;
-    /* Plain begins take the slow path when every record needs an extension. */
-    t->fast_gen = (t->opts & (OP_OPT_FLOPS | OP_OPT_STACK)) ? 0 : g;
+    /* Plain begins take the slow path when every record needs an extension,
+     * and both begin and end when a clock function must be called: the fast
+     * paths then make no call and need no saved registers. */
+    t->fast_gen = (t->opts & (OP_OPT_FLOPS | OP_OPT_STACK)) || t->clock ? 0 : g;
+    t->end_gen = t->clock ? 0 : g;
     return 0;
 }
 
@@ -141,13 +216,13 @@ op_tstate *op_thread_attach(uint64_t g)
     pthread_once(&g_key_once, make_key);
     op_tstate *t = op_tls;
     pthread_mutex_lock(&g_reg_lock);
-    if (atomic_load_explicit(&op_g.gen, memory_order_acquire) != g) {
+    if (op_gen_load_acquire() != g) {
         /* The session stopped while we were getting here. */
         pthread_mutex_unlock(&g_reg_lock);
         return NULL;
     }
     if (!t) {
-        t = calloc(1, sizeof *t);
+        t = state_new();
         if (!t) {
             pthread_mutex_unlock(&g_reg_lock);
             return NULL;

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "capture/memtrack.h"
 #include "capture/state.h"
 #include "common/error.h"
 #include "model/collect.h"
@@ -64,7 +65,7 @@ static void fork_parent(void)
  * child may start its own. */
 static void fork_child(void)
 {
-    atomic_store_explicit(&op_g.gen, 0, memory_order_relaxed);
+    op_gen_store(0);
     S.active = 0;
     S.gen = 0;
     S.step_site = NULL;
@@ -108,7 +109,7 @@ void op_session_open_gen(void)
     uint64_t now = op_g.clock ? (uint64_t)op_g.clock(op_g.clock_ctx) : op_cycles();
     op_timebase_start(&S.tb, op_g.clock != NULL, now);
     S.gen = ++S.gen_counter;
-    atomic_store_explicit(&op_g.gen, S.gen, memory_order_release);
+    op_gen_store(S.gen);
 }
 
 /* Closes the current generation; returns its trace in *out (NULL when
@@ -119,7 +120,7 @@ int op_session_close_gen(int keep, opprof_trace **out)
     if (!S.gen) return OPPROF_OK;
     uint64_t stop = op_g.clock ? (uint64_t)op_g.clock(op_g.clock_ctx) : op_cycles();
     uint64_t gen = S.gen;
-    atomic_store_explicit(&op_g.gen, 0, memory_order_release);
+    op_gen_store(0);
     S.gen = 0;
     op_timebase_finish(&S.tb);
     opprof_trace *tr = NULL;
@@ -240,6 +241,8 @@ int opprof_start(const opprof_config *cfg)
     S.keeping = 0;
     S.step_site = NULL;
     S.record_steps = S.cfg.schedule.enabled; /* torch 1.13: step annotations only with a schedule */
+    op_capture_prefill(OP_PREFILL_CHUNKS);
+    if (S.opts & OP_OPT_MEMORY) op_memtrack_reset();
     const char *warning = op_sched_config_warning(&S.cfg.schedule);
     if (warning) op_sched_warn_once(warning);
     S.action = opprof_schedule_action(&S.cfg.schedule, 0);

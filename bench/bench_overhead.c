@@ -1,0 +1,233 @@
+/* bench_overhead: the cost of recording, against the floor of two clock
+ * reads and a store, measured in the same run.
+ *
+ *   build/bin/bench_overhead [--block N] [--rounds R]
+ *
+ * Prints one table: ns per range for each case, its ratio to the floor and
+ * the target from issue 2, then bytes per recorded event. */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "capture/clock.h"
+#include "capture/state.h"
+#include "opprof.h"
+
+OPPROF_SITE(site_op, "bench::op");
+
+static volatile uint64_t g_sink[1024];
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* The floor: what any recorder must do at least, two timestamps and a store. */
+static double floor_ns(long n)
+{
+    double t0 = now_s();
+    for (long i = 0; i < n; i++) {
+        uint64_t a = op_cycles();
+        uint64_t b = op_cycles();
+        g_sink[i & 1023] = b - a;
+    }
+    return (now_s() - t0) * 1e9 / (double)n;
+}
+
+static double plain_ns(long n)
+{
+    double t0 = now_s();
+    for (long i = 0; i < n; i++) {
+        opprof_begin(&site_op);
+        opprof_end(&site_op);
+    }
+    return (now_s() - t0) * 1e9 / (double)n;
+}
+
+static double shapes_ns(long n)
+{
+    opprof_input in[4] = {
+        {OPPROF_DTYPE_FLOAT, 4, {5, 64, 56, 56}},
+        {OPPROF_DTYPE_FLOAT, 4, {64, 64, 3, 3}},
+        {OPPROF_DTYPE_FLOAT, 1, {64}},
+        {OPPROF_DTYPE_SCALAR, 0, {0}},
+    };
+    double t0 = now_s();
+    for (long i = 0; i < n; i++) {
+        opprof_begin_inputs(&site_op, in, 4);
+        opprof_end(&site_op);
+    }
+    return (now_s() - t0) * 1e9 / (double)n;
+}
+
+/* Stops the session and checks that every range of the block was kept. */
+static void stop_expect(long n)
+{
+    opprof_trace *t = NULL;
+    if (opprof_stop(&t) != 0 || (long)opprof_trace_event_count(t) != n) {
+        fprintf(stderr, "bench_overhead: expected %ld events, got %zu\n", n, opprof_trace_event_count(t));
+        exit(1);
+    }
+    opprof_trace_free(t);
+}
+
+static void start(int shapes)
+{
+    opprof_config cfg;
+    opprof_config_init(&cfg);
+    cfg.record_shapes = shapes;
+    cfg.max_events = 1ull << 40;
+    if (opprof_start(&cfg) != 0) {
+        fprintf(stderr, "bench_overhead: start failed: %s\n", opprof_last_error());
+        exit(1);
+    }
+}
+
+/* Bytes the calling thread's buffers hold, walked before stop. */
+static size_t buffer_bytes(void)
+{
+    const op_tstate *t = op_tls;
+    size_t words = 0;
+    for (const op_chunk *c = t->head; c; c = atomic_load(&c->next)) {
+        const op_word *end = atomic_load(&c->next) ? atomic_load(&c->end) : atomic_load(&t->cur);
+        words += (size_t)(end - c->words);
+    }
+    return words * sizeof(op_word);
+}
+
+typedef struct par_arg {
+    long n;
+    double ns;
+    pthread_barrier_t *bar;
+} par_arg;
+
+static void *par_worker(void *p)
+{
+    par_arg *a = p;
+    pthread_barrier_wait(a->bar);
+    a->ns = plain_ns(a->n);
+    return NULL;
+}
+
+static double parallel_ns(long n)
+{
+    pthread_barrier_t bar;
+    pthread_barrier_init(&bar, NULL, 2);
+    par_arg a[2] = {{n, 0, &bar}, {n, 0, &bar}};
+    pthread_t th[2];
+    for (int i = 0; i < 2; i++) pthread_create(&th[i], NULL, par_worker, &a[i]);
+    for (int i = 0; i < 2; i++) pthread_join(th[i], NULL);
+    pthread_barrier_destroy(&bar);
+    return (a[0].ns + a[1].ns) / 2;
+}
+
+/* Every case runs in short blocks, interleaved with the floor, R times. The
+ * table gives each case's fastest block (the figure least disturbed by other
+ * work on a shared machine, taken the same way for the floor) and the median
+ * block. The first session of the process runs on freshly mapped chunks (page
+ * faults); later ones reuse chunks kept in the pool, and "fresh memory" shows
+ * the difference. */
+typedef struct series {
+    double *v;
+    int n;
+} series;
+
+static void add(series *s, double v)
+{
+    s->v[s->n++] = v;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double fastest(series *s)
+{
+    qsort(s->v, (size_t)s->n, sizeof *s->v, cmp_double);
+    return s->v[0];
+}
+
+static double med(series *s)
+{
+    qsort(s->v, (size_t)s->n, sizeof *s->v, cmp_double);
+    return s->v[s->n / 2];
+}
+
+static void row(const char *name, series *s, double floor_fast, double floor_med, const char *target)
+{
+    double f = fastest(s), m = med(s);
+    if (floor_fast > 0)
+        printf("%-44s %9.2f %9.2f %9.2f %9.2f %9s\n", name, f, m, f / floor_fast, m / floor_med, target);
+    else
+        printf("%-44s %9.2f %9.2f %9s %9s %9s\n", name, f, m, "-", "-", target);
+}
+
+int main(int argc, char **argv)
+{
+    long n = 200000;
+    int rounds = 30;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--block") && i + 1 < argc) n = atol(argv[++i]);
+        else if (!strcmp(argv[i], "--rounds") && i + 1 < argc) rounds = atoi(argv[++i]);
+        else {
+            fprintf(stderr, "usage: bench_overhead [--block N] [--rounds R]\n");
+            return 2;
+        }
+    }
+    if (rounds < 1 || rounds > 1000 || n < 1000) {
+        fprintf(stderr, "bench_overhead: need --rounds 1..1000 and --block >= 1000\n");
+        return 2;
+    }
+    series fl = {0}, pl = {0}, sh = {0}, off = {0}, one = {0}, two = {0}, ratio2 = {0};
+    series *all[] = {&fl, &pl, &sh, &off, &one, &two, &ratio2};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++) all[i]->v = calloc((size_t)rounds, sizeof(double));
+
+    double fresh_floor = floor_ns(n);
+    start(0);
+    double fresh = plain_ns(n);
+    stop_expect(n);
+
+    size_t bytes_plain = 0, bytes_shapes = 0;
+    for (int r = 0; r < rounds; r++) {
+        add(&fl, floor_ns(n));
+        add(&off, plain_ns(n));
+
+        start(0);
+        add(&pl, plain_ns(n));
+        bytes_plain = buffer_bytes();
+        stop_expect(n);
+
+        start(1);
+        add(&sh, shapes_ns(n));
+        bytes_shapes = buffer_bytes();
+        stop_expect(n);
+
+        start(0);
+        double a = plain_ns(n), b = parallel_ns(n);
+        add(&one, a);
+        add(&two, b);
+        add(&ratio2, b / a);
+        stop_expect(3 * n);
+    }
+    double ff = fastest(&fl), fm = med(&fl);
+    printf("bench_overhead: blocks of %ld ranges, %d rounds\n", n, rounds);
+    printf("%-44s %9s %9s %9s %9s %9s\n", "case (ns per range)", "fastest", "median", "x floor", "x floor", "target");
+    row("floor: 2 clock reads + 1 store", &fl, ff, fm, "-");
+    row("begin/end, static name", &pl, ff, fm, "<= 1.30");
+    row("begin/end, 4 input shapes recorded", &sh, ff, fm, "<= 2.50");
+    row("begin/end, no session active", &off, 0, 0, "<= 2 ns");
+    printf("%-44s %9.2f %9s %9.2f %9s %9s\n", "begin/end, first session (fresh memory)", fresh, "-", fresh / fresh_floor, "-", "-");
+    row("2 threads at once, per thread", &two, 0, 0, "-");
+    row("  ratio to 1 thread in the same round", &ratio2, 0, 0, "<= 1.20");
+    printf("%-44s %9.1f %9s %9s %9s %9s\n", "bytes per event, no shapes", (double)bytes_plain / (double)n, "-", "-", "-", "<= 32");
+    printf("%-44s %9.1f %9s %9s %9s %9s\n", "bytes per event, 4 shapes", (double)bytes_shapes / (double)n, "-", "-", "-", "-");
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++) free(all[i]->v);
+    return 0;
+}

@@ -418,6 +418,42 @@ static void test_bad_paths(void **state)
     opprof_trace_free(t);
 }
 
+/* Replacing keeps what writing in place would: a symbolic link still
+ * points to the (new) file, the mode stays, and a device is written to, not
+ * replaced. */
+static void test_links_modes_devices(void **state)
+{
+    (void)state;
+    opprof_trace *t = build_trace(1);
+    char real[256], link[256];
+    path_in(real, sizeof real, "real.json");
+    path_in(link, sizeof link, "link.json");
+    FILE *f = fopen(real, "w");
+    fclose(f);
+    assert_int_equal(chmod(real, 0640), 0);
+    assert_int_equal(symlink(real, link), 0);
+    assert_int_equal(opprof_export_chrome_trace(t, link), OPPROF_OK);
+    struct stat st;
+    assert_int_equal(lstat(link, &st), 0);
+    assert_true(S_ISLNK(st.st_mode));
+    assert_int_equal(stat(real, &st), 0);
+    assert_true(st.st_size > 100);
+    assert_int_equal(st.st_mode & 0777, 0640);
+    assert_int_equal(opprof_export_chrome_trace(t, "/dev/null"), OPPROF_OK);
+    assert_int_equal(stat("/dev/null", &st), 0);
+    assert_true(S_ISCHR(st.st_mode));
+    char fifo[256];
+    path_in(fifo, sizeof fifo, "fifo");
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "cat '%s' > '%s.out' &", fifo, fifo);
+    assert_int_equal(system(cmd), 0);
+    assert_int_equal(opprof_export_chrome_trace(t, fifo), OPPROF_OK);
+    assert_int_equal(lstat(fifo, &st), 0);
+    assert_true(S_ISFIFO(st.st_mode));
+    opprof_trace_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -431,6 +467,7 @@ int main(void)
         cmocka_unit_test(test_empty_trace),
         cmocka_unit_test(test_rank_from_environment),
         cmocka_unit_test(test_bad_paths),
+        cmocka_unit_test(test_links_modes_devices),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

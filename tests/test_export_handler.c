@@ -146,12 +146,53 @@ static void test_failure_is_reported(void **state)
     assert_int_equal(opprof_trace_handler_init(&h, big, NULL, 0), OPPROF_E_INVAL);
 }
 
+/* The seed's trace_handler prints each cycle's table: so does ours, asked. */
+static void test_table_per_trace(void **state)
+{
+    (void)state;
+    opprof_trace_handler h;
+    assert_int_equal(opprof_trace_handler_init(&h, g_dir, "tables", 0), OPPROF_OK);
+    h.table_only = 1;
+    h.print_table = 1;
+    h.row_limit = 10;
+    snprintf(h.sort_by, sizeof h.sort_by, "self_cpu_time_total");
+    h.table_out = tmpfile();
+    assert_non_null(h.table_out);
+    opprof_config cfg;
+    opprof_config_init(&cfg);
+    cfg.on_trace_ready = opprof_trace_handler_ready;
+    cfg.user = &h;
+    run_steps(&cfg, 4); /* ready at steps 2 and 4 */
+    assert_int_equal(h.last_status, OPPROF_OK);
+    assert_int_equal(h.traces_written, 0);
+    char text[8192] = {0};
+    rewind(h.table_out);
+    size_t n = fread(text, 1, sizeof text - 1, h.table_out);
+    fclose(h.table_out);
+    assert_true(n > 0);
+    int tables = 0;
+    for (const char *p = text; (p = strstr(p, "Self CPU time total:")); p++) tables++;
+    assert_int_equal(tables, 2);
+    assert_non_null(strstr(text, "ProfilerStep*"));
+    assert_non_null(strstr(text, "# of Calls"));
+    char last[512];
+    assert_int_equal(count_named(g_dir, "tables.", ".pt.trace.json", last, sizeof last), 0);
+    /* A bad sort key is reported like any failure. */
+    h.table_out = tmpfile();
+    snprintf(h.sort_by, sizeof h.sort_by, "nonsense");
+    run_steps(&cfg, 2);
+    fclose(h.table_out);
+    assert_int_equal(h.last_status, OPPROF_E_INVAL);
+    assert_non_null(strstr(h.last_error, "nonsense"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_default_worker_names),
         cmocka_unit_test(test_named_worker_gzip_and_session_dir),
         cmocka_unit_test(test_failure_is_reported),
+        cmocka_unit_test(test_table_per_trace),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -41,18 +41,45 @@ static char *dir_of(const char *path)
     return strndup(path, (size_t)(slash - path));
 }
 
+/* Opens a device or pipe named by the user for writing, in place. */
+static int open_direct(op_afile *f, const char *path)
+{
+    f->fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+    if (f->fd < 0) {
+        int e = errno;
+        return op_fail(OPPROF_E_IO, "cannot write %s: %s", path, strerror(e));
+    }
+    if (!(f->path = strdup(path))) {
+        close(f->fd);
+        f->fd = -1;
+        return op_fail(OPPROF_E_NOMEM, "out of memory");
+    }
+    f->direct = 1;
+    return OPPROF_OK;
+}
+
 int op_afile_open(op_afile *f, const char *path)
 {
     memset(f, 0, sizeof *f);
     f->fd = -1;
     if (!path || !*path) return op_fail(OPPROF_E_INVAL, "no output path given");
+    struct stat st;
+    int exists = stat(path, &st) == 0;
+    if (exists && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) return open_direct(f, path);
+    char *resolved = NULL;
+    struct stat lst;
+    if (exists && lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode) && (resolved = realpath(path, NULL))) path = resolved;
     const char *base = strrchr(path, '/');
     base = base ? base + 1 : path;
-    if (!*base) return op_fail(OPPROF_E_INVAL, "cannot write %s: the path names a directory", path);
+    if (!*base) {
+        free(resolved);
+        return op_fail(OPPROF_E_INVAL, "cannot write %s: the path names a directory", path);
+    }
     char *dir = dir_of(path);
     size_t n = strlen(dir) + strlen(base) + 16;
     f->path = strdup(path);
     f->tmp = malloc(n);
+    free(resolved);
     if (!dir || !f->path || !f->tmp) {
         free(dir);
         free(f->path);
@@ -65,7 +92,7 @@ int op_afile_open(op_afile *f, const char *path)
     f->fd = mkostemp(f->tmp, O_CLOEXEC);
     if (f->fd < 0) {
         int e = errno;
-        op_fail(OPPROF_E_IO, "cannot write %s: cannot create a file in %s: %s", path, dir, strerror(e));
+        op_fail(OPPROF_E_IO, "cannot write %s: cannot create a file in %s: %s", f->path, dir, strerror(e));
         free(dir);
         free(f->path);
         free(f->tmp);
@@ -73,8 +100,9 @@ int op_afile_open(op_afile *f, const char *path)
         return OPPROF_E_IO;
     }
     free(dir);
-    /* mkostemp makes 0600; give the file the mode open(2) would have. */
-    (void)fchmod(f->fd, 0666 & ~current_umask());
+    /* mkostemp makes 0600: keep the mode of the file replaced, else give
+     * the one open(2) would. */
+    (void)fchmod(f->fd, exists ? (st.st_mode & 07777) : (0666 & ~current_umask()));
     return OPPROF_OK;
 }
 
@@ -96,7 +124,7 @@ int op_afile_write(op_afile *f, const void *p, size_t n)
     }
     /* Start the disk write-back of what is written so far, so that the final
      * fsync finds little left to do: the disk works while we format. */
-    if (f->written - f->synced >= WRITEBACK_STEP) {
+    if (!f->direct && f->written - f->synced >= WRITEBACK_STEP) {
         (void)sync_file_range(f->fd, (off_t)f->synced, (off_t)(f->written - f->synced), SYNC_FILE_RANGE_WRITE);
         f->synced = f->written;
     }
@@ -120,6 +148,11 @@ void op_afile_abort(op_afile *f)
 
 int op_afile_commit(op_afile *f, int do_fsync)
 {
+    if (f->direct) {
+        int rc = close(f->fd) == 0 ? OPPROF_OK : op_fail(OPPROF_E_IO, "cannot write %s: %s", f->path, strerror(errno));
+        release(f);
+        return rc;
+    }
     int e = 0;
     const char *what = NULL;
     if (do_fsync && fsync(f->fd) != 0) {

@@ -14,10 +14,13 @@ typedef struct op_afile {
     char *tmp;  /* the temporary file, NULL once renamed or removed */
     uint64_t written;
     uint64_t synced; /* bytes whose write-back has been started */
+    int direct;      /* the target is a device or a pipe: written in place */
 } op_afile;
 
 /* Creates the temporary file. On failure nothing exists and the detail
- * names the path and the system's reason. */
+ * names the path and the system's reason. A symbolic link is followed (the
+ * file it names is replaced, as writing through it would); a target that is
+ * not a regular file (/dev/stdout, a named pipe) is written in place. */
 int op_afile_open(op_afile *f, const char *path);
 
 /* Writes all of p[0..n), retrying short writes; a failure (ENOSPC, EFBIG,

@@ -48,10 +48,11 @@ typedef struct cw {
     /* Stored JSON fragments per strtab id: 0 unchecked, 1 valid, 2 invalid. */
     uint8_t *valid;
     /* `, "pid": P, "tid": T, "ts": ` per thread. */
-    char (*thread_text)[64];
+    char (*thread_text)[80];
     uint8_t *thread_len;
     uint64_t ev_idx;
     int first;
+    int number_ops; /* give operators their position as External id */
 } cw;
 
 static const char *const k_cat_prefix[] = {
@@ -172,9 +173,10 @@ static void put_event(cw *c, size_t i)
         w->p = op_fmt_i64(w->p + 15, e->external_id);
         memcpy(w->p, ", ", 2);
         w->p += 2;
-    } else if (op_cat_is_host(e->cat) && !(t->options & OP_TRACE_DEVICE)) {
-        /* torch gives every operator an External id; without device
-         * events nothing links to it, so its position serves. */
+    } else if (c->number_ops && op_cat_is_host(e->cat)) {
+        /* torch gives every operator an External id; in a trace with no
+         * ids and no device events nothing links to it, so its position
+         * serves. */
         memcpy(w->p, "\"External id\": ", 15);
         w->p = op_fmt_u64(w->p + 15, (uint64_t)i + 1);
         memcpy(w->p, ", ", 2);
@@ -349,6 +351,9 @@ static int cw_init(cw *c, const opprof_trace *t, op_jw *w)
     c->thread_text = calloc(nt, sizeof *c->thread_text);
     c->thread_len = calloc(nt, 1);
     if (!c->name_at || !c->name_len || !c->valid || !c->thread_text || !c->thread_len) return -1;
+    c->number_ops = !(t->options & OP_TRACE_DEVICE);
+    for (size_t i = 0; i < t->nev && c->number_ops; i++)
+        if (t->ev[i].flags & OP_EV_HAS_EXT) c->number_ops = 0;
     for (size_t i = 0; i < t->nthreads; i++) {
         char *p = c->thread_text[i];
         memcpy(p, ", \"pid\": ", 9);

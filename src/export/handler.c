@@ -89,11 +89,17 @@ static int write_trace(opprof_trace_handler *h, const opprof_trace *t)
     return opprof_export_chrome_trace_ex(t, h->last_path, &o);
 }
 
+/* What the seed's trace_handler does: p.key_averages().table(sort_by=...,
+ * row_limit=...) for the cycle just ended. */
 static int print_table(opprof_trace_handler *h, const opprof_trace *t)
 {
-    (void)h;
-    (void)t;
-    return OPPROF_OK;
+    FILE *f = h->table_out ? h->table_out : stdout;
+    opprof_key_averages *ka = NULL;
+    int rc = opprof_key_averages(t, NULL, &ka);
+    if (rc == OPPROF_OK) rc = opprof_table_write(ka, h->sort_by[0] ? h->sort_by : NULL, h->row_limit, f);
+    opprof_key_averages_free(ka);
+    fflush(f);
+    return rc;
 }
 
 void opprof_trace_handler_ready(const opprof_trace *trace, void *handler)

@@ -73,7 +73,7 @@ void op_out_discard(op_out *o)
     o->gz = NULL;
     free(o->plain);
     o->plain = NULL;
-    if (o->to_file && o->file.tmp) op_afile_abort(&o->file);
+    if (o->to_file && o->file.path) op_afile_abort(&o->file);
 }
 
 int op_out_close(op_out *o)

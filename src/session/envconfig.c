@@ -11,6 +11,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "analysis/keyavg.h"
 #include "common/error.h"
 #include "opprof.h"
 
@@ -49,13 +50,6 @@ static const struct {
     {"row_limit", "OPPROF_ROW_LIMIT", K_INT},
     {"sort_by", "OPPROF_SORT_BY", K_SORT},
     {"max_events", "OPPROF_MAX_EVENTS", K_COUNT},
-};
-
-/* The sort keys of key_averages().table(sort_by=...). */
-static const char *const k_sort_keys[] = {
-    "cpu_time",   "cpu_time_total",    "self_cpu_time_total",    "cpu_memory_usage", "self_cpu_memory_usage",
-    "flops",      "count",             "cuda_time",              "cuda_time_total",  "self_cuda_time_total",
-    "device_time", "device_time_total", "self_device_time_total",
 };
 
 static int parse_i64(const char *s, int64_t *out)
@@ -160,20 +154,16 @@ static int apply(int which, const char *label, const char *v, opprof_config *cfg
         h->print_table = 1;
         return OPPROF_OK;
     case K_SORT:
-        for (size_t i = 0; i < sizeof k_sort_keys / sizeof *k_sort_keys; i++) {
-            if (strcmp(v, k_sort_keys[i]) == 0) {
-                snprintf(h->sort_by, sizeof h->sort_by, "%s", v);
-                h->print_table = 1;
-                return OPPROF_OK;
-            }
-        }
-        {
+        /* The table's own list of keys decides, and names them when wrong. */
+        if (!op_avg_sort_key(v)) {
             char valid[512];
-            size_t k = 0;
-            for (size_t i = 0; i < sizeof k_sort_keys / sizeof *k_sort_keys; i++)
-                k += (size_t)snprintf(valid + k, sizeof valid - k, "%s%s", i ? ", " : "", k_sort_keys[i]);
+            const char *list = strstr(opprof_last_error(), "valid keys: ");
+            snprintf(valid, sizeof valid, "%s", list ? list + 12 : "see opprof_key_averages_sort");
             return bad_value(label, v, valid);
         }
+        snprintf(h->sort_by, sizeof h->sort_by, "%s", v);
+        h->print_table = 1;
+        return OPPROF_OK;
     default: /* K_COUNT */
         if (parse_i64(v, &n) != 0 || n < 1) return bad_value(label, v, "a whole number of events >= 1");
         cfg->max_events = (uint64_t)n;

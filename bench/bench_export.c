@@ -46,7 +46,7 @@ static double median(double *v, int n)
 
 /* A step is a ProfilerStep annotation over layers; a layer is a user
  * annotation over operators, each calling two or three children. */
-static opprof_trace *model_like_trace(size_t target)
+static opprof_trace *model_like_trace(size_t target, int shapes_on)
 {
     static const char *const ops[] = {"aten::conv2d", "aten::convolution", "aten::_convolution",
                                       "aten::mkldnn_convolution", "aten::batch_norm", "aten::_batch_norm_impl_index",
@@ -69,7 +69,7 @@ static opprof_trace *model_like_trace(size_t target)
         shape_ids[i] = op_trace_intern(t, shapes[i], strlen(shapes[i]));
         type_ids[i] = op_trace_intern(t, types[i], strlen(types[i]));
     }
-    t->options |= OP_TRACE_SHAPES;
+    if (shapes_on) t->options |= OP_TRACE_SHAPES;
     int64_t ts = 0;
     unsigned rnd = 12345;
     for (int step = 0; t->nev < target; step++) {
@@ -84,13 +84,17 @@ static opprof_trace *model_like_trace(size_t target)
             int64_t d = 2000 + (int64_t)(rnd >> 20) % 50000;
             int o = (int)((rnd >> 8) % 15), s = (int)((rnd >> 4) % 5);
             op_event *e = op_trace_add_event(t, (uint32_t)th, op_ids[o], OPPROF_CAT_CPU_OP, ts + 10, d);
-            e->shapes = shape_ids[s];
-            e->types = type_ids[s];
+            if (shapes_on) {
+                e->shapes = shape_ids[s];
+                e->types = type_ids[s];
+            }
             for (int c = 0; c < 2 && t->nev < target; c++) {
                 e = op_trace_add_event(t, (uint32_t)th, op_ids[(o + c + 1) % 15], OPPROF_CAT_CPU_OP,
                                        ts + 20 + c * (d / 2), d / 2 - 30);
-                e->shapes = shape_ids[s];
-                e->types = type_ids[s];
+                if (shapes_on) {
+                    e->shapes = shape_ids[s];
+                    e->types = type_ids[s];
+                }
             }
             ts += d + 40;
         }
@@ -137,7 +141,7 @@ int main(int argc, char **argv)
     else
         printf("pytorch  reference unavailable (needs /usr/bin/python3 with python3-torch: scripts/deps.sh bench)\n");
 
-    opprof_trace *t = model_like_trace(nev);
+    opprof_trace *t = model_like_trace(nev, 1);
     char plain[512], gz[512];
     snprintf(plain, sizeof plain, "%s/opprof_bench_export.%d.json", dir, (int)getpid());
     snprintf(gz, sizeof gz, "%s/opprof_bench_export.%d.json.gz", dir, (int)getpid());
@@ -158,13 +162,31 @@ int main(int argc, char **argv)
     }
     double sp = median(tp, runs), sg = median(tg, runs);
     double bp = (double)file_size(plain), bg = (double)file_size(gz);
+    /* The same without input shapes: content closer to PyTorch 1.13's file. */
+    opprof_trace *bare = model_like_trace(nev, 0);
+    double tb[50];
+    for (int r = 0; r < runs; r++) {
+        double t0 = now();
+        if (opprof_export_chrome_trace(bare, plain) != OPPROF_OK) {
+            fprintf(stderr, "export failed: %s\n", opprof_last_error());
+            return 1;
+        }
+        tb[r] = now() - t0;
+    }
+    double sb = median(tb, runs), bb = (double)file_size(plain);
+    opprof_trace_free(bare);
     printf("opprof   plain .json:         %zu events, %.1f MB in %.3f s: %.1f MB/s, %.2f M events/s\n",
            opprof_trace_event_count(t), bp / 1e6, sp, bp / 1e6 / sp, (double)nev / 1e6 / sp);
+    printf("opprof   plain, no shapes:    %zu events, %.1f MB in %.3f s: %.1f MB/s, %.2f M events/s\n", nev, bb / 1e6,
+           sb, bb / 1e6 / sb, (double)nev / 1e6 / sb);
     printf("opprof   gzip  .json.gz:      %.1f MB (%.1f MB of JSON) in %.3f s: %.1f MB/s of JSON\n", bg / 1e6,
            bp / 1e6, sg, bp / 1e6 / sg);
-    if (torch_s > 0)
+    if (torch_s > 0) {
         printf("ratio    opprof/pytorch: %.2fx bytes/s, %.2fx events/s (goal >= 3x bytes/s)\n",
                (bp / sp) / (torch_bytes / torch_s), ((double)nev / sp) / (torch_events / torch_s));
+        printf("ratio    opprof/pytorch, no shapes: %.2fx bytes/s, %.2fx events/s\n",
+               (bb / sb) / (torch_bytes / torch_s), ((double)nev / sb) / (torch_events / torch_s));
+    }
     printf("ratio    gzip time / plain time: %.2f (goal <= 2)\n", sg / sp);
     printf("(medians of %d runs; files in %s, fsync and rename included; machine shared, figures noisy)\n", runs, dir);
     unlink(plain);

@@ -454,6 +454,34 @@ static void test_links_modes_devices(void **state)
     opprof_trace_free(t);
 }
 
+/* A name far longer than a buffer, cut into pieces between UTF-8 sequences:
+ * Python's own decoder (errors="replace") must read the same characters. */
+static void test_long_mixed_name(void **state)
+{
+    (void)state;
+    static const char unit[] = "ab\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\xff\xe2\x82\"\n\x01";
+    size_t n = 300000, u = sizeof unit - 1;
+    char *name = malloc(n);
+    for (size_t i = 0; i < n; i++) name[i] = unit[i % u];
+    opprof_trace *t = op_trace_new();
+    int64_t th = op_trace_thread(t, 1, 1);
+    op_trace_add_event(t, (uint32_t)th, op_trace_intern(t, name, n), OPPROF_CAT_CPU_OP, 0, 10);
+    op_trace_finish(t);
+    char path[256], raw[256];
+    path_in(path, sizeof path, "long.json");
+    path_in(raw, sizeof raw, "long.raw");
+    FILE *f = fopen(raw, "wb");
+    fwrite(name, 1, n, f);
+    fclose(f);
+    assert_int_equal(opprof_export_chrome_trace(t, path), OPPROF_OK);
+    if (!trace_check_available()) skip();
+    char *out = trace_check_name(path, raw);
+    if (!out) fail_msg("the long name did not survive (see stderr)");
+    free(out);
+    free(name);
+    opprof_trace_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -468,6 +496,7 @@ int main(void)
         cmocka_unit_test(test_rank_from_environment),
         cmocka_unit_test(test_bad_paths),
         cmocka_unit_test(test_links_modes_devices),
+        cmocka_unit_test(test_long_mixed_name),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Strict checks of a Chrome trace written by opprof; used by the C tests.
 
-    check_trace.py FILE        (.gz is read as gzip)
+    check_trace.py FILE [RAW]  (.gz is read as gzip)
 
 Fails (exit 1, reason on stderr) unless the file is strict JSON: no control
 characters inside strings, no NaN or Infinity, no duplicate keys, valid UTF-8;
@@ -9,6 +9,10 @@ and unless it has Kineto's shape: an object with schemaVersion,
 deviceProperties, displayTimeUnit, baseTimeNanoseconds, traceEvents and
 droppedEvents; every event with a known ph and numeric pid and tid; every ts
 and dur written with exactly three decimals.
+
+With RAW, the bytes of that file decoded as UTF-8 with errors="replace"
+(Python's, which replaces each maximal ill-formed subsequence by one U+FFFD)
+must equal the name of the first "X" event.
 
 On success prints one JSON line (ASCII only) that the tests compare:
   {"x": [[cat, name, ts, dur], ...], "args": [args of each X event], "mem": [args of each
@@ -85,6 +89,12 @@ def main(path):
             raise ValueError("unexpected ph in %r" % ev)
     if idx != list(range(len(idx))):
         raise ValueError("Ev Idx values are not 0, 1, 2, ...")
+    if len(sys.argv) > 2:
+        want = open(sys.argv[2], "rb").read().decode("utf-8", errors="replace")
+        if out["x"][0][1] != want:
+            raise ValueError("the first name differs from %s decoded (lengths %d, %d)"
+                             % (sys.argv[2], len(out["x"][0][1]), len(want)))
+        out["x"][0][1] = "(matched %d characters)" % len(want)
     print(json.dumps(out, ensure_ascii=True, sort_keys=True))
 
 

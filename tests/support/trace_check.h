@@ -21,12 +21,14 @@ static inline int trace_check_available(void)
     return trace_check_python() != NULL;
 }
 
-static inline char *trace_check(const char *path)
+/* raw (may be NULL): a file whose bytes, decoded by Python with
+ * errors="replace", must equal the first event's name. */
+static inline char *trace_check_name(const char *path, const char *raw)
 {
     const char *src = getenv("OPPROF_SOURCE_DIR");
     char cmd[4096];
-    snprintf(cmd, sizeof cmd, "'%s' '%s/tests/export/check_trace.py' '%s'", trace_check_python(), src ? src : ".",
-             path);
+    snprintf(cmd, sizeof cmd, "'%s' '%s/tests/export/check_trace.py' '%s' %s%s%s", trace_check_python(),
+             src ? src : ".", path, raw ? "'" : "", raw ? raw : "", raw ? "'" : "");
     FILE *p = popen(cmd, "r");
     if (!p) return NULL;
     size_t cap = 1 << 16, n = 0;
@@ -48,6 +50,11 @@ static inline char *trace_check(const char *path)
     }
     out[n] = '\0';
     return out;
+}
+
+static inline char *trace_check(const char *path)
+{
+    return trace_check_name(path, NULL);
 }
 
 #endif

@@ -71,35 +71,30 @@ int op_afile_open(op_afile *f, const char *path)
     if (exists && lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode) && (resolved = realpath(path, NULL))) path = resolved;
     const char *base = strrchr(path, '/');
     base = base ? base + 1 : path;
+    int rc = OPPROF_OK;
+    char *dir = NULL;
     if (!*base) {
-        free(resolved);
-        return op_fail(OPPROF_E_INVAL, "cannot write %s: the path names a directory", path);
+        rc = op_fail(OPPROF_E_INVAL, "cannot write %s: the path names a directory", path);
+    } else if (!(dir = dir_of(path)) || !(f->path = strdup(path)) ||
+               !(f->tmp = malloc(strlen(dir) + strlen(base) + 16))) {
+        rc = op_fail(OPPROF_E_NOMEM, "out of memory");
+    } else {
+        /* Hidden, in the same directory, so that rename stays on one file system. */
+        sprintf(f->tmp, "%s/.%s.XXXXXX", dir, base);
+        f->fd = mkostemp(f->tmp, O_CLOEXEC);
+        if (f->fd < 0) {
+            int e = errno;
+            rc = op_fail(OPPROF_E_IO, "cannot write %s: cannot create a file in %s: %s", f->path, dir, strerror(e));
+        }
     }
-    char *dir = dir_of(path);
-    size_t n = strlen(dir) + strlen(base) + 16;
-    f->path = strdup(path);
-    f->tmp = malloc(n);
     free(resolved);
-    if (!dir || !f->path || !f->tmp) {
-        free(dir);
-        free(f->path);
-        free(f->tmp);
-        f->path = f->tmp = NULL;
-        return op_fail(OPPROF_E_NOMEM, "out of memory");
-    }
-    /* Hidden, in the same directory, so that rename stays on one file system. */
-    snprintf(f->tmp, n, "%s/.%s.XXXXXX", dir, base);
-    f->fd = mkostemp(f->tmp, O_CLOEXEC);
-    if (f->fd < 0) {
-        int e = errno;
-        op_fail(OPPROF_E_IO, "cannot write %s: cannot create a file in %s: %s", f->path, dir, strerror(e));
-        free(dir);
-        free(f->path);
-        free(f->tmp);
-        f->path = f->tmp = NULL;
-        return OPPROF_E_IO;
-    }
     free(dir);
+    if (rc != OPPROF_OK) {
+        free(f->path);
+        free(f->tmp);
+        f->path = f->tmp = NULL;
+        return rc;
+    }
     /* mkostemp makes 0600: keep the mode of the file replaced, else give
      * the one open(2) would. */
     (void)fchmod(f->fd, exists ? (st.st_mode & 07777) : (0666 & ~current_umask()));

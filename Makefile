@@ -44,6 +44,7 @@ bench: build
 	@scripts/deps.sh bench
 	@$(BUILD)/bin/bench_overhead
 	@$(BUILD)/bin/bench_keyavg
+	@$(BUILD)/bin/bench_stacks
 
 install: build
 	@cmake --install $(BUILD) --prefix $(PREFIX)

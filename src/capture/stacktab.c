@@ -69,6 +69,7 @@ int op_stacktab_reset(op_stacktab *s, unsigned depth)
     }
     s->nentries = 0;
     s->depth = depth < 1 ? 1 : depth > OP_STACK_MAX_DEPTH ? OP_STACK_MAX_DEPTH : depth;
+    s->own = 0;
     /* libunwind sets its per-thread frame cache up on a thread's first walk
      * (mmap); take that hit here rather than in the first recorded begin. */
     void *warm[8];
@@ -125,15 +126,30 @@ static ST_NOINLINE int next_seg(op_stacktab *s, size_t words)
     return 0;
 }
 
+static inline int find_ra(void *const *buf, int n, const void *ra)
+{
+    for (int k = 0; k < n && k < OWN_FRAMES; k++)
+        if (buf[k] == ra) return k;
+    return -1;
+}
+
 uint64_t op_stack_capture(op_stacktab *s, const void *ra)
 {
     void *buf[OP_STACK_MAX_DEPTH + OWN_FRAMES];
-    int n = unw_backtrace(buf, (int)s->depth + OWN_FRAMES);
-    /* The caller's frame is the one that returns to ra; when the unwinder
-     * did not report it (an unusual inlining), keep everything. */
-    int k = 0;
-    while (k < n && k < OWN_FRAMES && buf[k] != ra) k++;
-    if (k >= n || buf[k] != ra) k = 0;
+    /* Walk just as far as needed (each frame costs ~10 ns): the caller's
+     * frame, the one that returns to ra, sat at most `own` frames down so far. */
+    int want = (int)(s->depth + s->own);
+    int n = unw_backtrace(buf, want);
+    int k = find_ra(buf, n, ra);
+    if (ST_UNLIKELY(k < 0 || k > (int)s->own)) {
+        if (n == want) { /* the walk may have stopped short of what we need */
+            want = (int)s->depth + (k < 0 ? OWN_FRAMES : k);
+            n = unw_backtrace(buf, want);
+            k = find_ra(buf, n, ra);
+        }
+        if (k < 0) k = 0; /* not reported (unusual inlining): keep everything */
+        else if (k > (int)s->own) s->own = (uint32_t)k;
+    }
     uint32_t nf = (uint32_t)(n - k);
     if (nf > s->depth) nf = s->depth;
     void *const *f = buf + k;

@@ -28,6 +28,7 @@ typedef struct op_stacktab {
     op_stackseg *seg;   /* segment being filled */
     uint64_t *p, *lim;  /* free words of seg */
     uint32_t depth;     /* frames to keep (the session's max_stack_depth) */
+    uint32_t own;       /* profiler frames above the caller's at the last capture */
 } op_stacktab;
 
 /* Entry accessors for the collector. */

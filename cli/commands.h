@@ -12,4 +12,6 @@ typedef struct cli_command {
 /* Exit statuses shared by every subcommand. */
 enum { CLI_OK = 0, CLI_FAIL = 1, CLI_BAD_INPUT = 2 };
 
+int cmd_exec(int argc, char **argv);
+
 #endif

@@ -7,6 +7,7 @@
 #include "opprof.h"
 
 static const cli_command COMMANDS[] = {
+    {"exec", "run a program with opprof preloaded (-finstrument-functions)", cmd_exec},
     {NULL, NULL, NULL},
 };
 

@@ -10,6 +10,7 @@
 #include "stacks/symbolize.h"
 
 #define OWN_PREFIX "opprof_"
+#define HOOK_NAME "__cyg_profile_func_enter"
 
 static size_t mix(uint64_t k)
 {
@@ -127,14 +128,22 @@ static int ip_frames(op_stack_map *m, opprof_trace *tr, uint64_t ip, uint32_t *k
     return 0;
 }
 
-/* A frame of the profiler's own public API (an inline wrapper that the
- * compiler kept out of line): left out of the innermost end of stacks. */
-static int own_frame(const opprof_trace *tr, uint32_t id)
+/* How many frames at the innermost end of a stack are the profiler's: its
+ * public API (an inline wrapper the compiler kept out of line), or the
+ * -finstrument-functions hook and the prologue of the function that called
+ * it (that function is the operator itself; its stack starts at its call). */
+static size_t own_frames(const opprof_trace *tr, const uint32_t *ids, size_t n)
 {
-    const char *s = op_strtab_get(&tr->str, id);
-    const char *fn = strrchr(s, ' ');
-    fn = fn ? fn + 1 : s;
-    return strncmp(fn, OWN_PREFIX, sizeof OWN_PREFIX - 1) == 0;
+    size_t k = 0;
+    while (k < n) {
+        const char *s = op_strtab_get(&tr->str, ids[k]);
+        const char *fn = strrchr(s, ' ');
+        fn = fn ? fn + 1 : s;
+        if (strcmp(fn, HOOK_NAME) == 0) return k + 2 < n ? k + 2 : n;
+        if (strncmp(fn, OWN_PREFIX, sizeof OWN_PREFIX - 1) != 0) break;
+        k++;
+    }
+    return k;
 }
 
 static uint32_t new_stack(op_stack_map *m, opprof_trace *tr, const uint64_t *ips, uint32_t n)
@@ -149,8 +158,7 @@ static uint32_t new_stack(op_stack_map *m, opprof_trace *tr, const uint64_t *ips
         memcpy(ids + nids, m->pool + m->off[k], m->cnt[k] * sizeof *ids);
         nids += m->cnt[k];
     }
-    size_t skip = 0;
-    while (skip < nids && own_frame(tr, ids[skip])) skip++;
+    size_t skip = own_frames(tr, ids, nids);
     if (skip == nids) {
         result = 0;
         goto out;

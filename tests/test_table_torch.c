@@ -11,25 +11,9 @@
 
 #include <cmocka.h>
 
+#include "slurp.h"
 #include "fixtures.h"
 #include "torch_trace_min.h"
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    rewind(f);
-    char *s = malloc((size_t)n + 1);
-    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
-        free(s);
-        s = NULL;
-    }
-    if (s) s[n] = '\0';
-    fclose(f);
-    return s;
-}
 
 /* Prints the first differing line of two texts, for a readable failure. */
 static void show_difference(const char *want, const char *got)

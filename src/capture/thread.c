@@ -135,6 +135,9 @@ static void on_thread_exit(void *arg)
     pthread_mutex_lock(&g_reg_lock);
     t->exit_ticks = op_now(t);
     if (t->gen != 0 && t->gen == op_gen_load_acquire()) {
+        /* Give the unused part of its grant back for the threads still running. */
+        if (t->budget > 0) atomic_fetch_add_explicit(&op_g.remaining, t->budget, memory_order_relaxed);
+        t->budget = 0;
         /* The running session still needs its events: the collector frees it. */
         atomic_store_explicit(&t->dead, 1, memory_order_release);
     } else {

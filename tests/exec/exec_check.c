@@ -17,24 +17,9 @@
 
 #include <cmocka.h>
 
-static char g_dir[] = "/tmp/opprof_exec_XXXXXX";
+#include "slurp.h"
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    rewind(f);
-    char *s = malloc((size_t)n + 1);
-    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
-        free(s);
-        s = NULL;
-    }
-    if (s) s[n] = '\0';
-    fclose(f);
-    return s;
-}
+static char g_dir[] = "/tmp/opprof_exec_XXXXXX";
 
 static void path_in(char *out, size_t cap, const char *name)
 {

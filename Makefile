@@ -45,6 +45,7 @@ bench: build
 	@$(BUILD)/bin/bench_overhead
 	@$(BUILD)/bin/bench_keyavg
 	@$(BUILD)/bin/bench_stacks
+	@$(BUILD)/bin/bench_instrument
 
 # The long variants of the stress tests (issue 9's sizes); minutes, not in `make test`.
 stress: build

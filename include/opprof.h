@@ -254,11 +254,14 @@ OPPROF_API extern uint64_t opprof_active_;
 
 #if (defined(__GNUC__) || defined(__clang__)) && !defined(OPPROF_BUILDING_LIBRARY) && !defined(OPPROF_NO_INLINE)
 #define OPPROF_ACTIVE_() __builtin_expect(__atomic_load_n(&opprof_active_, __ATOMIC_RELAXED) != 0, 0)
-static inline void opprof_begin_inline_(const opprof_site *s)
+/* Always inlined, even without optimization: then the begin call is made
+ * from the caller's own frame, where with_stack's stacks start. */
+#define OPPROF_INLINE_ static inline __attribute__((always_inline))
+OPPROF_INLINE_ void opprof_begin_inline_(const opprof_site *s)
 {
     if (OPPROF_ACTIVE_()) (opprof_begin)(s);
 }
-static inline void opprof_begin_inputs_inline_(const opprof_site *s, const opprof_input *in, unsigned n)
+OPPROF_INLINE_ void opprof_begin_inputs_inline_(const opprof_site *s, const opprof_input *in, unsigned n)
 {
     if (OPPROF_ACTIVE_()) (opprof_begin_inputs)(s, in, n);
 }
@@ -281,7 +284,11 @@ static inline int opprof_end_flops_inline_(const opprof_site *s, uint64_t flops)
 /* A range that ends when the enclosing block is left, even by an early
  * return:   { OPPROF_SCOPE("my_op"); ... }  */
 static inline void opprof_scope_end_(const opprof_site *const *s) { opprof_end(*s); }
+#if defined(OPPROF_INLINE_)
+OPPROF_INLINE_ const opprof_site *opprof_scope_begin_(const opprof_site *s) { opprof_begin(s); return s; }
+#else
 static inline const opprof_site *opprof_scope_begin_(const opprof_site *s) { opprof_begin(s); return s; }
+#endif
 #define OPPROF_CAT2_(a, b) a##b
 #define OPPROF_CAT_(a, b) OPPROF_CAT2_(a, b)
 #define OPPROF_SCOPE(name_)                                                                      \

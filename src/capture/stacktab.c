@@ -23,9 +23,40 @@
 #define SLOTS_INIT ((size_t)4096)
 
 /* Frames above the caller's that a capture may see: op_stack_capture itself,
- * the begin slow path and the public entry point, with room to spare for a
- * compiler that does not inline what we expect. */
-#define OWN_FRAMES 4
+ * the begin slow path and the public entry point; an unoptimized build keeps
+ * five of them. Only the search for the caller's frame goes this far: the
+ * walk stops where the caller was last time. */
+#define OWN_FRAMES 8
+
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define ST_TSAN 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__)
+#define ST_TSAN 1
+#endif
+
+#ifdef ST_TSAN
+/* Under ThreadSanitizer, libunwind's per-thread trace cache crashes TSan's
+ * runtime when the cache is freed at thread exit (a mutex taken in the last
+ * round of thread-specific destructors, after TSan has let go of the
+ * thread). The step-by-step walk has no cache: slower, fine for tests. */
+static int walk_stack(void **buf, int size)
+{
+    unw_context_t uc;
+    unw_cursor_t c;
+    if (unw_getcontext(&uc) != 0 || unw_init_local(&c, &uc) != 0) return 0;
+    int n = 0;
+    while (n < size && unw_step(&c) > 0) {
+        unw_word_t ip;
+        if (unw_get_reg(&c, UNW_REG_IP, &ip) != 0) break;
+        buf[n++] = (void *)(uintptr_t)ip;
+    }
+    return n;
+}
+#define unw_backtrace walk_stack
+#endif
 
 static void *map(size_t bytes, int populate)
 {

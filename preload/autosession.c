@@ -126,6 +126,9 @@ __attribute__((destructor, no_instrument_function)) static void on_exit_(void)
         complain("cannot stop profiling");
         return;
     }
+    if (opprof_trace_event_count(t) == 0)
+        fprintf(stderr, "opprof exec: nothing was recorded (is the program compiled with -finstrument-functions "
+                        "and dynamically linked?)\n");
     if (S.table[0]) write_table(t);
     if (S.stacks[0]) write_stacks(t);
     opprof_trace_free(t);

@@ -173,6 +173,11 @@ int cmd_exec(int argc, char **argv)
                         "(set OPPROF_LIBDIR to its folder)\n");
         return CLI_FAIL;
     }
+    if (strpbrk(dir, " :")) { /* LD_PRELOAD's separators */
+        fprintf(stderr, "opprof exec: the preload libraries' folder '%s' has a space or ':' in its path, "
+                        "which LD_PRELOAD cannot carry\n", dir);
+        return CLI_FAIL;
+    }
     /* Ours first; a preload the caller had stays. */
     const char *old = getenv("LD_PRELOAD");
     size_t cap = 2 * strlen(dir) + 128 + (old ? strlen(old) : 0);

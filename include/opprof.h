@@ -503,7 +503,8 @@ OPPROF_API int opprof_key_averages_write_json(const opprof_key_averages *ka, FIL
  * reads "FILE(LINE): FUNC", the form PyTorch gives Python frames, with one
  * frame per function inlined at a call; without line information it is
  * "MODULE: FUNC", without a symbol "MODULE(+0xOFFSET): ??". Frames of
- * opprof's own API are left out; max_stack_depth counts the frames taken.
+ * opprof's own API are left out; max_stack_depth counts the frames taken
+ * (at most 128).
  * ====================================================================== */
 
 /* The frames of event i's stack (0 when it has none). */

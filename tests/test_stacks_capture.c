@@ -241,6 +241,35 @@ static void test_export_stacks_of_a_live_session(void **state)
     opprof_trace_free(t);
 }
 
+static int g_line_inputs;
+
+static NOINLINE void with_inputs(void)
+{
+    opprof_input in[2] = {{OPPROF_DTYPE_FLOAT, 2, {3, 4}}, {OPPROF_DTYPE_INT64, 1, {7}}};
+    opprof_begin_inputs(&site_inner, in, 2); g_line_inputs = __LINE__;
+    opprof_end_flops(&site_inner, 99);
+    g_sink++;
+}
+
+/* The stack slot sits between the FLOPs slot and the inputs: all three
+ * come back. */
+static void test_stack_with_shapes_and_flops(void **state)
+{
+    (void)state;
+    opprof_config cfg;
+    opprof_config_init(&cfg);
+    cfg.with_stack = cfg.record_shapes = cfg.with_flops = 1;
+    assert_int_equal(opprof_start(&cfg), OPPROF_OK);
+    with_inputs();
+    opprof_trace *t = stop();
+    opprof_event e;
+    assert_int_equal(opprof_trace_event(t, 0, &e), OPPROF_OK);
+    assert_string_equal(e.input_shapes, "[[3, 4], [7]]");
+    assert_int_equal(e.flops, 99);
+    expect_frame(t, 0, 0, g_line_inputs, "with_inputs");
+    opprof_trace_free(t);
+}
+
 /* Functions known by address. */
 static NOINLINE int fn_a(int x) { return x * 3 + g_sink; }
 static NOINLINE int fn_b(int x) { return x * 5 + g_sink; }
@@ -288,6 +317,7 @@ int main(void)
         cmocka_unit_test(test_threads_share_model_stacks),
         cmocka_unit_test(test_key_averages_by_call_site),
         cmocka_unit_test(test_export_stacks_of_a_live_session),
+        cmocka_unit_test(test_stack_with_shapes_and_flops),
         cmocka_unit_test(test_function_sites_and_exclusion),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

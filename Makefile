@@ -46,6 +46,8 @@ bench: build
 	@$(BUILD)/bin/bench_keyavg
 	@$(BUILD)/bin/bench_stacks
 	@$(BUILD)/bin/bench_instrument
+	@$(BUILD)/bin/bench_import
+	@bench/bench_summary.sh $(BUILD)
 
 # The long variants of the stress tests (issue 9's sizes); minutes, not in `make test`.
 stress: build

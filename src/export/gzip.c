@@ -49,7 +49,7 @@ struct op_gz {
     int stop;
     unsigned nworkers;
     pthread_t th[MAX_WORKERS];
-    z_stream z; /* the caller's stream when there are no workers */
+    z_stream z; /* the caller's stream */
     int z_ready;
     int level;
     op_bytes_fn sink;
@@ -143,11 +143,25 @@ static int write_out(op_gz *g, const gz_slot *s)
     return OPPROF_OK;
 }
 
-/* Writes out block `written` once done; the lock is held on entry and exit. */
+/* Writes out block `written` once done; the lock is held on entry and exit.
+ * While it waits, the caller compresses blocks no worker has taken yet: on
+ * a busy machine that is one more thread at work. */
 static void write_next(op_gz *g)
 {
     gz_slot *o = &g->slots[g->written % g->nslots];
-    while (o->state != SLOT_DONE) pthread_cond_wait(&g->done, &g->mu);
+    while (o->state != SLOT_DONE) {
+        if (g->taken < g->filled) {
+            gz_slot *s = &g->slots[g->taken++ % g->nslots];
+            s->state = SLOT_BUSY;
+            pthread_mutex_unlock(&g->mu);
+            int rc = compress_block(&g->z, s);
+            pthread_mutex_lock(&g->mu);
+            s->status = rc;
+            s->state = SLOT_DONE;
+            continue;
+        }
+        pthread_cond_wait(&g->done, &g->mu);
+    }
     pthread_mutex_unlock(&g->mu);
     write_out(g, o);
     pthread_mutex_lock(&g->mu);
@@ -253,15 +267,13 @@ int op_gz_open(op_gz **out, int level, int workers, op_bytes_fn sink, void *sink
         g->nworkers++;
     }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (!g->nworkers) {
-        /* No threads (none asked, or none could start): compress inline. */
-        g->nslots = 1;
-        if (deflateInit2(&g->z, g->level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
-            op_gz_free(g);
-            return op_fail(OPPROF_E_NOMEM, "zlib could not start");
-        }
-        g->z_ready = 1;
+    if (!g->nworkers) g->nslots = 1; /* no threads (none asked, or none could start): compress inline */
+    /* The caller's own stream: inline mode, and helping the workers. */
+    if (deflateInit2(&g->z, g->level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+        op_gz_free(g);
+        return op_fail(OPPROF_E_NOMEM, "zlib could not start");
     }
+    g->z_ready = 1;
     w->buf = w->p = g->slots[0].in;
     w->end = w->buf + BLOCK;
     w->flush = gz_flush;

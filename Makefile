@@ -44,8 +44,11 @@ bench: build
 	@scripts/deps.sh bench
 	@$(BUILD)/bin/bench_overhead
 	@$(BUILD)/bin/bench_keyavg
+	@$(BUILD)/bin/bench_stacks
+	@$(BUILD)/bin/bench_instrument
 	@$(BUILD)/bin/bench_import
 	@bench/bench_summary.sh $(BUILD)
+	@$(BUILD)/bin/bench_export
 	@/usr/bin/python3 bench/nn_vs_torch.py --bin $(BUILD)/bin/bench_nn
 
 # The long variants of the stress tests (issue 9's sizes); minutes, not in `make test`.

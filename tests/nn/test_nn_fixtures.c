@@ -237,6 +237,8 @@ static const runner RUNNERS[] = {
     {"cross_entropy", run_cross_entropy}, {"resnet_basic_block", run_basic_block},
 };
 
+static double g_worst; /* the largest relative error seen in a folder */
+
 /* Runs one case; returns the number of failed comparisons. */
 static int check_case(const char *path, int *compared)
 {
@@ -267,6 +269,7 @@ static int check_case(const char *path, int *compared)
     } else {
         double e = fixture_rel_error(r.out, json_get(c, "output"));
         (*compared)++;
+        if (e > g_worst) g_worst = e;
         if (!(e <= FIXTURE_TOLERANCE)) {
             fprintf(stderr, "%s: output relative error %g\n", path, e);
             bad++;
@@ -278,6 +281,7 @@ static int check_case(const char *path, int *compared)
                 if (!strcmp(r.grad_names[k], grads->keys[i])) g = r.grads[k];
             double ge = fixture_rel_error(g, &grads->items[i]);
             (*compared)++;
+            if (ge > g_worst) g_worst = ge;
             if (!(ge <= FIXTURE_TOLERANCE)) {
                 fprintf(stderr, "%s: gradient of %s relative error %g\n", path, grads->keys[i], ge);
                 bad++;
@@ -316,13 +320,15 @@ static void check_folder(const char *sub)
     closedir(d);
     qsort(names, n, sizeof *names, cmp_str);
     int bad = 0, compared = 0;
+    g_worst = 0;
     for (size_t i = 0; i < n; i++) {
         char path[8192];
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
         bad += check_case(path, &compared);
         free(names[i]);
     }
-    printf("%s: %zu cases, %d comparisons, %d failed\n", sub, n, compared, bad);
+    printf("%s: %zu cases, %d comparisons, %d failed, largest relative error %.3g\n", sub, n, compared, bad,
+           g_worst);
     assert_true(n > 0);
     assert_int_equal(bad, 0);
 }

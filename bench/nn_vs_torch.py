@@ -56,11 +56,17 @@ print("train_step", *["%.3f" % v for v in st])
 
 
 def ensure_torch():
+    """Debian's python3-torch is for Debian's python3: install it when
+    missing, and move to /usr/bin/python3 when another interpreter runs us."""
     try:
         import torch  # noqa: F401
         import torchvision  # noqa: F401
+        return
     except ImportError:
-        subprocess.run([os.path.join(ROOT, "scripts", "deps.sh"), "bench"], check=True)
+        pass
+    subprocess.run([os.path.join(ROOT, "scripts", "deps.sh"), "bench"], check=True)
+    if os.path.realpath(sys.executable) != os.path.realpath("/usr/bin/python3"):
+        os.execv("/usr/bin/python3", ["/usr/bin/python3", os.path.abspath(__file__), *sys.argv[1:]])
 
 
 def parse(out):

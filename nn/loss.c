@@ -12,6 +12,8 @@ OPPROF_SITE(site__log_softmax, "aten::_log_softmax");
 OPPROF_SITE(site_nll_nd, "aten::nll_loss_nd");
 OPPROF_SITE(site_nll, "aten::nll_loss");
 OPPROF_SITE(site_nll_fwd, "aten::nll_loss_forward");
+OP_NN_BACKWARD_SITES(site_softmax_bwd, "SoftmaxBackward0");
+OPPROF_SITE(site_softmax_backward, "aten::_softmax_backward_data");
 OP_NN_BACKWARD_SITES(site_nll_bwd, "NllLossBackward0");
 OPPROF_SITE(site_nll_backward, "aten::nll_loss_backward");
 OP_NN_BACKWARD_SITES(site_lsm_bwd, "LogSoftmaxBackward0");
@@ -50,6 +52,35 @@ int opprof_nn_softmax(const tensor *x, int dim, tensor **y)
     opprof_end(&site__softmax);
     opprof_end(&site_softmax);
     return *y ? OPPROF_OK : OPPROF_E_NOMEM;
+}
+
+/* dx = y * (dy - sum(dy * y)) along dim, y the softmax's output */
+int opprof_nn_softmax_backward(const tensor *y, const tensor *dy, int dim, tensor **dx)
+{
+    if (!y || !dy || !dx || !op_nn_same_shape(y, dy) || y->ndim < 1) return OPPROF_E_INVAL;
+    if (dim < 0) dim += y->ndim;
+    if (dim < 0 || dim >= y->ndim) return OPPROF_E_INVAL;
+    /* grad_output, output, dim, input_dtype */
+    opprof_input in[4] = {op_nn_in(dy), op_nn_in(y), op_nn_in_scalar(), op_nn_in_scalar()};
+    op_nn_backward_begin(&site_softmax_bwd_eval, &site_softmax_bwd);
+    opprof_begin_inputs(&site_softmax_backward, in, 4);
+    tensor *g = *dx = op_nn_empty_like(y);
+    if (g) {
+        int64_t outer = 1, len = y->dims[dim], inner = 1;
+        for (int i = 0; i < dim; i++) outer *= y->dims[i];
+        for (int i = dim + 1; i < y->ndim; i++) inner *= y->dims[i];
+        for (int64_t o = 0; o < outer; o++)
+            for (int64_t k = 0; k < inner; k++) {
+                int64_t base = o * len * inner + k;
+                double s = 0;
+                for (int64_t i = 0; i < len; i++) s += (double)dy->data[base + i * inner] * y->data[base + i * inner];
+                for (int64_t i = 0; i < len; i++)
+                    g->data[base + i * inner] = y->data[base + i * inner] * (float)(dy->data[base + i * inner] - s);
+            }
+    }
+    opprof_end(&site_softmax_backward);
+    op_nn_backward_end(&site_softmax_bwd_eval, &site_softmax_bwd);
+    return g ? OPPROF_OK : OPPROF_E_NOMEM;
 }
 
 static int check_targets(const tensor *logits, const int64_t *targets)

@@ -139,8 +139,11 @@ int opprof_nn_linear_backward(const opprof_nn_tensor *x, const opprof_nn_tensor 
 int opprof_nn_add(const opprof_nn_tensor *a, const opprof_nn_tensor *b, opprof_nn_tensor **y); /* aten::add */
 int opprof_nn_add_(opprof_nn_tensor *a, const opprof_nn_tensor *b);                          /* aten::add_ */
 
-/* aten::softmax over dim (of a 2-d tensor: 0 or 1). */
+/* aten::softmax along dim (negative: from the end). */
 int opprof_nn_softmax(const opprof_nn_tensor *x, int dim, opprof_nn_tensor **y);
+/* SoftmaxBackward0, from the forward's output y. */
+int opprof_nn_softmax_backward(const opprof_nn_tensor *y, const opprof_nn_tensor *dy, int dim,
+                               opprof_nn_tensor **dx);
 
 /* aten::cross_entropy_loss, mean over the batch: logits [N,C], targets N
  * class indices. logp (may be NULL) receives log_softmax(logits), which the

@@ -125,6 +125,41 @@ static void test_adaptive_avg_pool(void **state)
     opprof_nn_tensor_release(dx);
 }
 
+/* softmax's gradient against central differences of sum(dy * softmax(x)) */
+static void test_softmax_backward(void **state)
+{
+    (void)state;
+    int64_t d[3] = {2, 5, 3};
+    tensor *x = randn(3, d, 8), *dy = randn(3, d, 9), *y = NULL, *dx = NULL;
+    assert_int_equal(opprof_nn_softmax(x, 1, &y), OPPROF_OK);
+    assert_int_equal(opprof_nn_softmax_backward(y, dy, 1, &dx), OPPROF_OK);
+    double num[30];
+    for (int64_t i = 0; i < x->numel; i++) {
+        double f[2];
+        float keep = x->data[i];
+        for (int side = 0; side < 2; side++) {
+            x->data[i] = keep + (side ? 1e-2f : -1e-2f);
+            tensor *t = NULL;
+            assert_int_equal(opprof_nn_softmax(x, 1, &t), OPPROF_OK);
+            f[side] = 0;
+            for (int64_t j = 0; j < t->numel; j++) f[side] += (double)dy->data[j] * t->data[j];
+            opprof_nn_tensor_release(t);
+        }
+        x->data[i] = keep;
+        num[i] = (f[1] - f[0]) / 2e-2;
+    }
+    assert_true(rel_err(dx->data, num, x->numel) < 1e-3);
+    /* each slice along dim sums to one */
+    for (int64_t o = 0; o < 2; o++)
+        for (int64_t k = 0; k < 3; k++) {
+            double s = 0;
+            for (int64_t i = 0; i < 5; i++) s += y->data[o * 15 + i * 3 + k];
+            assert_float_equal(s, 1.0, 1e-6);
+        }
+    tensor *all[] = {x, dy, y, dx};
+    for (size_t i = 0; i < 4; i++) opprof_nn_tensor_release(all[i]);
+}
+
 /* running = (1 - m) running + m stat, the variance unbiased (n / (n - 1)) */
 static void test_batch_norm_running_stats(void **state)
 {
@@ -209,6 +244,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_conv_dilated_grouped),
         cmocka_unit_test(test_adaptive_avg_pool),
+        cmocka_unit_test(test_softmax_backward),
         cmocka_unit_test(test_batch_norm_running_stats),
         cmocka_unit_test(test_sgd),
     };

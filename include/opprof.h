@@ -240,6 +240,12 @@ OPPROF_API int opprof_start(const opprof_config *cfg);
  * recorded. OPPROF_E_NO_SESSION when none is active. */
 OPPROF_API int opprof_stop(opprof_trace **out);
 
+/* opprof_stop for a session cut short (a signal, a deadline, a preemption
+ * notice): the trace it hands out, to out and to on_trace_ready, is marked
+ * incomplete ("incomplete": 1 in an exported trace; opprof_trace_incomplete
+ * says so, also for a trace read back from the file). */
+OPPROF_API int opprof_stop_incomplete(opprof_trace **out);
+
 /* Marks a step boundary (torch.profiler.profile.step()): closes the current
  * ProfilerStep#N range, advances the schedule, opens ProfilerStep#N+1. */
 OPPROF_API int opprof_step(void);
@@ -434,6 +440,10 @@ OPPROF_API int opprof_trace_event(const opprof_trace *t, size_t i, opprof_event 
 /* Events that were attempted but not recorded (cap reached). */
 OPPROF_API uint64_t opprof_trace_dropped(const opprof_trace *t);
 
+/* 1 when the trace was cut short (opprof_stop_incomplete, e.g. written on a
+ * signal; or read from a file that says "incomplete"), else 0. */
+OPPROF_API int opprof_trace_incomplete(const opprof_trace *t);
+
 /* Wall-clock time of the trace's start, nanoseconds since the Unix epoch. */
 OPPROF_API int64_t opprof_trace_base_time_ns(const opprof_trace *t);
 
@@ -549,6 +559,19 @@ OPPROF_API int opprof_export_chrome_trace_ex(const opprof_trace *t, const char *
 
 /* To an open stream (stdout, a pipe): not atomic; gzip only when o->gzip is 1. */
 OPPROF_API int opprof_export_chrome_trace_stream(const opprof_trace *t, FILE *f, const opprof_export_options *o);
+
+/* Writes a file atomically with any of the stdio writers (a table, CSV or
+ * JSON rows, the memory timeline, folded stacks): write_fn writes into f, a
+ * temporary file in path's directory, which replaces path only when
+ * write_fn returned OPPROF_OK and everything reached the disk. A failure
+ * leaves the previous file untouched and no temporary file, and returns
+ * write_fn's status or OPPROF_E_IO with a detail naming the path and the
+ * system's reason.
+ *
+ *     static int timeline(FILE *f, void *t) { return opprof_memory_timeline_write(t, f, OPPROF_FORMAT_CSV); }
+ *     opprof_write_file("memory.csv", timeline, trace);                          */
+typedef int (*opprof_write_fn)(FILE *f, void *ctx);
+OPPROF_API int opprof_write_file(const char *path, opprof_write_fn write_fn, void *ctx);
 
 /* The built-in on_trace_ready handler, torch.profiler.tensorboard_trace_handler:
  * each ready trace goes to dir as "{worker}.{time_ns}.pt.trace.json[.gz]",
@@ -707,7 +730,8 @@ enum {
  * line); ' ', ';', tab and newline in a frame become '_'; VALUE is the metric
  * in microseconds truncated to an integer, and lines whose value is 0 are
  * left out. metric: "self_cpu_time_total" (NULL), or "self_cuda_time_total"
- * / "self_device_time_total" for device time. */
+ * / "self_device_time_total" for device time. The file is replaced
+ * atomically, as by opprof_write_file. */
 OPPROF_API int opprof_export_stacks(const opprof_trace *t, const char *path, const char *metric);
 
 /* The same to a stream, with the frames of OPPROF_STACKS_CALLS or

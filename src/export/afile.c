@@ -33,6 +33,28 @@ static mode_t current_umask(void)
     return m;
 }
 
+/* A path as messages show it: a long one is cut in the middle, so that the
+ * system's reason after it still fits in the detail. */
+typedef struct shown_path {
+    char s[208];
+} shown_path;
+
+static shown_path show(const char *path)
+{
+    shown_path p;
+    size_t n = strlen(path);
+    if (n < sizeof p.s) snprintf(p.s, sizeof p.s, "%s", path);
+    else snprintf(p.s, sizeof p.s, "%.100s...%s", path, path + n - 100);
+    return p;
+}
+
+/* strerror, with the limits spelled out when a name was too long. */
+static const char *reason(int e)
+{
+    if (e == ENAMETOOLONG) return "File name too long (at most 255 bytes per name and 4095 per path)";
+    return strerror(e);
+}
+
 static char *dir_of(const char *path)
 {
     const char *slash = strrchr(path, '/');
@@ -47,7 +69,7 @@ static int open_direct(op_afile *f, const char *path)
     f->fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
     if (f->fd < 0) {
         int e = errno;
-        return op_fail(OPPROF_E_IO, "cannot write %s: %s", path, strerror(e));
+        return op_fail(OPPROF_E_IO, "cannot write %s: %s", show(path).s, reason(e));
     }
     if (!(f->path = strdup(path))) {
         close(f->fd);
@@ -74,17 +96,23 @@ int op_afile_open(op_afile *f, const char *path)
     int rc = OPPROF_OK;
     char *dir = NULL;
     if (!*base) {
-        rc = op_fail(OPPROF_E_INVAL, "cannot write %s: the path names a directory", path);
+        rc = op_fail(OPPROF_E_INVAL, "cannot write %s: the path names a directory", show(path).s);
     } else if (!(dir = dir_of(path)) || !(f->path = strdup(path)) ||
                !(f->tmp = malloc(strlen(dir) + strlen(base) + 16))) {
         rc = op_fail(OPPROF_E_NOMEM, "out of memory");
     } else {
-        /* Hidden, in the same directory, so that rename stays on one file system. */
-        sprintf(f->tmp, "%s/.%s.XXXXXX", dir, base);
+        /* Hidden, in the same directory, so that rename stays on one file
+         * system. A name near the 255-byte limit is shortened so that its
+         * temporary name fits; a name over the limit fails here, before any
+         * writing, as it would at the rename. */
+        size_t blen = strlen(base);
+        int keep = (int)(blen <= 255 && blen > 247 ? 247 : blen);
+        sprintf(f->tmp, "%s/.%.*s.XXXXXX", dir, keep, base);
         f->fd = mkostemp(f->tmp, O_CLOEXEC);
         if (f->fd < 0) {
             int e = errno;
-            rc = op_fail(OPPROF_E_IO, "cannot write %s: cannot create a file in %s: %s", f->path, dir, strerror(e));
+            rc = op_fail(OPPROF_E_IO, "cannot write %s: cannot create a file in %s: %s", show(f->path).s, show(dir).s,
+                         reason(e));
         }
     }
     free(resolved);
@@ -109,10 +137,10 @@ int op_afile_write(op_afile *f, const void *p, size_t n)
         if (k < 0) {
             if (errno == EINTR) continue;
             int e = errno;
-            return op_fail(OPPROF_E_IO, "cannot write %s: %s (after %llu bytes; the previous file is kept)", f->path,
-                           strerror(e), (unsigned long long)f->written);
+            return op_fail(OPPROF_E_IO, "cannot write %s: %s (after %llu bytes; the previous file is kept)",
+                           show(f->path).s, reason(e), (unsigned long long)f->written);
         }
-        if (k == 0) return op_fail(OPPROF_E_IO, "cannot write %s: the write made no progress", f->path);
+        if (k == 0) return op_fail(OPPROF_E_IO, "cannot write %s: the write made no progress", show(f->path).s);
         c += k;
         n -= (size_t)k;
         f->written += (uint64_t)k;
@@ -144,7 +172,8 @@ void op_afile_abort(op_afile *f)
 int op_afile_commit(op_afile *f, int do_fsync)
 {
     if (f->direct) {
-        int rc = close(f->fd) == 0 ? OPPROF_OK : op_fail(OPPROF_E_IO, "cannot write %s: %s", f->path, strerror(errno));
+        int rc = close(f->fd) == 0 ? OPPROF_OK
+                                   : op_fail(OPPROF_E_IO, "cannot write %s: %s", show(f->path).s, strerror(errno));
         release(f);
         return rc;
     }
@@ -164,8 +193,8 @@ int op_afile_commit(op_afile *f, int do_fsync)
         what = "rename";
     }
     if (what) {
-        int rc = op_fail(OPPROF_E_IO, "cannot write %s: %s: %s (the previous file is kept)", f->path, what,
-                         strerror(e));
+        int rc = op_fail(OPPROF_E_IO, "cannot write %s: %s: %s (the previous file is kept)", show(f->path).s, what,
+                         reason(e));
         unlink(f->tmp);
         release(f);
         return rc;
@@ -182,4 +211,41 @@ int op_afile_commit(op_afile *f, int do_fsync)
     }
     release(f);
     return OPPROF_OK;
+}
+
+/* Any stdio writer into an atomically replaced file: the FILE writes to a
+ * duplicate of the temporary file's descriptor, so that closing the FILE
+ * and committing the file are separate steps and a failure in either keeps
+ * the previous file. */
+int opprof_write_file(const char *path, opprof_write_fn write_fn, void *ctx)
+{
+    if (!path || !*path || !write_fn) return op_fail(OPPROF_E_INVAL, "opprof_write_file: NULL argument");
+    op_afile af;
+    int rc = op_afile_open(&af, path);
+    if (rc != OPPROF_OK) return rc;
+    int fd = fcntl(af.fd, F_DUPFD_CLOEXEC, 0);
+    FILE *fp = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!fp) {
+        int e = errno;
+        if (fd >= 0) close(fd);
+        op_afile_abort(&af);
+        return op_fail(OPPROF_E_IO, "cannot write %s: %s", show(path).s, strerror(e));
+    }
+    errno = 0;
+    rc = write_fn(fp, ctx);
+    /* A stream error is named here, with the path and the system's reason
+     * (errno still holds it: the writer's last call was the failing one);
+     * a failure of the writer's own keeps its detail. */
+    int e = ferror(fp) ? (errno ? errno : EIO) : 0;
+    if (!e) {
+        errno = 0;
+        if (fflush(fp) != 0) e = errno ? errno : EIO;
+    }
+    if (fclose(fp) != 0 && !e) e = errno ? errno : EIO;
+    if (e) rc = op_fail(OPPROF_E_IO, "cannot write %s: %s (the previous file is kept)", show(path).s, reason(e));
+    if (rc != OPPROF_OK) {
+        op_afile_abort(&af);
+        return rc;
+    }
+    return op_afile_commit(&af, 1);
 }

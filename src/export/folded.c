@@ -113,16 +113,25 @@ int opprof_write_stacks(const opprof_trace *t, FILE *f, const char *metric, int 
     return OPPROF_OK;
 }
 
+typedef struct stacks_job {
+    const opprof_trace *t;
+    const char *metric;
+} stacks_job;
+
+static int write_job(FILE *f, void *ctx)
+{
+    const stacks_job *j = ctx;
+    return opprof_write_stacks(j->t, f, j->metric, OPPROF_STACKS_CALLS);
+}
+
 int opprof_export_stacks(const opprof_trace *t, const char *path, const char *metric)
 {
     if (!t || !path) return op_fail(OPPROF_E_INVAL, "export_stacks: NULL argument");
     int kind;
     int rc = parse_metric(metric, &kind);
     if (rc != OPPROF_OK) return rc;
-    FILE *f = fopen(path, "w");
-    if (!f) return op_fail(OPPROF_E_IO, "export_stacks: cannot open %s: %s", path, strerror(errno));
-    rc = opprof_write_stacks(t, f, metric, OPPROF_STACKS_CALLS);
-    if (fclose(f) != 0 && rc == OPPROF_OK)
-        rc = op_fail(OPPROF_E_IO, "export_stacks: cannot write %s: %s", path, strerror(errno));
+    stacks_job j = {t, metric};
+    rc = opprof_write_file(path, write_job, &j);
+    if (rc == OPPROF_OK) op_clear_error();
     return rc;
 }

@@ -24,8 +24,45 @@ static int read_events(op_importer *im)
     }
 }
 
-/* The members of a top-level object: traceEvents and baseTimeNanoseconds
- * are read, the rest (deviceProperties, distributedInfo, ...) skipped. */
+/* A JSON number's text is nonzero when a digit other than 0 comes before
+ * its exponent. */
+static int number_nonzero(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n && s[i] != 'e' && s[i] != 'E'; i++)
+        if (s[i] >= '1' && s[i] <= '9') return 1;
+    return 0;
+}
+
+/* opprof's own metadata: "droppedEvents" (a count) and "incomplete"
+ * (true or a nonzero number). Values of another type are ignored, as for
+ * any member the reader does not use. */
+static int read_meta(op_importer *im, int which, op_jtok t)
+{
+    if (which == 3 && t == OP_JT_NUMBER) {
+        uint64_t n;
+        if (op_num_u64(im->j.s, im->j.n, &n) != 0) {
+            op_json_fail(&im->j, OPPROF_E_PARSE, im->j.off, "\"droppedEvents\" is not a count");
+            return -1;
+        }
+        im->t->dropped = n;
+    } else if (which == 4 && (t == OP_JT_TRUE || (t == OP_JT_NUMBER && number_nonzero(im->j.s, im->j.n)))) {
+        im->t->options |= OP_TRACE_INCOMPLETE;
+    }
+    return op_json_skip(&im->j, t) == OP_JT_ERROR ? -1 : 0;
+}
+
+static int top_key(const op_json *j)
+{
+    if (OP_JSON_KEY_IS(j, "traceEvents")) return 1;
+    if (OP_JSON_KEY_IS(j, "baseTimeNanoseconds")) return 2;
+    if (OP_JSON_KEY_IS(j, "droppedEvents")) return 3;
+    if (OP_JSON_KEY_IS(j, "incomplete")) return 4;
+    return 0;
+}
+
+/* The members of a top-level object: traceEvents, baseTimeNanoseconds and
+ * opprof's metadata are read, the rest (deviceProperties, distributedInfo,
+ * ...) skipped. */
 static int read_object(op_importer *im, int64_t *base_ns)
 {
     int seen = 0;
@@ -33,7 +70,7 @@ static int read_object(op_importer *im, int64_t *base_ns)
         op_jtok t = op_json_next(&im->j);
         if (t == OP_JT_OBJ_END) break;
         if (t != OP_JT_KEY) return -1;
-        int which = OP_JSON_KEY_IS(&im->j, "traceEvents") ? 1 : OP_JSON_KEY_IS(&im->j, "baseTimeNanoseconds") ? 2 : 0;
+        int which = top_key(&im->j);
         t = op_json_next(&im->j);
         if (t == OP_JT_ERROR) return -1;
         if (which == 1) {
@@ -48,6 +85,8 @@ static int read_object(op_importer *im, int64_t *base_ns)
                 op_json_fail(&im->j, OPPROF_E_PARSE, im->j.off, "\"baseTimeNanoseconds\" is out of range");
                 return -1;
             }
+        } else if (which >= 3) {
+            if (read_meta(im, which, t) != 0) return -1;
         } else if (op_json_skip(&im->j, t) == OP_JT_ERROR) {
             return -1;
         }

@@ -142,6 +142,11 @@ uint64_t opprof_trace_dropped(const opprof_trace *t)
     return t ? t->dropped : 0;
 }
 
+int opprof_trace_incomplete(const opprof_trace *t)
+{
+    return t && (t->options & OP_TRACE_INCOMPLETE) ? 1 : 0;
+}
+
 int64_t opprof_trace_base_time_ns(const opprof_trace *t)
 {
     return t ? t->base_time_ns : 0;

@@ -254,7 +254,9 @@ int opprof_start(const opprof_config *cfg)
     return OPPROF_OK;
 }
 
-int opprof_stop(opprof_trace **out)
+/* incomplete: the session was cut short (a signal), and the trace handed
+ * out says so in its metadata. */
+static int stop_session(opprof_trace **out, int incomplete)
 {
     if (out) *out = NULL;
     pthread_mutex_lock(&g_lock);
@@ -265,6 +267,7 @@ int opprof_stop(opprof_trace **out)
     step_range_end();
     unsigned i = 0;
     opprof_trace *tr = run_ops(op_sched_transition(S.action, OP_SCHED_EXIT), &i);
+    if (tr && incomplete) tr->options |= OP_TRACE_INCOMPLETE;
     if (S.gen) discard_gen();
     opprof_trace_free(S.pending);
     S.pending = NULL;
@@ -280,6 +283,16 @@ int opprof_stop(opprof_trace **out)
     else
         opprof_trace_free(tr);
     return rc;
+}
+
+int opprof_stop(opprof_trace **out)
+{
+    return stop_session(out, 0);
+}
+
+int opprof_stop_incomplete(opprof_trace **out)
+{
+    return stop_session(out, 1);
 }
 
 int opprof_step(void)

@@ -670,6 +670,7 @@ OPPROF_API int opprof_trace_load_buffer(const void *buf, size_t len, opprof_trac
  *                            -1 for all
  *   OPPROF_SORT_BY           its sort key (setting either prints the table)
  *   OPPROF_MAX_EVENTS        cap on recorded events per trace
+ *   OPPROF_MAX_STACK_DEPTH   frames per stack with OPPROF_WITH_STACK (1..128)
  *   OPPROF_CONFIG            all of them in one string, keys in lower case
  *                            without the prefix, separated by ';':
  *                            "record_shapes=1;schedule=wait=1,warmup=1,active=2;

@@ -19,7 +19,8 @@
 static const char *const k_vars[] = {
     "OPPROF_ENABLE", "OPPROF_ACTIVITIES", "OPPROF_SCHEDULE", "OPPROF_RECORD_SHAPES", "OPPROF_PROFILE_MEMORY",
     "OPPROF_WITH_STACK", "OPPROF_WITH_FLOPS", "OPPROF_OUTPUT_TRACE_DIR", "OPPROF_USE_GZIP", "OPPROF_ROW_LIMIT",
-    "OPPROF_SORT_BY", "OPPROF_MAX_EVENTS", "OPPROF_CONFIG", "RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", NULL,
+    "OPPROF_SORT_BY", "OPPROF_MAX_EVENTS", "OPPROF_MAX_STACK_DEPTH", "OPPROF_CONFIG", "RANK",
+    "OMPI_COMM_WORLD_RANK", "PMI_RANK", NULL,
 };
 
 static int clean_env(void **state)
@@ -54,6 +55,7 @@ static void test_every_variable(void **state)
     setenv("OPPROF_ROW_LIMIT", "10", 1);
     setenv("OPPROF_SORT_BY", "self_cpu_time_total", 1);
     setenv("OPPROF_MAX_EVENTS", "5000", 1);
+    setenv("OPPROF_MAX_STACK_DEPTH", "12", 1);
     setenv("RANK", "3", 1);
     setenv("PMI_RANK", "9", 1);
     opprof_config cfg;
@@ -69,6 +71,7 @@ static void test_every_variable(void **state)
     assert_int_equal(cfg.schedule.repeat, 2);
     assert_true(cfg.record_shapes && cfg.profile_memory && cfg.with_stack && cfg.with_flops);
     assert_int_equal(cfg.max_events, 5000);
+    assert_int_equal(cfg.max_stack_depth, 12);
     assert_int_equal(env.rank, 3); /* RANK before PMI_RANK */
     assert_string_equal(env.handler.dir, "/tmp/opprof-traces");
     assert_string_equal(env.handler.file_name, "profile_3.json");
@@ -166,6 +169,7 @@ static void test_invalid_values(void **state)
         {"OPPROF_ROW_LIMIT", "ten", "a whole number of rows, -1 for all"},
         {"OPPROF_SORT_BY", "cpu_time_totl", "cpu_time_total, self_cpu_time_total"},
         {"OPPROF_MAX_EVENTS", "0", "a whole number of events >= 1"},
+        {"OPPROF_MAX_STACK_DEPTH", "129", "a number of frames from 1 to 128"},
         {"OPPROF_ENABLE", "2", "true, false"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {

@@ -15,7 +15,7 @@
 #include "common/error.h"
 #include "opprof.h"
 
-enum kind { K_BOOL, K_ACTIVITIES, K_SCHEDULE, K_DIR, K_INT, K_SORT, K_COUNT };
+enum kind { K_BOOL, K_ACTIVITIES, K_SCHEDULE, K_DIR, K_INT, K_SORT, K_COUNT, K_DEPTH };
 
 enum {
     S_ENABLE,
@@ -30,6 +30,7 @@ enum {
     S_ROW_LIMIT,
     S_SORT_BY,
     S_MAX_EVENTS,
+    S_MAX_STACK_DEPTH,
     S_N
 };
 
@@ -50,6 +51,7 @@ static const struct {
     {"row_limit", "OPPROF_ROW_LIMIT", K_INT},
     {"sort_by", "OPPROF_SORT_BY", K_SORT},
     {"max_events", "OPPROF_MAX_EVENTS", K_COUNT},
+    {"max_stack_depth", "OPPROF_MAX_STACK_DEPTH", K_DEPTH},
 };
 
 static int parse_i64(const char *s, int64_t *out)
@@ -163,6 +165,10 @@ static int apply(int which, const char *label, const char *v, opprof_config *cfg
         }
         snprintf(h->sort_by, sizeof h->sort_by, "%s", v);
         h->print_table = 1;
+        return OPPROF_OK;
+    case K_DEPTH:
+        if (parse_i64(v, &n) != 0 || n < 1 || n > 128) return bad_value(label, v, "a number of frames from 1 to 128");
+        cfg->max_stack_depth = (unsigned)n;
         return OPPROF_OK;
     default: /* K_COUNT */
         if (parse_i64(v, &n) != 0 || n < 1) return bad_value(label, v, "a whole number of events >= 1");

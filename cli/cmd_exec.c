@@ -2,9 +2,10 @@
  * written for opprof. The program runs in place of this command (execvp),
  * with libopprof_instrument.so preloaded and its settings in the
  * environment (preload/autosession.c reads them): its pid, exit status,
- * signals, stdin, stdout and stderr are its own. Functions become operators
- * when the program was compiled with -finstrument-functions; --memory also
- * preloads the malloc interposer. */
+ * signals, stdin, stdout and stderr are its own (SIGINT and SIGTERM reach
+ * the program's own handling once the trace so far is written). Functions
+ * become operators when the program was compiled with -finstrument-functions;
+ * --memory also preloads the malloc interposer. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
@@ -31,6 +32,9 @@ static void usage(FILE *f)
             "exit status, stdout and stderr are its own; the results are written when it exits.\n"
             "\n"
             "options:\n"
+            "  --trace FILE         the Chrome trace (FILE.gz: compressed), for chrome://tracing,\n"
+            "                       Perfetto, speedscope or opprof summary; also written, marked\n"
+            "                       incomplete, when the program gets SIGINT or SIGTERM\n"
             "  --table FILE         the key-averages table (\"-\": stderr, the default when no\n"
             "                       other output is asked for)\n"
             "  --sort-by KEY        its sort key (default self_cpu_time_total)\n"
@@ -47,6 +51,8 @@ static void usage(FILE *f)
             "  --memory             profile memory (preloads libopprof_malloc.so too)\n"
             "  --max-events N       cap on recorded events (default %u)\n"
             "\n"
+            "The OPPROF_* variables of opprof_config_from_env (OPPROF_SCHEDULE,\n"
+            "OPPROF_RECORD_SHAPES, OPPROF_OUTPUT_TRACE_DIR, ...) apply too.\n"
             "OPPROF_LIBDIR overrides where the preload libraries are looked for.\n",
             (unsigned)OPPROF_DEFAULT_MAX_EVENTS);
 }
@@ -102,7 +108,7 @@ static int parse_int(const char *opt, const char *v, long lo, long hi)
 }
 
 enum {
-    O_TABLE = 256, O_SORT, O_ROWS, O_GROUP, O_STACKS, O_METRIC, O_EXCLUDE, O_WITH_STACK, O_DEPTH, O_MEMORY,
+    O_TABLE = 256, O_TRACE, O_SORT, O_ROWS, O_GROUP, O_STACKS, O_METRIC, O_EXCLUDE, O_WITH_STACK, O_DEPTH, O_MEMORY,
     O_MAX_EVENTS, O_HELP
 };
 
@@ -110,6 +116,7 @@ int cmd_exec(int argc, char **argv)
 {
     static const struct option opts[] = {
         {"table", required_argument, NULL, O_TABLE},
+        {"trace", required_argument, NULL, O_TRACE},
         {"sort-by", required_argument, NULL, O_SORT},
         {"row-limit", required_argument, NULL, O_ROWS},
         {"group-by-stack", required_argument, NULL, O_GROUP},
@@ -123,7 +130,7 @@ int cmd_exec(int argc, char **argv)
         {"help", no_argument, NULL, O_HELP},
         {NULL, 0, NULL, 0},
     };
-    const char *table = NULL, *stacks = NULL;
+    const char *table = NULL, *stacks = NULL, *trace = NULL;
     char exclude[8192] = "";
     int memory = 0, c, bad = 0;
     optind = 1;
@@ -132,6 +139,7 @@ int cmd_exec(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
         switch (c) {
         case O_TABLE: table = optarg; break;
+        case O_TRACE: trace = optarg; break;
         case O_STACKS: stacks = optarg; break;
         case O_SORT: bad |= set("OPPROF_EXEC_SORT_BY", optarg); break;
         case O_ROWS: bad |= parse_int("--row-limit", optarg, -1, INT_MAX) || set("OPPROF_EXEC_ROW_LIMIT", optarg); break;
@@ -163,8 +171,10 @@ int cmd_exec(int argc, char **argv)
         usage(stderr);
         return CLI_BAD_INPUT;
     }
-    if (!table && !stacks) table = "-";
-    if ((table && set("OPPROF_EXEC_TABLE", table)) || (stacks && set("OPPROF_EXEC_STACKS", stacks))) return CLI_FAIL;
+    if (!table && !stacks && !trace) table = "-";
+    if ((table && set("OPPROF_EXEC_TABLE", table)) || (stacks && set("OPPROF_EXEC_STACKS", stacks)) ||
+        (trace && set("OPPROF_EXEC_TRACE", trace)))
+        return CLI_FAIL;
     if (*exclude && set("OPPROF_EXCLUDE", exclude)) return CLI_FAIL;
 
     char dir[PATH_MAX];

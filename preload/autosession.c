@@ -1,14 +1,22 @@
-/* The session `opprof exec` asks for: started when the library is loaded,
- * stopped at exit, its table and folded stacks written where asked. The
- * settings come from the environment that opprof exec (cli/cmd_exec.c) sets:
+/* The session the environment asks for, in any program that loads
+ * libopprof_instrument.so (preloaded by opprof exec or by hand, or linked):
+ * started when the library is loaded, ended when the program exits or when
+ * SIGINT or SIGTERM arrives (sigchain.c; the trace so far is then written,
+ * marked incomplete, before the program's own handling of the signal).
  *
- *   OPPROF_EXEC=1                 start a session at load (then unset, so
- *                                 that programs this one runs are not profiled)
- *   OPPROF_WITH_STACK=1           capture call stacks
- *   OPPROF_MAX_STACK_DEPTH=N      frames per stack
- *   OPPROF_PROFILE_MEMORY=1       record memory events (with libopprof_malloc)
- *   OPPROF_MAX_EVENTS=N           cap on recorded events
+ * Settings are the documented variables of opprof_config_from_env
+ * (include/opprof.h, section 10): a session starts when any of them is set,
+ * e.g.  LD_PRELOAD=libopprof_instrument.so OPPROF_OUTPUT_TRACE_DIR=traces
+ * OPPROF_SCHEDULE=wait=1,warmup=1,active=2 ./app  writes
+ * traces/profile_{rank}.json at each cycle. opprof exec (cli/cmd_exec.c) adds
+ * its own:
+ *
+ *   OPPROF_EXEC=1                 profile this process even with no other
+ *                                 setting, and only it: every OPPROF_ variable
+ *                                 is removed from the environment once read,
+ *                                 so the programs it runs are not profiled
  *   OPPROF_EXCLUDE=PATTERNS       functions left out (opprof_function_exclude)
+ *   OPPROF_EXEC_TRACE=FILE        the Chrome trace (.gz: compressed)
  *   OPPROF_EXEC_TABLE=FILE        the key-averages table; "-": stderr
  *   OPPROF_EXEC_SORT_BY=KEY       its sort key (self_cpu_time_total)
  *   OPPROF_EXEC_ROW_LIMIT=N       its rows, -1 all (100)
@@ -17,28 +25,40 @@
  *                                 with OPPROF_WITH_STACK, else the call tree
  *   OPPROF_EXEC_STACKS_METRIC=M   their metric (self_cpu_time_total)
  *
- * Only the process that loaded the library with OPPROF_EXEC=1 writes: a
- * forked child has no session (opprof's fork handler) and an exec'd one
- * finds OPPROF_EXEC unset. Output is written at exit(); a process killed by a
- * signal or ending in _exit writes nothing. */
+ * Each output is written when a trace is ready (at exit, at a signal, or at
+ * the end of each schedule cycle), replacing the file atomically. Only the
+ * process that started the session writes: a forked child has no session
+ * (opprof's fork handler). A process that ends in _exit, or is killed by a
+ * signal other than SIGINT and SIGTERM, writes nothing. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "opprof.h"
+#include "sigchain.h"
 
 #define NOINSTR __attribute__((no_instrument_function))
 
+extern char **environ;
+
 static struct {
+    pthread_mutex_t state_lock; /* started */
+    pthread_mutex_t out_lock;   /* the outputs: one ready trace at a time */
     int started;
+    int exec;                   /* started by opprof exec */
     pid_t pid;
-    int with_stack;
-    char table[4096], sort_by[64], stacks[4096], metric[64];
-    int row_limit, group_by_stack_n;
-} S;
+    opprof_env env;
+    opprof_trace_ready_fn env_ready; /* what the environment's config asked for */
+    void *env_user;
+    opprof_trace_handler trace; /* --trace */
+    char trace_path[4096], table[4096], sort_by[64], stacks[4096], metric[64];
+    int row_limit, group_by_stack_n, with_stack, scheduled;
+    size_t events_seen;
+} S = {.state_lock = PTHREAD_MUTEX_INITIALIZER, .out_lock = PTHREAD_MUTEX_INITIALIZER};
 
 static NOINSTR int env_int(const char *name, long long def)
 {
@@ -55,35 +75,19 @@ static NOINSTR void env_str(char *dst, size_t cap, const char *name, const char 
     snprintf(dst, cap, "%s", v && *v ? v : def);
 }
 
-static NOINSTR void complain(const char *what)
+static NOINSTR const char *who(void)
 {
-    fprintf(stderr, "opprof exec: %s: %s\n", what, opprof_last_error());
+    return S.exec ? "opprof exec" : "opprof";
 }
 
-__attribute__((constructor, no_instrument_function)) static void on_load(void)
+static NOINSTR void complain(const char *what)
 {
-    const char *on = getenv("OPPROF_EXEC");
-    if (!on || strcmp(on, "1") != 0) return;
-    unsetenv("OPPROF_EXEC");
-    opprof_config cfg;
-    opprof_config_init(&cfg);
-    cfg.with_stack = S.with_stack = env_int("OPPROF_WITH_STACK", 0);
-    cfg.max_stack_depth = (unsigned)env_int("OPPROF_MAX_STACK_DEPTH", 0);
-    cfg.profile_memory = env_int("OPPROF_PROFILE_MEMORY", 0);
-    const char *me = getenv("OPPROF_MAX_EVENTS");
-    if (me && *me) cfg.max_events = strtoull(me, NULL, 10);
-    env_str(S.table, sizeof S.table, "OPPROF_EXEC_TABLE", "");
-    env_str(S.sort_by, sizeof S.sort_by, "OPPROF_EXEC_SORT_BY", "self_cpu_time_total");
-    env_str(S.stacks, sizeof S.stacks, "OPPROF_EXEC_STACKS", "");
-    env_str(S.metric, sizeof S.metric, "OPPROF_EXEC_STACKS_METRIC", "self_cpu_time_total");
-    S.row_limit = env_int("OPPROF_EXEC_ROW_LIMIT", 100);
-    S.group_by_stack_n = env_int("OPPROF_EXEC_GROUP_BY_STACK_N", 0);
-    if (opprof_function_exclude(getenv("OPPROF_EXCLUDE")) != OPPROF_OK || opprof_start(&cfg) != OPPROF_OK) {
-        complain("cannot start profiling");
-        return;
-    }
-    S.pid = getpid();
-    S.started = 1;
+    fprintf(stderr, "%s: %s: %s\n", who(), what, opprof_last_error());
+}
+
+static NOINSTR int table_to(FILE *f, void *ka)
+{
+    return opprof_table_write(ka, S.sort_by, S.row_limit, f);
 }
 
 static NOINSTR void write_table(const opprof_trace *t)
@@ -94,42 +98,130 @@ static NOINSTR void write_table(const opprof_trace *t)
         complain("key averages");
         return;
     }
-    int to_stderr = !strcmp(S.table, "-");
-    FILE *f = to_stderr ? stderr : fopen(S.table, "w");
-    if (!f) {
-        fprintf(stderr, "opprof: cannot write %s: %s\n", S.table, strerror(errno));
-    } else {
-        if (opprof_table_write(ka, S.sort_by, S.row_limit, f) != OPPROF_OK) complain("table");
-        if (!to_stderr && fclose(f) != 0) fprintf(stderr, "opprof: cannot write %s: %s\n", S.table, strerror(errno));
-    }
+    int rc = !strcmp(S.table, "-") ? table_to(stderr, ka) : opprof_write_file(S.table, table_to, ka);
+    if (rc != OPPROF_OK) complain("table");
     opprof_key_averages_free(ka);
 }
 
-static NOINSTR void write_stacks(const opprof_trace *t)
+static NOINSTR int stacks_to(FILE *f, void *t)
 {
-    FILE *f = fopen(S.stacks, "w");
-    if (!f) {
-        fprintf(stderr, "opprof: cannot write %s: %s\n", S.stacks, strerror(errno));
-        return;
-    }
-    int frames = S.with_stack ? OPPROF_STACKS_CALLS : OPPROF_STACKS_OPERATORS;
-    if (opprof_write_stacks(t, f, S.metric, frames) != OPPROF_OK) complain("stacks");
-    if (fclose(f) != 0) fprintf(stderr, "opprof: cannot write %s: %s\n", S.stacks, strerror(errno));
+    return opprof_write_stacks(t, f, S.metric, S.with_stack ? OPPROF_STACKS_CALLS : OPPROF_STACKS_OPERATORS);
 }
 
-__attribute__((destructor, no_instrument_function)) static void on_exit_(void)
+/* on_trace_ready: every output, one trace at a time (a step's trace and the
+ * one a signal writes may be ready on two threads at once). */
+static NOINSTR void ready(const opprof_trace *t, void *user)
 {
-    if (!S.started || getpid() != S.pid) return;
-    S.started = 0;
-    opprof_trace *t = NULL;
-    if (opprof_stop(&t) != OPPROF_OK || !t) {
-        complain("cannot stop profiling");
+    (void)user;
+    pthread_mutex_lock(&S.out_lock);
+    S.events_seen += opprof_trace_event_count(t);
+    if (S.env_ready) S.env_ready(t, S.env_user);
+    if (S.trace_path[0]) opprof_trace_handler_ready(t, &S.trace); /* it reports its own failures */
+    if (S.table[0]) write_table(t);
+    if (S.stacks[0] && opprof_write_file(S.stacks, stacks_to, (void *)t) != OPPROF_OK) complain("stacks");
+    pthread_mutex_unlock(&S.out_lock);
+}
+
+/* The end of the session: at exit (sig 0), or on the helper thread after
+ * SIGINT / SIGTERM, while the program's other threads may still record. */
+static NOINSTR void finish(int sig)
+{
+    pthread_mutex_lock(&S.state_lock);
+    if (S.started && getpid() == S.pid) {
+        S.started = 0;
+        opprof_trace *t = NULL;
+        int rc = sig ? opprof_stop_incomplete(&t) : opprof_stop(&t);
+        if (rc != OPPROF_OK && rc != OPPROF_E_NO_SESSION) complain("cannot stop profiling");
+        opprof_trace_free(t);
+        pthread_mutex_lock(&S.out_lock); /* a step's trace still being written is whole before we go on */
+        if (S.exec && !sig && S.events_seen == 0 && !S.scheduled)
+            fprintf(stderr, "opprof exec: nothing was recorded (is the program compiled with -finstrument-functions "
+                            "and dynamically linked?)\n");
+        pthread_mutex_unlock(&S.out_lock);
+    }
+    pthread_mutex_unlock(&S.state_lock);
+}
+
+/* opprof exec's settings are for this process only. */
+static NOINSTR void forget_settings(void)
+{
+    for (;;) {
+        char name[256] = "";
+        for (char **e = environ; e && *e; e++) {
+            const char *eq = strchr(*e, '=');
+            if (strncmp(*e, "OPPROF_", 7) == 0 && eq && (size_t)(eq - *e) < sizeof name) {
+                memcpy(name, *e, (size_t)(eq - *e));
+                name[eq - *e] = '\0';
+                break;
+            }
+        }
+        if (!name[0] || unsetenv(name) != 0) return;
+    }
+}
+
+/* --trace FILE: the handler writes FILE itself, in its directory. */
+static NOINSTR int setup_trace(void)
+{
+    const char *slash = strrchr(S.trace_path, '/');
+    char dir[4096];
+    if (!slash) snprintf(dir, sizeof dir, ".");
+    else if (slash == S.trace_path) snprintf(dir, sizeof dir, "/");
+    else snprintf(dir, sizeof dir, "%.*s", (int)(slash - S.trace_path), S.trace_path);
+    const char *base = slash ? slash + 1 : S.trace_path;
+    if (opprof_trace_handler_init(&S.trace, dir, NULL, 0) != OPPROF_OK) {
+        complain("--trace");
+        return -1;
+    }
+    if (!*base || strlen(base) >= sizeof S.trace.file_name) {
+        fprintf(stderr, "opprof exec: --trace %s: not a file name (at most %zu bytes)\n", S.trace_path,
+                sizeof S.trace.file_name - 1);
+        return -1;
+    }
+    snprintf(S.trace.file_name, sizeof S.trace.file_name, "%s", base);
+    return 0;
+}
+
+__attribute__((constructor, no_instrument_function)) static void on_load(void)
+{
+    const char *on = getenv("OPPROF_EXEC");
+    S.exec = on && !strcmp(on, "1");
+    opprof_config cfg;
+    int rc = opprof_config_from_env(&cfg, &S.env); /* reports a bad value itself */
+    int want = rc == OPPROF_OK && (S.env.enabled || S.exec);
+    if (want && S.exec) {
+        env_str(S.trace_path, sizeof S.trace_path, "OPPROF_EXEC_TRACE", "");
+        env_str(S.table, sizeof S.table, "OPPROF_EXEC_TABLE", "");
+        env_str(S.stacks, sizeof S.stacks, "OPPROF_EXEC_STACKS", "");
+        env_str(S.metric, sizeof S.metric, "OPPROF_EXEC_STACKS_METRIC", "self_cpu_time_total");
+        env_str(S.sort_by, sizeof S.sort_by, "OPPROF_EXEC_SORT_BY", "self_cpu_time_total");
+        S.row_limit = env_int("OPPROF_EXEC_ROW_LIMIT", 100);
+        S.group_by_stack_n = env_int("OPPROF_EXEC_GROUP_BY_STACK_N", 0);
+    }
+    if (want && opprof_function_exclude(getenv("OPPROF_EXCLUDE")) != OPPROF_OK) {
+        complain("--exclude");
+        want = 0;
+    }
+    if (S.exec) forget_settings();
+    if (!want || (S.trace_path[0] && setup_trace() != 0)) return;
+    S.with_stack = cfg.with_stack;
+    S.scheduled = cfg.schedule.enabled;
+    S.env_ready = cfg.on_trace_ready;
+    S.env_user = cfg.user;
+    cfg.on_trace_ready = ready;
+    cfg.user = NULL;
+    if (opprof_start(&cfg) != OPPROF_OK) {
+        complain("cannot start profiling");
         return;
     }
-    if (opprof_trace_event_count(t) == 0)
-        fprintf(stderr, "opprof exec: nothing was recorded (is the program compiled with -finstrument-functions "
-                        "and dynamically linked?)\n");
-    if (S.table[0]) write_table(t);
-    if (S.stacks[0]) write_stacks(t);
-    opprof_trace_free(t);
+    S.pid = getpid();
+    S.started = 1;
+    if (op_sigchain_install(finish) != 0)
+        fprintf(stderr, "%s: SIGINT and SIGTERM will end the program without a trace: %s\n", who(), strerror(errno));
+}
+
+__attribute__((destructor, no_instrument_function)) static void on_unload(void)
+{
+    if (!S.pid || getpid() != S.pid) return;
+    finish(0);
+    op_sigchain_end();
 }

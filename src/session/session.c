@@ -23,6 +23,41 @@
 #include "session/session.h"
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* ProfilerStep#N sites: one per step while its generation is open, reused
+ * once that generation has been collected (the trace then has its own copy
+ * of the name). Interning them would keep one site per step for the life of
+ * the process: memory growing with the length of the job. */
+typedef struct step_site {
+    opprof_site site; /* first: records point here */
+    char name[32];
+    struct step_site *next;
+} step_site;
+
+static step_site *g_steps_free, *g_steps_used; /* under g_lock */
+
+static const opprof_site *step_site_get(int64_t step)
+{
+    step_site *s = g_steps_free;
+    if (s) g_steps_free = s->next;
+    else if (!(s = malloc(sizeof *s))) return NULL;
+    snprintf(s->name, sizeof s->name, "ProfilerStep#%" PRId64, step);
+    s->site = (opprof_site){s->name, "", 0, OPPROF_CAT_USER_ANNOTATION, NULL};
+    s->next = g_steps_used;
+    g_steps_used = s;
+    return &s->site;
+}
+
+/* After a collect: no record of the closed generation is read again. */
+static void step_sites_recycle(void)
+{
+    while (g_steps_used) {
+        step_site *s = g_steps_used;
+        g_steps_used = s->next;
+        s->next = g_steps_free;
+        g_steps_free = s;
+    }
+}
 static pthread_once_t g_fork_once = PTHREAD_ONCE_INIT;
 
 static struct {
@@ -125,6 +160,7 @@ int op_session_close_gen(int keep, opprof_trace **out)
     op_timebase_finish(&S.tb);
     opprof_trace *tr = NULL;
     int rc = op_collect(gen, &S.tb, stop, S.opts, &tr);
+    if (!S.step_site) step_sites_recycle(); /* an open step range keeps them (a stop racing with a step) */
     if (rc != OPPROF_OK) return rc;
     if (!keep) {
         opprof_trace_free(tr);
@@ -201,9 +237,7 @@ static void step_range_end(void)
 static void step_range_begin(void)
 {
     if (!S.record_steps || !S.gen) return; /* torch's range exists then too, but records nothing */
-    char name[48];
-    snprintf(name, sizeof name, "ProfilerStep#%" PRId64, S.step_num);
-    const opprof_site *site = opprof_intern(name, OPPROF_CAT_USER_ANNOTATION);
+    const opprof_site *site = step_site_get(S.step_num);
     if (!site) return;
     opprof_begin(site);
     S.step_site = site;

@@ -1,7 +1,10 @@
-/* Export failures: an unwritable directory, a write failing midway (file
- * size limit, full file system). Each must return OPPROF_E_IO with a detail
- * naming the path and the reason, leave the previous file as it was, and
- * leave no temporary file behind.
+/* Write failures, for every writer of a file: the Chrome trace (plain and
+ * gzip), folded stacks, the memory timeline and the table through
+ * opprof_write_file, and the trace handler. Faults: an unwritable directory,
+ * a write failing midway (file size limit, full file system), and a name or
+ * path too long. Each must fail with OPPROF_E_IO and a detail naming the
+ * path and the system's reason, leave the previous file as it was, and leave
+ * no temporary file behind.
  *
  * The checks that change process state (user id, limits) run in a forked
  * child, which reports through its exit status; cmocka is not used there. */
@@ -44,27 +47,101 @@ static int teardown(void **state)
     return system(cmd);
 }
 
-/* A trace of n events with long names: about 250 bytes of JSON each. */
+/* A trace of n events with long names, a stack, and a memory event each:
+ * every writer has kilobytes to write per hundred events. */
 static opprof_trace *big_trace(size_t n)
 {
     opprof_trace *t = op_trace_new();
     int64_t th = op_trace_thread(t, 1, 1);
+    static const char *const frames[] = {"app.c(42): compute_all_the_things", "main.c(7): main"};
+    uint32_t ids[2];
+    for (int k = 0; k < 2; k++) ids[k] = op_trace_intern(t, frames[k], strlen(frames[k]));
+    uint32_t stack = op_trace_add_stack(t, ids, 2);
     char name[160];
     for (size_t i = 0; i < n; i++) {
         /* Distinct names defeat compression, so gzip output is large too. */
         snprintf(name, sizeof name, "op_%zu_%08zx_%016llx", i, i * 2654435761u,
                  (unsigned long long)(i * 0x9E3779B97F4A7C15ull));
-        op_trace_add_event(t, (uint32_t)th, op_trace_intern(t, name, strlen(name)), OPPROF_CAT_CPU_OP,
-                           (int64_t)i * 1000, 500);
+        op_event *e = op_trace_add_event(t, (uint32_t)th, op_trace_intern(t, name, strlen(name)), OPPROF_CAT_CPU_OP,
+                                         (int64_t)i * 10000, 5000);
+        e->stack = stack;
+        op_trace_add_mem(t, (uint32_t)th, (int64_t)i * 10000 + 100, 0x10000 + 64 * i, 64);
     }
+    t->options |= OP_TRACE_STACK | OP_TRACE_MEMORY;
     op_trace_finish(t);
     return t;
 }
 
+/* ---- the writers ---- */
+
+static int w_chrome(const opprof_trace *t, const char *path)
+{
+    return opprof_export_chrome_trace(t, path);
+}
+
+static int w_stacks(const opprof_trace *t, const char *path)
+{
+    return opprof_export_stacks(t, path, NULL);
+}
+
+static int timeline_to(FILE *f, void *t)
+{
+    return opprof_memory_timeline_write(t, f, OPPROF_FORMAT_CSV);
+}
+
+static int w_timeline(const opprof_trace *t, const char *path)
+{
+    return opprof_write_file(path, timeline_to, (void *)t);
+}
+
+static int table_to(FILE *f, void *ka)
+{
+    return opprof_table_write(ka, NULL, -1, f);
+}
+
+static int w_table(const opprof_trace *t, const char *path)
+{
+    opprof_key_averages *ka = NULL;
+    int rc = opprof_key_averages(t, NULL, &ka);
+    if (rc == OPPROF_OK) rc = opprof_write_file(path, table_to, ka);
+    opprof_key_averages_free(ka);
+    return rc;
+}
+
+/* The handler reports through last_status and last_error (and stderr). */
+static int w_handler(const opprof_trace *t, const char *path)
+{
+    char dir[8192];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    *slash = '\0';
+    opprof_trace_handler h;
+    int rc = opprof_trace_handler_init(&h, dir, NULL, 0);
+    if (rc != OPPROF_OK) return rc;
+    if (strlen(slash + 1) >= sizeof h.file_name) return OPPROF_E_INVAL;
+    snprintf(h.file_name, sizeof h.file_name, "%s", slash + 1);
+    opprof_trace_handler_ready(t, &h);
+    if (h.last_status != OPPROF_OK && strcmp(h.last_error, opprof_last_error()) != 0) return -100;
+    return h.last_status;
+}
+
+typedef struct writer {
+    const char *name, *ext;
+    int (*write)(const opprof_trace *t, const char *path);
+} writer;
+
+static const writer k_writers[] = {
+    {"chrome", ".json", w_chrome},     {"chrome_gz", ".json.gz", w_chrome}, {"stacks", ".folded", w_stacks},
+    {"timeline", ".csv", w_timeline}, {"table", ".txt", w_table},          {"handler", ".pt.trace.json", w_handler},
+};
+#define NWRITERS (sizeof k_writers / sizeof *k_writers)
+
+/* ---- checks ---- */
+
 static void write_old(const char *path)
 {
     FILE *f = fopen(path, "w");
-    assert_non_null(f);
+    if (!f) return; /* a path the fault makes unwritable even for this */
     fputs(k_old, f);
     fclose(f);
 }
@@ -91,21 +168,50 @@ static int entries(const char *dir)
     return n;
 }
 
-/* In the child: export and report. Exit codes name the broken promise. */
-static int child_export(const char *dir, const char *path, const char *why, size_t nev)
+static void target(char *out, size_t cap, const char *dir, const writer *w)
 {
-    opprof_trace *t = big_trace(nev);
+    snprintf(out, cap, "%s/%s%s", dir, w->name, w->ext);
+}
+
+/* Runs writer w into path, expected to fail for `why`; returns 0 or a code
+ * naming the broken promise (in a child: its exit status). */
+static int expect_failure(const writer *w, const opprof_trace *t, const char *dir, const char *path, const char *why,
+                          int had_old)
+{
     int before = entries(dir);
-    int rc = opprof_export_chrome_trace(t, path);
-    const char *err = opprof_last_error();
-    fprintf(stderr, "child: rc %d: %s\n", rc, err);
+    int rc = w->write(t, path);
+    char err[512];
+    snprintf(err, sizeof err, "%s", opprof_last_error());
+    fprintf(stderr, "%s: rc %d: %s\n", w->name, rc, err);
+    char shown[101]; /* a long path is shown by its start and end */
+    snprintf(shown, sizeof shown, "%s", path);
     if (rc != OPPROF_E_IO) return 10;
-    if (!strstr(err, path)) return 11;
+    if (!strstr(err, shown)) return 11;
     if (!strstr(err, why)) return 12;
-    if (old_intact(path) != 0) return 13;
+    if (had_old && old_intact(path) != 0) return 13;
     if (entries(dir) != before) return 14; /* a temporary file left behind */
-    opprof_trace_free(t);
     return 0;
+}
+
+/* Every writer against one fault; 0 or 100 * (writer + 1) + code. */
+static int all_fail(const opprof_trace *t, const char *dir, const char *why, int had_old)
+{
+    for (size_t i = 0; i < NWRITERS; i++) {
+        char path[512];
+        target(path, sizeof path, dir, &k_writers[i]);
+        int rc = expect_failure(&k_writers[i], t, dir, path, why, had_old);
+        if (rc) return (int)(10 * (i + 1)) + rc % 10;
+    }
+    return 0;
+}
+
+static void prepare(const char *dir)
+{
+    for (size_t i = 0; i < NWRITERS; i++) {
+        char path[512];
+        target(path, sizeof path, dir, &k_writers[i]);
+        write_old(path);
+    }
 }
 
 static void run_child(int (*fn)(void *), void *arg)
@@ -117,37 +223,38 @@ static void run_child(int (*fn)(void *), void *arg)
     int status = 0;
     assert_int_equal(waitpid(pid, &status, 0), pid);
     if (!WIFEXITED(status)) fail_msg("child died with signal %d", WIFSIGNALED(status) ? WTERMSIG(status) : -1);
-    if (WEXITSTATUS(status) != 0) fail_msg("child failed with code %d (see stderr)", WEXITSTATUS(status));
+    if (WEXITSTATUS(status) != 0)
+        fail_msg("child failed with code %d: writer %d, check %d (see stderr)", WEXITSTATUS(status),
+                 WEXITSTATUS(status) / 10, WEXITSTATUS(status) % 10);
 }
+
+/* ---- read-only directory ---- */
 
 static int unwritable_child(void *arg)
 {
     const char *sub = arg;
     if (geteuid() == 0) {
         /* root writes anywhere: become nobody to meet a read-only directory. */
-        if (setgid(65534) != 0 || setuid(65534) != 0) return 20;
+        if (setgid(65534) != 0 || setuid(65534) != 0) return 1;
     }
-    char path[512];
-    snprintf(path, sizeof path, "%s/trace.json", sub);
-    int rc = child_export(sub, path, "Permission denied", 10);
-    if (rc) return rc;
-    snprintf(path, sizeof path, "%s/trace.json.gz", sub);
-    return opprof_export_chrome_trace(big_trace(1), path) == OPPROF_E_IO ? 0 : 15;
+    opprof_trace *t = big_trace(10);
+    int rc = all_fail(t, sub, "Permission denied", 1);
+    opprof_trace_free(t);
+    return rc;
 }
 
 static void test_unwritable_directory(void **state)
 {
     (void)state;
-    char sub[256], path[300];
+    char sub[256];
     snprintf(sub, sizeof sub, "%s/readonly", g_dir);
     assert_int_equal(mkdir(sub, 0755), 0);
-    snprintf(path, sizeof path, "%s/trace.json", sub);
-    write_old(path);
-    assert_int_equal(chmod(path, 0644), 0);
+    prepare(sub);
     assert_int_equal(chmod(sub, 0555), 0);
     run_child(unwritable_child, sub);
-    assert_int_equal(old_intact(path), 0);
 }
+
+/* ---- a write failing midway ---- */
 
 static int fsize_child(void *arg)
 {
@@ -155,27 +262,21 @@ static int fsize_child(void *arg)
     /* Without this the kernel kills the writer with SIGXFSZ. */
     signal(SIGXFSZ, SIG_IGN);
     struct rlimit rl = {256 * 1024, 256 * 1024};
-    if (setrlimit(RLIMIT_FSIZE, &rl) != 0) return 21;
-    char path[512];
-    snprintf(path, sizeof path, "%s/trace.json", dir);
-    int rc = child_export(dir, path, "File too large", 20000); /* ~4 MB */
-    if (rc) return rc;
-    snprintf(path, sizeof path, "%s/trace.json.gz", dir);
-    return child_export(dir, path, "File too large", 60000);
+    if (setrlimit(RLIMIT_FSIZE, &rl) != 0) return 1;
+    opprof_trace *t = big_trace(30000); /* megabytes from every writer */
+    int rc = all_fail(t, dir, "File too large", 1);
+    opprof_trace_free(t);
+    return rc;
 }
 
 static void test_file_size_limit_midway(void **state)
 {
     (void)state;
-    char sub[256], path[300];
+    char sub[256];
     snprintf(sub, sizeof sub, "%s/fsize", g_dir);
     assert_int_equal(mkdir(sub, 0755), 0);
-    snprintf(path, sizeof path, "%s/trace.json", sub);
-    write_old(path);
-    snprintf(path, sizeof path, "%s/trace.json.gz", sub);
-    write_old(path);
+    prepare(sub);
     run_child(fsize_child, sub);
-    assert_int_equal(old_intact(path), 0);
 }
 
 /* A small tmpfs filled up midway. Needs the right to mount (root in most
@@ -183,41 +284,116 @@ static void test_file_size_limit_midway(void **state)
 static void test_full_file_system(void **state)
 {
     (void)state;
-    char mnt[256], path[300];
+    char mnt[256];
     snprintf(mnt, sizeof mnt, "%s/tmpfs", g_dir);
     assert_int_equal(mkdir(mnt, 0755), 0);
     if (mount("opprof_test", mnt, "tmpfs", 0, "size=512k") != 0) {
         print_message("cannot mount a tmpfs (%s): full-disk test skipped\n", strerror(errno));
         skip();
     }
-    snprintf(path, sizeof path, "%s/trace.json", mnt);
-    write_old(path);
-    opprof_trace *t = big_trace(20000);
-    int before = entries(mnt);
-    int rc = opprof_export_chrome_trace(t, path);
-    char err[512];
-    snprintf(err, sizeof err, "%s", opprof_last_error());
-    int after = entries(mnt);
-    int intact = old_intact(path);
-    /* The space is given back: a small trace fits again. */
+    prepare(mnt);
+    opprof_trace *t = big_trace(30000);
+    int rc = all_fail(t, mnt, "No space left on device", 1);
+    /* The space is given back: a small trace fits again, with every writer. */
     opprof_trace *small = big_trace(10);
-    int rc_small = opprof_export_chrome_trace(small, path);
+    int small_rc = 0;
+    for (size_t i = 0; i < NWRITERS && !small_rc; i++) {
+        char path[512];
+        target(path, sizeof path, mnt, &k_writers[i]);
+        small_rc = k_writers[i].write(small, path);
+    }
+    int n = entries(mnt);
     umount(mnt);
     opprof_trace_free(t);
     opprof_trace_free(small);
-    assert_int_equal(rc, OPPROF_E_IO);
-    if (!strstr(err, "No space left on device") || !strstr(err, path)) fail_msg("detail: %s", err);
-    assert_int_equal(after, before);
-    assert_int_equal(intact, 0);
-    assert_int_equal(rc_small, OPPROF_OK);
+    if (rc) fail_msg("writer %d, check %d (see stderr)", rc / 10, rc % 10);
+    assert_int_equal(small_rc, OPPROF_OK);
+    assert_int_equal(n, (int)NWRITERS);
+}
+
+/* ---- names and paths too long ---- */
+
+static void fill(char *p, char c, size_t n)
+{
+    memset(p, c, n);
+    p[n] = '\0';
+}
+
+/* A name over 255 bytes, and a path over 4095 (in folders that exist), are
+ * refused before anything is written, with the limits in the message. The
+ * trace handler has limits of its own (1023 bytes of folder, 255 of name)
+ * and refuses those with OPPROF_E_INVAL first. */
+static void test_name_and_path_too_long(void **state)
+{
+    (void)state;
+    char sub[256];
+    snprintf(sub, sizeof sub, "%s/long", g_dir);
+    assert_int_equal(mkdir(sub, 0755), 0);
+    opprof_trace *t = big_trace(10);
+    char path[8192], name[400];
+    for (size_t i = 0; i < NWRITERS; i++) {
+        const writer *w = &k_writers[i];
+        fill(name, 'n', 300);
+        snprintf(path, sizeof path, "%s/%s%s", sub, name, w->ext);
+        if (w->write == w_handler) {
+            assert_int_equal(w->write(t, path), OPPROF_E_INVAL);
+            continue;
+        }
+        int rc = expect_failure(w, t, sub, path, "File name too long", 0);
+        if (rc) fail_msg("%s, name of 300 bytes: check %d", w->name, rc);
+    }
+    /* Folders of 200-byte names, 21 deep: a path of more than 4096 bytes. */
+    char deep[8192];
+    snprintf(deep, sizeof deep, "%s", sub);
+    for (int d = 0; d < 21; d++) {
+        fill(name, (char)('a' + d), 200);
+        size_t n = strlen(deep);
+        snprintf(deep + n, sizeof deep - n, "/%s", name);
+        if (strlen(deep) < 4000) assert_int_equal(mkdir(deep, 0755), 0);
+    }
+    for (size_t i = 0; i < NWRITERS; i++) {
+        const writer *w = &k_writers[i];
+        snprintf(path, sizeof path, "%s/trace%s", deep, w->ext);
+        if (w->write == w_handler) {
+            assert_int_equal(w->write(t, path), OPPROF_E_INVAL);
+            continue;
+        }
+        int rc = w->write(t, path);
+        const char *err = opprof_last_error();
+        if (rc != OPPROF_E_IO || !strstr(err, "File name too long") || !strstr(err, sub))
+            fail_msg("%s, path of %zu bytes: rc %d: %s", w->name, strlen(path), rc, err);
+    }
+    opprof_trace_free(t);
+}
+
+/* A name just under the limit is written: its temporary name is shortened
+ * to fit, and the file it replaces is replaced. */
+static void test_name_at_the_limit(void **state)
+{
+    (void)state;
+    char sub[256], path[1024], name[300];
+    snprintf(sub, sizeof sub, "%s/limit", g_dir);
+    assert_int_equal(mkdir(sub, 0755), 0);
+    opprof_trace *t = big_trace(10);
+    for (size_t i = 0; i < NWRITERS; i++) {
+        const writer *w = &k_writers[i];
+        fill(name, 'm', 255 - strlen(w->ext));
+        snprintf(path, sizeof path, "%s/%s%s", sub, name, w->ext);
+        write_old(path);
+        int rc = w->write(t, path);
+        if (rc != OPPROF_OK) fail_msg("%s: %s", w->name, opprof_last_error());
+        assert_int_not_equal(old_intact(path), 0); /* replaced */
+    }
+    assert_int_equal(entries(sub), (int)NWRITERS);
+    opprof_trace_free(t);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_unwritable_directory),
-        cmocka_unit_test(test_file_size_limit_midway),
-        cmocka_unit_test(test_full_file_system),
+        cmocka_unit_test(test_unwritable_directory),  cmocka_unit_test(test_file_size_limit_midway),
+        cmocka_unit_test(test_full_file_system),      cmocka_unit_test(test_name_and_path_too_long),
+        cmocka_unit_test(test_name_at_the_limit),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

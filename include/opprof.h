@@ -633,7 +633,13 @@ OPPROF_API void opprof_trace_handler_ready(const opprof_trace *trace, void *hand
  * truncated gzip stream too) and opprof_last_error() says
  * "PATH: byte OFFSET: what is wrong", OFFSET counting from 0 in the JSON
  * text (in the compressed bytes for a gzip error). It never crashes, and
- * nesting is bounded (256 levels).
+ * nesting is bounded (256 levels). A single string or number longer than
+ * 256 MiB (the most the reader holds of one token, however much a file or a
+ * gzip stream claims) is refused with OPPROF_E_RANGE. A member given twice
+ * counts once, the last, as in Python's json ("args" too, whole), but a
+ * second "traceEvents" array is refused; a negative duration is an empty
+ * range. opprof's own "droppedEvents" and "incomplete" are read back
+ * (opprof_trace_dropped, opprof_trace_incomplete).
  * ====================================================================== */
 
 /* Reads the trace at path ("-": standard input) into *out (free it with

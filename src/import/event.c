@@ -107,6 +107,10 @@ static int array_text(op_json *j, op_raw_event *ev, op_jtok t, op_field f, op_sp
 
 static int read_args(op_json *j, op_raw_event *ev, op_jtok t)
 {
+    /* A later "args" replaces an earlier one whole, as in Python's json. */
+    const uint32_t inside = ((1u << OP_F_COUNT_) - 1) & ~((1u << (OP_F_ARGS + 1)) - 1);
+    ev->has &= ~inside;
+    ev->bad &= ~inside;
     if (t != OP_JT_OBJ_BEGIN) {
         if (t != OP_JT_NULL) mark_bad(ev, OP_F_ARGS, j->off, "is not an object");
         return op_json_skip(j, t) == OP_JT_ERROR ? -1 : 0;

@@ -74,6 +74,12 @@ static int read_object(op_importer *im, int64_t *base_ns)
         t = op_json_next(&im->j);
         if (t == OP_JT_ERROR) return -1;
         if (which == 1) {
+            /* Python's json would keep the last one; a streaming reader has
+             * kept the first's events already, so two are refused. */
+            if (seen) {
+                op_json_fail(&im->j, OPPROF_E_PARSE, im->j.off, "a second \"traceEvents\" array");
+                return -1;
+            }
             if (t != OP_JT_ARR_BEGIN) {
                 op_json_fail(&im->j, OPPROF_E_PARSE, im->j.off, "\"traceEvents\" is not an array");
                 return -1;

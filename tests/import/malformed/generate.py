@@ -130,10 +130,77 @@ case("gzip_header_only.json.gz", gz[:10], 10, "truncated gzip stream")
 case("gzip_magic_only.json.gz", b"\x1f\x8b", 2, "truncated gzip stream")
 case("gzip_of_garbage.json.gz", gzip.compress(b"\x00not json", mtime=0), 0, "unexpected byte 0x00")
 
+# Hostile input (issue 9): deep nesting of every kind, strings and numbers far
+# longer than the file that holds them or than any time, NaN / Infinity /
+# 1e400 spellings, gzip headers and trailers that claim what is not there.
+d = b'{"a": ' * 2000
+case("deep_objects.json", d, 6 * 256, "nesting deeper than 256")
+d = b'[{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 2, "args": {"Input Dims": ' + b"[" * 300 + b"]" * 300 + b"}}]"
+case("deep_input_dims.json", d, at(d, b"[[[") + 256 - 3, "nesting deeper than 256")
+d = b'[{"ph": "X", "name": "' + b"a" * (64 << 10)
+case("string_never_ends.json", d, at(d, b'"a'), "unterminated string")
+# 16 MiB of string from a 16 KiB file: the reader holds what it decodes, never
+# what a file claims, and stops at the end of the data.
+d = gzip.compress(b'[{"ph": "X", "name": "' + b"a" * (16 << 20), 9, mtime=0)
+case("gzip_string_never_ends.json.gz", d, 21, "unterminated string")
+gz1 = gzip.compress(js([ev()]), mtime=0)
+case("gzip_isize_1gib.json.gz", gz1[:-4] + (1 << 30).to_bytes(4, "little"), None, "incorrect length check")
+case("gzip_crc_wrong.json.gz", gz1[:-8] + b"\0\0\0\0" + gz1[-4:], None, "incorrect data check")
+d = b"\x1f\x8b\x08\x08" + b"\0" * 4 + b"\0\x03" + b"n" * 5000  # FNAME that never ends
+case("gzip_name_never_ends.json.gz", d, len(d), "truncated gzip stream")
+d = b"\x1f\x8b\x08\x04" + b"\0" * 4 + b"\0\x03" + (65535).to_bytes(2, "little") + b"x" * 100  # FEXTRA of 64 KiB
+case("gzip_extra_claims_64k.json.gz", d, len(d), "truncated gzip stream")
+d = b'[{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": NaN}]'
+case("dur_nan.json", d, at(d, b"NaN"), "unexpected 'N'")
+d = b'[{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": -Infinity}]'
+case("dur_minus_infinity.json", d, at(d, b"-Inf"), "invalid number '-'")
+d = b'[{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1e99999999999999999999, "dur": 2}]'
+case("ts_exponent_huge.json", d, at(d, b"1e9"), '"ts" is out of range')
+d = b'[{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1' + b"0" * 5000 + b', "dur": 2}]'
+case("ts_5000_digits.json", d, at(d, b"10"), '"ts" is out of range')
+d = b'[{"ph": "X", "name": "a", "pid": 9223372036854775808, "tid": 1, "ts": 1, "dur": 2}]'
+case("pid_2_pow_63.json", d, at(d, b"922"), '"pid" is not an integer in range')
+d = b'{"traceEvents": [], "traceEvents": [{"ph": "X", "name": "b", "pid": 1, "tid": 1, "ts": 1, "dur": 2}]}'
+case("duplicate_trace_events.json", d, at(d, b"[", 1), 'a second "traceEvents" array')
+
+# Hostile input the reader accepts, each with a documented behaviour that
+# tests/test_import_hostile.c checks: ../accepted/.
+accepted = {
+    # a negative duration is an empty range
+    "negative_dur.json": js([ev(name="a", ts=0, dur=-5), ev(name="b", ts=20)]),
+    # a member given twice: the last one counts, as in Python's json
+    "duplicate_keys.json": b'[{"ph": "X", "name": "x", "name": "y", "pid": 1, "tid": 1, "ts": 0, "dur": 2, '
+                           b'"ts": 7, "dur": 3}, {"ph": "X", "name": "z", "pid": 1, "tid": 1, "ts": 0, "dur": 1}]',
+    # ... a whole "args" object too
+    "duplicate_args.json": b'[{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 0, "dur": 2, "args": {"flops": 5}, '
+                           b'"args": {"Input Dims": [[1]]}}]',
+    # times below a nanosecond round to 0; negative times are rebased
+    "ts_tiny.json": b'[{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1e-400, "dur": 2}]',
+    "ts_negative.json": js([ev(name="a", ts=-100), ev(name="b", ts=50), ev(name="c", ts=-0.0)]),
+    # 5000 fraction digits: exact decimal arithmetic, 1.000...01 us is 1000 ns
+    "ts_5000_fraction_digits.json": b'[{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1.' + b"0" * 5000
+                                    + b'1, "dur": 2}, {"ph": "X", "name": "b", "pid": 1, "tid": 1, "ts": 0, "dur": 1}]',
+    # NaN, Infinity and 1e400 spelled as strings where the reader looks at nothing
+    "nan_in_unused_fields.json": b'[{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 2, '
+                                 b'"args": {"x": "NaN", "y": 1e400, "z": [-1e400, "Infinity"]}, "id": 1e400}]',
+    # 255 levels of nesting in a value the reader skips: within the bound
+    "deep_255_skipped.json": b'[{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 2, "args": {"x": '
+                             + b"[" * 253 + b"]" * 253 + b"}}]",
+    # opprof's own metadata
+    "incomplete_dropped.json": b'{"incomplete": true, "droppedEvents": 12, "traceEvents": [' + js([ev()])[1:-1] + b"]}",
+    "incomplete_other_types.json": b'{"incomplete": "yes", "droppedEvents": "many", "traceEvents": [' + js([ev()])[1:-1]
+                                   + b"]}",
+}
+acc_dir = os.path.join(HERE, "..", "accepted")
+os.makedirs(acc_dir, exist_ok=True)
+for name, doc in accepted.items():
+    with open(os.path.join(acc_dir, name), "wb") as g:
+        g.write(doc)
+
 with open(os.path.join(HERE, "expected.txt"), "w") as f:
     f.write("# file<TAB>byte offset (- when it depends on zlib)<TAB>text the message contains\n")
     for name, doc, off, msg in cases:
         with open(os.path.join(HERE, name), "wb") as g:
             g.write(doc)
         f.write(f"{name}\t{'-' if off is None else off}\t{msg}\n")
-print(len(cases), "cases")
+print(len(cases), "refused,", len(accepted), "accepted")

@@ -15,7 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -47,6 +49,42 @@ static void *worker(void *p)
         opprof_end(&site_op);
     }
     return NULL;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* The trace says how many were dropped too: exported, read back, every kept
+ * event is there and "droppedEvents" is the dropped count. */
+static void export_and_count(const opprof_trace *t, uint64_t recorded, uint64_t dropped)
+{
+    char path[] = "/tmp/opprof_stress_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    opprof_export_options o;
+    opprof_export_options_init(&o);
+    o.fsync = 0;
+    double t0 = now_s();
+    assert_int_equal(opprof_export_chrome_trace_ex(t, path, &o), OPPROF_OK);
+    double t1 = now_s();
+    opprof_trace *back = NULL;
+    int rc = opprof_trace_load(path, &back);
+    double t2 = now_s();
+    struct stat st;
+    stat(path, &st);
+    unlink(path);
+    assert_int_equal(rc, OPPROF_OK);
+    print_message("stress: exported %zu events (%.0f MB in %.1f s, read back in %.1f s), droppedEvents %llu\n",
+                  opprof_trace_event_count(back), st.st_size / 1e6, t1 - t0, t2 - t1,
+                  (unsigned long long)opprof_trace_dropped(back));
+    assert_int_equal(opprof_trace_event_count(back), recorded);
+    assert_int_equal(opprof_trace_dropped(back), dropped);
+    opprof_trace_free(back);
 }
 
 static void test_sixteen_threads_against_the_cap(void **state)
@@ -96,6 +134,7 @@ static void test_sixteen_threads_against_the_cap(void **state)
     assert_non_null(strstr(text, want));
     free(text);
     opprof_key_averages_free(ka);
+    export_and_count(t, recorded, dropped);
     opprof_trace_free(t);
 }
 

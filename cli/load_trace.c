@@ -7,7 +7,13 @@
 int cli_load_trace(const char *command, const char *path, opprof_trace **out)
 {
     int rc = opprof_trace_load(path, out);
-    if (rc == 0) return CLI_OK;
+    if (rc == 0) {
+        /* The table is right for what was recorded; the reader should know it stops early. */
+        if (opprof_trace_incomplete(*out))
+            fprintf(stderr, "opprof %s: %s is incomplete: the program was interrupted (e.g. by a signal) "
+                            "while it was being recorded\n", command, path);
+        return CLI_OK;
+    }
     fprintf(stderr, "opprof %s: %s\n", command, opprof_last_error());
     return rc == OPPROF_E_NOMEM ? CLI_FAIL : CLI_BAD_INPUT;
 }

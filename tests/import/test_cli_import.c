@@ -213,6 +213,25 @@ static void test_summary_formats_and_stdin(void **state)
     assert_null(strstr(out, "\nc,"));
     free(out);
     assert_int_equal(opprof("summary %s/t.json --sort no_such_key", g_tmp), 2);
+    char *err = slurp(g_err);
+    assert_null(strstr(err, "incomplete"));
+    free(err);
+}
+
+/* A trace written after a signal: its table, its dropped count, and one
+ * line on stderr saying it stops early. */
+static void test_summary_of_an_incomplete_trace(void **state)
+{
+    (void)state;
+    write_file("cut.json", "{\"incomplete\": 1, \"droppedEvents\": 3, \"traceEvents\": "
+                           "[{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":10}]}");
+    assert_int_equal(opprof("summary %s/cut.json", g_tmp), 0);
+    char *out = slurp(g_out), *err = slurp(g_err);
+    assert_non_null(strstr(out, "Dropped events: 3"));
+    assert_non_null(strstr(err, "cut.json is incomplete"));
+    assert_int_equal(lines(err), 1);
+    free(out);
+    free(err);
 }
 
 static void test_diff(void **state)
@@ -279,6 +298,7 @@ int main(void)
         cmocka_unit_test(test_kineto_csv),
         cmocka_unit_test(test_malformed_exit_2_one_line),
         cmocka_unit_test(test_summary_formats_and_stdin),
+        cmocka_unit_test(test_summary_of_an_incomplete_trace),
         cmocka_unit_test(test_diff),
         cmocka_unit_test(test_diff_of_a_fixture_with_itself),
     };

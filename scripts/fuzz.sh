@@ -4,7 +4,8 @@
 #   scripts/fuzz.sh build              build build-fuzz/fuzz_import
 #   scripts/fuzz.sh run [SECONDS]      build, seed build-fuzz/corpus, fuzz (default 600 s, one job)
 # The seeds are the shared fixtures (OPPROF_FIXTURES, default ../shared/fixtures),
-# the malformed-trace corpus of the tests, and small cuts of a Kineto trace.
+# the hostile-trace corpus of the tests (refused and accepted), and small cuts
+# of a Kineto trace.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=build-fuzz
@@ -23,7 +24,7 @@ build() {
 seed() {
   local c=$out/corpus
   mkdir -p "$c"
-  cp tests/import/malformed/*.json* "$c"/ 2>/dev/null || true
+  cp tests/import/malformed/*.json* tests/import/accepted/*.json "$c"/ 2>/dev/null || true
   if [ -d "$fixtures" ]; then
     cp "$fixtures"/torch-traces/*.trace.json "$c"/ 2>/dev/null || true
     for f in "$fixtures"/kineto/*.json.gz; do

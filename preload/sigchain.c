@@ -79,11 +79,18 @@ static NOINSTR void resolve(void)
     }
 }
 
+/* At load, so that no later call, even from a signal handler, has to look
+ * the functions up (dlsym is not async-signal-safe). */
+__attribute__((constructor, no_instrument_function)) static void resolve_at_load(void)
+{
+    resolve();
+}
+
 static NOINSTR int real_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
     sigaction_fn f = __atomic_load_n(&g_real_sigaction, __ATOMIC_ACQUIRE);
     if (!f) {
-        resolve(); /* never first reached in a handler: install resolves */
+        resolve(); /* only when called before this library's constructor ran */
         f = __atomic_load_n(&g_real_sigaction, __ATOMIC_ACQUIRE);
     }
     if (!f) {

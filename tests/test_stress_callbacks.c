@@ -89,10 +89,30 @@ static void step_main(void)
     opprof_end(&site_main);
 }
 
-static int schedule(opprof_config *cfg, const char *text)
+/* A session with schedule `text` and callback `ready`: `steps` steps of the
+ * main thread while two other threads record throughout. Returns how many
+ * ranges the recorders attempted; *last gets the trace stop hands out. */
+static opprof_config g_cfg; /* the session's: a callback may start another like it */
+
+static long run_steps(const char *text, uint64_t max_events, opprof_trace_ready_fn ready, int steps,
+                      opprof_trace **last)
 {
-    opprof_config_init(cfg);
-    return opprof_schedule_parse(text, &cfg->schedule);
+    opprof_config cfg;
+    opprof_config_init(&cfg);
+    assert_int_equal(opprof_schedule_parse(text, &cfg.schedule), OPPROF_OK);
+    cfg.max_events = max_events;
+    cfg.on_trace_ready = ready;
+    g_cfg = cfg;
+    recorders r;
+    recorders_start(&r, 2);
+    assert_int_equal(opprof_start(&cfg), OPPROF_OK);
+    for (int s = 0; s < steps; s++) {
+        step_main();
+        assert_int_equal(opprof_step(), OPPROF_OK);
+    }
+    assert_int_equal(opprof_stop(last), OPPROF_OK);
+    recorders_stop(&r);
+    return atomic_load(&r.ranges);
 }
 
 /* ---- slow ---- */
@@ -120,21 +140,9 @@ static void test_slow_callback_while_threads_record(void **state)
 {
     (void)state;
     memset(&g_slow, 0, sizeof g_slow);
-    opprof_config cfg;
-    assert_int_equal(schedule(&cfg, "wait=1,warmup=1,active=1"), OPPROF_OK);
-    cfg.max_events = 50000;
-    cfg.on_trace_ready = slow_ready;
-    recorders r;
-    recorders_start(&r, 2);
-    assert_int_equal(opprof_start(&cfg), OPPROF_OK);
-    for (int s = 0; s < 15; s++) {
-        step_main();
-        assert_int_equal(opprof_step(), OPPROF_OK);
-    }
-    assert_int_equal(opprof_stop(NULL), OPPROF_OK);
-    recorders_stop(&r);
+    long ranges = run_steps("wait=1,warmup=1,active=1", 50000, slow_ready, 15, NULL);
     print_message("slow: %d traces, %zu work events, %ld ranges attempted\n", g_slow.calls, g_slow.work_events,
-                  atomic_load(&r.ranges));
+                  ranges);
     assert_int_equal(g_slow.calls, 5); /* steps 2, 5, 8, 11, 14 are active */
     assert_int_equal(g_slow.whole, 5);
     assert_true(g_slow.work_events > 0);
@@ -172,19 +180,7 @@ static void test_callback_that_exports_while_threads_record(void **state)
     memset(&g_exp, 0, sizeof g_exp);
     snprintf(g_exp.dir, sizeof g_exp.dir, "/tmp/opprof_cb_XXXXXX");
     assert_non_null(mkdtemp(g_exp.dir));
-    opprof_config cfg;
-    assert_int_equal(schedule(&cfg, "wait=0,warmup=1,active=2"), OPPROF_OK);
-    cfg.max_events = 20000; /* the cap is reached: dropped counts travel too */
-    cfg.on_trace_ready = export_ready;
-    recorders r;
-    recorders_start(&r, 2);
-    assert_int_equal(opprof_start(&cfg), OPPROF_OK);
-    for (int s = 0; s < 12; s++) {
-        step_main();
-        assert_int_equal(opprof_step(), OPPROF_OK);
-    }
-    assert_int_equal(opprof_stop(NULL), OPPROF_OK);
-    recorders_stop(&r);
+    run_steps("wait=0,warmup=1,active=2", 20000 /* reached: dropped counts travel too */, export_ready, 12, NULL);
     assert_int_equal(g_exp.calls, 4);
     assert_int_equal(g_exp.bad, 0);
     assert_int_equal(rmdir(g_exp.dir), 0); /* nothing left behind */
@@ -196,7 +192,6 @@ static struct {
     int calls, whole;
     int rc[8];
     int active;
-    opprof_config cfg;
 } g_api;
 
 static void api_ready(const opprof_trace *t, void *user)
@@ -217,7 +212,7 @@ static void api_ready(const opprof_trace *t, void *user)
         opprof_trace *inner = NULL;
         g_api.rc[2] = opprof_stop(&inner);
         opprof_trace_free(inner);
-        g_api.rc[3] = opprof_start(&g_api.cfg);
+        g_api.rc[3] = opprof_start(&g_cfg);
         break;
     }
     default: break;
@@ -228,18 +223,8 @@ static void test_callback_that_steps_stops_and_starts(void **state)
 {
     (void)state;
     memset(&g_api, 0, sizeof g_api);
-    assert_int_equal(schedule(&g_api.cfg, "wait=0,warmup=1,active=1"), OPPROF_OK);
-    g_api.cfg.on_trace_ready = api_ready;
-    recorders r;
-    recorders_start(&r, 2);
-    assert_int_equal(opprof_start(&g_api.cfg), OPPROF_OK);
-    for (int s = 0; s < 16; s++) {
-        step_main();
-        assert_int_equal(opprof_step(), OPPROF_OK);
-    }
     opprof_trace *last = NULL;
-    assert_int_equal(opprof_stop(&last), OPPROF_OK);
-    recorders_stop(&r);
+    run_steps("wait=0,warmup=1,active=1", 50000, api_ready, 16, &last);
     opprof_trace_free(last);
     print_message("api: %d traces\n", g_api.calls);
     assert_int_equal(g_api.active, 1);

@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "slurp.h"
+#include "tmpdir.h"
 
 static char g_dir[] = "/tmp/opprof_exec_XXXXXX";
 
@@ -207,15 +208,13 @@ static void test_errors(void **state)
 static int setup(void **state)
 {
     (void)state;
-    return mkdtemp(g_dir) ? 0 : -1;
+    return tmpdir_make(g_dir);
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
-    return system(cmd) == 0 ? 0 : -1;
+    return tmpdir_remove(g_dir);
 }
 
 int main(void)

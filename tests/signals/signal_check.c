@@ -24,6 +24,7 @@
 
 #include "opprof.h"
 #include "slurp.h"
+#include "tmpdir.h"
 
 static char g_dir[] = "/tmp/opprof_signals_XXXXXX";
 
@@ -139,44 +140,47 @@ static void dies_of(const run_result *r, int sig)
     assert_int_equal(WTERMSIG(r->status), sig);
 }
 
+/* signal_target `mode` under opprof exec, sent `sig` (with SIGINT ignored
+ * from the start when ignore_int): it ends with exit status `code` (or,
+ * negative, dies of signal -code), its stdout has `says`, its trace holds
+ * work() events, marked incomplete or not, and nothing else is left in its
+ * folder. */
+static void exec_expect(const char *name, const char *mode, int sig, int ignore_int, int code, const char *says,
+                        int incomplete)
+{
+    run_result r;
+    char trace[600];
+    exec_case(name, mode, sig, ignore_int, &r, trace, sizeof trace);
+    if (code < 0) {
+        dies_of(&r, -code);
+    } else {
+        if (!WIFEXITED(r.status)) fail_msg("%s: died of signal %d", name, WTERMSIG(r.status));
+        assert_int_equal(WEXITSTATUS(r.status), code);
+    }
+    if (says && !strstr(r.out, says)) fail_msg("%s: stdout '%s' does not say '%s'", name, r.out, says);
+    check_trace(trace, incomplete);
+    *strrchr(trace, '/') = '\0';
+    check_only(trace, 1);
+}
+
 static void test_no_handler_sigint_and_sigterm(void **state)
 {
     (void)state;
-    static const int sigs[] = {SIGINT, SIGTERM};
-    for (int i = 0; i < 2; i++) {
-        run_result r;
-        char trace[600], name[32];
-        snprintf(name, sizeof name, "default%d", sigs[i]);
-        exec_case(name, "default", sigs[i], 0, &r, trace, sizeof trace);
-        dies_of(&r, sigs[i]);
-        check_trace(trace, 1);
-        *strrchr(trace, '/') = '\0';
-        check_only(trace, 1);
-    }
+    exec_expect("default_int", "default", SIGINT, 0, -SIGINT, NULL, 1);
+    exec_expect("default_term", "default", SIGTERM, 0, -SIGTERM, NULL, 1);
 }
 
 static void test_handler_that_exits_still_runs(void **state)
 {
     (void)state;
-    run_result r;
-    char trace[600];
-    exec_case("exit", "exit", SIGTERM, 0, &r, trace, sizeof trace);
-    assert_true(WIFEXITED(r.status));
-    assert_int_equal(WEXITSTATUS(r.status), 42);
-    assert_non_null(strstr(r.out, "handled 15\n"));
-    check_trace(trace, 1);
+    exec_expect("exit", "exit", SIGTERM, 0, 42, "handled 15\n", 1);
 }
 
+/* The trace is written at the signal; the program's exit has nothing more. */
 static void test_handler_that_sets_a_flag_still_runs(void **state)
 {
     (void)state;
-    run_result r;
-    char trace[600];
-    exec_case("flag", "flag", SIGINT, 0, &r, trace, sizeof trace);
-    assert_true(WIFEXITED(r.status));
-    assert_int_equal(WEXITSTATUS(r.status), 0);
-    assert_non_null(strstr(r.out, "stopped 2\n"));
-    check_trace(trace, 1); /* written at the signal; the program's exit has nothing more */
+    exec_expect("flag", "flag", SIGINT, 0, 0, "stopped 2\n", 1);
 }
 
 /* Ignored by the program: no effect, and the trace at exit is complete. An
@@ -184,29 +188,15 @@ static void test_handler_that_sets_a_flag_still_runs(void **state)
 static void test_ignored_signals_stay_ignored(void **state)
 {
     (void)state;
-    run_result r;
-    char trace[600];
-    exec_case("ignore", "ignore", SIGTERM, 0, &r, trace, sizeof trace);
-    assert_true(WIFEXITED(r.status));
-    assert_int_equal(WEXITSTATUS(r.status), 0);
-    assert_non_null(strstr(r.out, "finished\n"));
-    check_trace(trace, 0);
-
-    exec_case("nohup", "ignore", SIGINT, 1, &r, trace, sizeof trace);
-    assert_true(WIFEXITED(r.status));
-    assert_non_null(strstr(r.out, "finished\n"));
-    check_trace(trace, 0);
+    exec_expect("ignore", "ignore", SIGTERM, 0, 0, "finished\n", 0);
+    exec_expect("nohup", "ignore", SIGINT, 1, 0, "finished\n", 0);
 }
 
 /* Other threads keep recording while the trace is written. */
 static void test_other_threads_keep_recording(void **state)
 {
     (void)state;
-    run_result r;
-    char trace[600];
-    exec_case("threads", "threads", SIGTERM, 0, &r, trace, sizeof trace);
-    dies_of(&r, SIGTERM);
-    check_trace(trace, 1);
+    exec_expect("threads", "threads", SIGTERM, 0, -SIGTERM, NULL, 1);
 }
 
 /* A forked child has no session: the signal treats it as the program
@@ -214,13 +204,7 @@ static void test_other_threads_keep_recording(void **state)
 static void test_forked_child_gets_the_default(void **state)
 {
     (void)state;
-    run_result r;
-    char trace[600];
-    exec_case("fork", "fork", SIGINT, 0, &r, trace, sizeof trace);
-    assert_true(WIFEXITED(r.status));
-    assert_int_equal(WEXITSTATUS(r.status), 0);
-    assert_non_null(strstr(r.out, "child signal 2\n"));
-    check_trace(trace, 0);
+    exec_expect("fork", "fork", SIGINT, 0, 0, "child signal 2\n", 0);
 }
 
 /* Preloaded by hand with the documented variables: profile_{rank}.json in
@@ -250,15 +234,13 @@ static void test_environment_session_replaces_the_previous_trace(void **state)
 static int setup(void **state)
 {
     (void)state;
-    return mkdtemp(g_dir) ? 0 : -1;
+    return tmpdir_make(g_dir);
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
-    return system(cmd) == 0 ? 0 : -1;
+    return tmpdir_remove(g_dir);
 }
 
 int main(void)

@@ -18,7 +18,8 @@ build() {
   # The library is built as CMake builds it (OPPROF_BUILDING_LIBRARY: real calls, not the inline fast paths).
   # shellcheck disable=SC2046
   "$CC" -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-    -DOPPROF_BUILDING_LIBRARY -Iinclude -Isrc $(find src -name '*.c' | sort) fuzz/fuzz_import.c -lz -lm -lpthread -o "$out/fuzz_import"
+    -DOPPROF_BUILDING_LIBRARY -Iinclude -Isrc $(find src -name '*.c' | sort) fuzz/fuzz_import.c \
+    -lunwind -ldw -lelf -lz -lm -lpthread -o "$out/fuzz_import"
 }
 
 seed() {

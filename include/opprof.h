@@ -655,8 +655,11 @@ OPPROF_API int opprof_trace_load_buffer(const void *buf, size_t len, opprof_trac
  * 10. Configuration from the environment
  *
  * Profiling without code changes, as Accelerate's ProfileKwargs: a program
- * (or the preload library) calls opprof_config_from_env once and starts a
- * session when it says so. Variables (booleans take 1/0, true/false,
+ * calls opprof_config_from_env once and starts a session when it says so.
+ * libopprof_instrument.so, preloaded or linked, does it for any program: its
+ * session's traces are written at exit, and on SIGINT or SIGTERM (marked
+ * incomplete) before the program's own handling of the signal
+ * (preload/autosession.c). Variables (booleans take 1/0, true/false,
  * yes/no, on/off):
  *
  *   OPPROF_ENABLE            on or off outright; by default profiling is on

@@ -305,11 +305,16 @@ static op_jtok lex_string(op_json *j, op_jtok kind)
             i += 6;
             continue;
         }
-        /* c >= 0x80: a multi-byte sequence */
+        /* c >= 0x80: a multi-byte sequence. Cut short by the buffer, it
+         * gets one more byte at a time until it is decided: asking for all
+         * four at once could meet the end of the data (or a gzip error after
+         * it) where a reader with the bytes already in hand decides "invalid"
+         * from fewer, and the error must not depend on how data arrives. */
         int len = utf8_len(j->buf + i, j->len - i);
-        if (len < 0) {
-            int r = avail(j, &start, &i, 4);
+        while (len < 0) {
+            int r = avail(j, &start, &i, j->len - i + 1);
             if (r < 0) return OP_JT_ERROR;
+            if (r == 0) break;
             len = utf8_len(j->buf + i, j->len - i);
         }
         if (len <= 0) return op_json_fail(j, OPPROF_E_PARSE, j->base + i, "invalid UTF-8 in a string");

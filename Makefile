@@ -1,7 +1,8 @@
 # The two commands of the README, and the rest of the workflow.
 #   make demo    install what is missing, build, run the main job
 #   make test    install what is missing, build, run every test
-#                (normal build, then ASan+UBSan and TSan builds of the suite)
+#                (normal build with valgrind memcheck of the CLI, then ASan+UBSan
+#                and TSan builds of the suite)
 #   make bench   build and run the benchmarks (never part of the tests)
 #   make install install under PREFIX (default /usr/local)
 
@@ -51,7 +52,8 @@ bench: build
 	@$(BUILD)/bin/bench_export
 	@/usr/bin/python3 bench/nn_vs_torch.py --bin $(BUILD)/bin/bench_nn
 
-# The long variants of the stress tests (issue 9's sizes); minutes, not in `make test`.
+# The long variants of the stress tests (issue 9's sizes: 16 threads x 50M events
+# against a cap of 10M, 10,000 sessions, 10,000 schedule cycles); not in `make test`.
 stress: build
 	@OPPROF_STRESS=long $(BUILD)/tests/test_stress
 

@@ -65,7 +65,9 @@ static ssize_t gz_inflate(gz_source *g, size_t cap)
             if (inflateReset(&g->z) != Z_OK) return gz_fail(g, OPPROF_E_NOMEM, "zlib could not restart");
             g->member_done = 0;
         }
-        if (n == 0) return gz_fail(g, OPPROF_E_PARSE, "truncated gzip stream");
+        /* Called even when the compressed data has ended: zlib may still
+         * hold output (a match half copied into a small buffer), and the
+         * data is truncated only once it makes none. */
         int rc = inflate(&g->z, Z_NO_FLUSH);
         if (rc == Z_STREAM_END) {
             g->member_done = 1;
@@ -75,6 +77,8 @@ static ssize_t gz_inflate(gz_source *g, size_t cap)
             char what[128];
             snprintf(what, sizeof what, "corrupt gzip stream (%s)", g->z.msg ? g->z.msg : "invalid data");
             return gz_fail(g, OPPROF_E_PARSE, what);
+        } else if (n == 0 && g->z.avail_out == cap) {
+            return gz_fail(g, OPPROF_E_PARSE, "truncated gzip stream");
         }
     }
     return 0;

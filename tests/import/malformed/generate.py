@@ -166,6 +166,13 @@ case("pid_2_pow_63.json", d, at(d, b"922"), '"pid" is not an integer in range')
 for n in (1, 2):
     gz = gzip.compress(b'[{"ph": "X", "name": "' + b"z" * 3000 + b"\xe0\xc0P"[: n + 1], mtime=0)
     case(f"gzip_utf8_cut_then_crc{n}.json.gz", gz[:-8] + b"\xff" * 4 + gz[-4:], 3022, "invalid UTF-8")
+# found by the fuzzer: a stream cut just after a long match; zlib still held
+# part of the match when the compressed bytes ran out, and a reader with a
+# small buffer lost it (and so reported the truncation, not the event's error).
+import base64
+d = base64.b64decode("H4sIAAAAAAACA+3MMQrCMABA0auUzB10cMlJBBEJbaEOqUHTSby7yeQNnN72+cO7vENZQxzCOYxDmFLtPZX99ih9bCkv/aS6"
+                     "bDHm3F+5z20dW9VfvXocWs37s+XpMw5kMplMJpPJZDKZTCaTyWQymUwmk8lkMmU=")
+case("gzip_truncated_in_a_match.json.gz", d, 6751, 'event has no "pid"')
 d = b'{"traceEvents": [], "traceEvents": [{"ph": "X", "name": "b", "pid": 1, "tid": 1, "ts": 1, "dur": 2}]}'
 case("duplicate_trace_events.json", d, at(d, b"[", 1), 'a second "traceEvents" array')
 

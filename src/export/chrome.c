@@ -29,6 +29,7 @@
  * args) are validated once per distinct string. */
 #define _GNU_SOURCE /* program_invocation_short_name */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -305,27 +306,72 @@ static void put_metadata(cw *c)
     }
 }
 
-static void put_header(cw *c, const opprof_export_options *o)
+static void put_clock_sync(op_jw *w, const opprof_clock_sync *cs, const char *suffix)
+{
+    if (!cs->valid) return;
+    size_t n = strlen(suffix);
+    OP_JW_LIT(w, ", \"clock_offset");
+    op_jw_put(w, suffix, n);
+    OP_JW_LIT(w, "_ns\": ");
+    op_jw_i64(w, cs->offset_ns);
+    OP_JW_LIT(w, ", \"clock_uncertainty");
+    op_jw_put(w, suffix, n);
+    OP_JW_LIT(w, "_ns\": ");
+    op_jw_i64(w, cs->uncertainty_ns);
+    OP_JW_LIT(w, ", \"clock_sync");
+    op_jw_put(w, suffix, n);
+    OP_JW_LIT(w, "_at_ns\": ");
+    op_jw_i64(w, cs->at_ns);
+}
+
+/* distributedInfo, as torch writes it ({"backend": "nccl", "rank": 0,
+ * "world_size": 2, ...}) with opprof's clock measurements beside. The rank
+ * given in the options wins over the trace's, which wins over the
+ * launcher's environment. */
+static void put_distributed(cw *c, const opprof_export_options *o)
 {
     const opprof_trace *t = c->t;
     op_jw *w = c->w;
-    OP_JW_LIT(w, "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [\n  ],\n");
     int64_t rank = o->rank, world = o->world_size;
+    if (rank < 0) rank = t->dist_rank;
+    if (world < 0) world = t->dist_world;
     if (rank < 0 || world < 0) {
         int64_t er = -1, ew = -1;
         op_rank_from_env(&er, &ew);
         if (rank < 0) rank = er;
         if (world < 0) world = ew;
     }
-    if (rank >= 0) {
-        OP_JW_LIT(w, "  \"distributedInfo\": {\"rank\": ");
-        op_jw_i64(w, rank);
-        if (world > 0) {
-            OP_JW_LIT(w, ", \"world_size\": ");
-            op_jw_i64(w, world);
-        }
-        OP_JW_LIT(w, "},\n");
+    if (rank < 0) return;
+    OP_JW_LIT(w, "  \"distributedInfo\": {");
+    if (t->dist_backend) {
+        OP_JW_LIT(w, "\"backend\": ");
+        put_name(c, t->dist_backend);
+        OP_JW_LIT(w, ", ");
     }
+    OP_JW_LIT(w, "\"rank\": ");
+    op_jw_i64(w, rank);
+    if (world > 0) {
+        OP_JW_LIT(w, ", \"world_size\": ");
+        op_jw_i64(w, world);
+    }
+    put_clock_sync(w, &t->clock_start, "");
+    put_clock_sync(w, &t->clock_end, "_end");
+    const opprof_clock_sync *a = &t->clock_start, *b = &t->clock_end;
+    if (a->valid && b->valid && b->at_ns > a->at_ns) {
+        char buf[48];
+        double ppm = (double)(b->offset_ns - a->offset_ns) / (double)(b->at_ns - a->at_ns) * 1e6;
+        snprintf(buf, sizeof buf, ", \"clock_drift_ppm\": %.3f", ppm);
+        op_jw_put(w, buf, strlen(buf));
+    }
+    OP_JW_LIT(w, "},\n");
+}
+
+static void put_header(cw *c, const opprof_export_options *o)
+{
+    const opprof_trace *t = c->t;
+    op_jw *w = c->w;
+    OP_JW_LIT(w, "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [\n  ],\n");
+    put_distributed(c, o);
     if (t->options & OP_TRACE_SHAPES) OP_JW_LIT(w, "  \"record_shapes\": 1,\n");
     if (t->options & OP_TRACE_MEMORY) OP_JW_LIT(w, "  \"profile_memory\": 1,\n");
     if (t->options & OP_TRACE_STACK) OP_JW_LIT(w, "  \"with_stack\": 1,\n");

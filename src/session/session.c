@@ -132,7 +132,8 @@ int op_session_close_gen(int keep, opprof_trace **out)
     }
     tr->duration_ns = op_timebase_ns(&S.tb, stop);
     tr->step_num = S.step_num;
-    rc = op_trace_finish(tr);
+    rc = op_distributed_apply(tr);
+    if (rc == OPPROF_OK) rc = op_trace_finish(tr);
     if (rc != OPPROF_OK) {
         opprof_trace_free(tr);
         return rc;

@@ -30,5 +30,6 @@ int cmd_diff(int argc, char **argv);
 int cli_load_trace(const char *command, const char *path, opprof_trace **out);
 
 int cmd_exec(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
 
 #endif

@@ -870,6 +870,82 @@ OPPROF_API int opprof_trace_distributed_info(const opprof_trace *t, opprof_distr
  * that exists when only one does, 0 when none. */
 OPPROF_API int64_t opprof_clock_offset_at(const opprof_distributed_info *d, int64_t wall_ns);
 
+/* The ranks' traces (in any order) in one: rank r's threads in process r
+ * (pid = r, named "rank r"), times on rank 0's clock, from the earliest
+ * rank's start. A trace's rank is its distributedInfo's, or its position in
+ * traces when it has none; OPPROF_E_INVAL when two traces are one rank. */
+OPPROF_API int opprof_ranks_merge(const opprof_trace *const *traces, size_t n, opprof_trace **out);
+
+/* The cross-rank comparison of the same traces. */
+typedef struct opprof_ranks_report opprof_ranks_report;
+
+OPPROF_API int opprof_ranks_report_new(const opprof_trace *const *traces, size_t n, opprof_ranks_report **out);
+OPPROF_API void opprof_ranks_report_free(opprof_ranks_report *r);
+
+/* One rank. Communication is the time in communication events (those with
+ * a "Collective name" arg) and, for non-blocking ones, from the post to the
+ * end of the call that completed it; computation is the time in other
+ * operators (cpu_op) outside communication calls on the same thread. */
+typedef struct opprof_rank_stats {
+    int64_t rank;
+    int64_t span_ns;          /* first event start to last event end */
+    int64_t comm_ns;          /* communication (union over threads) */
+    int64_t compute_ns;       /* computation (union over threads) */
+    int64_t overlap_ns;       /* communication during computation */
+    int64_t wait_ns;          /* in collectives, waiting for the last rank to arrive */
+    uint64_t collectives;     /* collectives matched on the other ranks */
+    uint64_t straggler_count; /* ... at which this rank arrived last */
+    int64_t clock_offset_ns;  /* its offset to rank 0 at its start, and the uncertainty */
+    int64_t clock_uncertainty_ns;
+} opprof_rank_stats;
+
+OPPROF_API size_t opprof_ranks_report_rank_count(const opprof_ranks_report *r);
+OPPROF_API int opprof_ranks_report_rank(const opprof_ranks_report *r, size_t i, opprof_rank_stats *out);
+
+/* One collective instance, matched across ranks by its communicator
+ * ("Process Group Name") and its place on it ("Seq"). A rank arrives when
+ * its call begins (the post, for a non-blocking one); the straggler is the
+ * rank that arrived last, and every other rank waits for it: inside the
+ * blocking call, or in the calls completing a non-blocking one, up to the
+ * straggler's arrival. */
+typedef struct opprof_collective_stats {
+    const char *name;       /* the operator of the first rank: "MPI_Allreduce" */
+    const char *collective; /* "Collective name": "allreduce" */
+    const char *group;      /* "Process Group Name" */
+    int64_t seq;
+    int64_t bytes;          /* the largest "In msg bytes" */
+    unsigned ranks;         /* ranks whose trace holds it */
+    int64_t straggler;      /* the rank that arrived last */
+    int64_t first_arrival_ns, last_arrival_ns; /* on the merged trace's clock */
+    int64_t wait_ns;        /* summed over ranks */
+} opprof_collective_stats;
+
+OPPROF_API size_t opprof_ranks_report_collective_count(const opprof_ranks_report *r);
+OPPROF_API int opprof_ranks_report_collective(const opprof_ranks_report *r, size_t i, opprof_collective_stats *out);
+
+/* Rank index k's (0..rank_count-1) wait at collective i; -1 when the rank
+ * has no part in it. */
+OPPROF_API int64_t opprof_ranks_report_wait_ns(const opprof_ranks_report *r, size_t i, size_t k);
+
+/* One operator across ranks: its total time (cpu_time_total) on each rank
+ * that ran it. */
+typedef struct opprof_rank_op_stats {
+    const char *name;
+    unsigned ranks;          /* ranks that ran it */
+    uint64_t calls;          /* summed over ranks */
+    int64_t mean_ns, min_ns, max_ns;
+    int64_t min_rank, max_rank;
+} opprof_rank_op_stats;
+
+OPPROF_API size_t opprof_ranks_report_op_count(const opprof_ranks_report *r);
+OPPROF_API int opprof_ranks_report_op(const opprof_ranks_report *r, size_t i, opprof_rank_op_stats *out);
+
+/* The report as text tables (OPPROF_FORMAT_TEXT: operators, ranks, the
+ * row_limit collectives with the largest arrival spread, -1 all) or as one
+ * JSON object with everything (OPPROF_FORMAT_JSON). */
+enum { OPPROF_FORMAT_TEXT = 2 };
+OPPROF_API int opprof_ranks_report_write(const opprof_ranks_report *r, FILE *f, int format, int row_limit);
+
 #ifdef __cplusplus
 }
 #endif

@@ -120,7 +120,7 @@ static int kept_arg(const op_json *j)
         K("Group size"), K("dtype"), K("In split size"), K("Out split size"), K("Global rank start"),
         K("Global rank stride"), K("Process Group Name"), K("Process Group Description"),
         K("Process Group Ranks"), K("Rank"), K("Src Rank"), K("Dst Rank"), K("Seq"), K("Tag"),
-        K("Request id"), K("Completed"), K("Is asynchronized op"),
+        K("Request id"), K("Completed"), K("Is asynchronized op"), K("Root"),
 #undef K
     };
     /* Most keys of a Kineto trace are none of these: one test of their

@@ -49,6 +49,7 @@ bench: build
 	@$(BUILD)/bin/bench_import
 	@bench/bench_summary.sh $(BUILD)
 	@$(BUILD)/bin/bench_export
+	@if [ -x $(BUILD)/bin/bench_mpi ]; then OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -np 1 $(BUILD)/bin/bench_mpi; fi
 
 # The long variants of the stress tests (issue 9's sizes); minutes, not in `make test`.
 stress: build

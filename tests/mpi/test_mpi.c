@@ -183,12 +183,15 @@ static void check_merged(const run *r)
     }
     for (int k = 0; k < r->n; k++) assert_true(seen[k]);
 
-    /* The 20 barriers of the loop: their exits agree across ranks. A rank
-     * that loses its core right after a barrier (4 ranks on 2 shared cores)
-     * ends late, so the median spread is what is held to 100 us. */
+    /* The 20 barriers of the loop. No rank leaves a barrier before the last
+     * one has entered it: on aligned clocks every exit follows the last
+     * arrival (a clock off by more than the tolerance would show an exit
+     * first). And the exits agree: a rank that loses its core right after a
+     * barrier (4 ranks on 2 shared cores) ends late, so the median spread is
+     * what is held to 100 us. */
     int64_t spread[20];
     for (int b = 0; b < 20; b++) {
-        int64_t lo = INT64_MAX, hi = INT64_MIN;
+        int64_t lo = INT64_MAX, hi = INT64_MIN, last_in = INT64_MIN;
         for (size_t i = 0; i < opprof_trace_event_count(m); i++) {
             opprof_trace_event(m, i, &e);
             int64_t seq;
@@ -196,7 +199,9 @@ static void check_merged(const run *r)
             int64_t end = e.start_ns + e.dur_ns;
             lo = end < lo ? end : lo;
             hi = end > hi ? end : hi;
+            last_in = e.start_ns > last_in ? e.start_ns : last_in;
         }
+        assert_true(lo >= last_in - 100000);
         spread[b] = hi - lo;
     }
     qsort(spread, 20, sizeof *spread, cmp_i64);

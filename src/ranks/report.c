@@ -2,6 +2,7 @@
  * ranks with their straggler and each rank's wait, and each rank's
  * communication, computation and their overlap (opprof.h section 14 gives
  * the definitions). */
+#define _GNU_SOURCE /* qsort_r */
 #include <stdlib.h>
 #include <string.h>
 
@@ -142,7 +143,7 @@ static void scan_rank(builder *b, const op_rank_trace *rt, size_t k, int64_t ori
         op_args_int(args, "In msg bytes", &p.bytes);
         add_part(b, &p);
     }
-    qsort(rs->c, rs->n, sizeof *rs->c, by_req);
+    if (rs->n) qsort(rs->c, rs->n, sizeof *rs->c, by_req);
     for (size_t i = 0; i < nposts; i++) {
         int64_t end = posts[i].e;
         for (const completion *c = first_completion(rs, posts[i].req); c && c < rs->c + rs->n && c->req == posts[i].req;
@@ -178,13 +179,12 @@ static void scan_rank(builder *b, const op_rank_trace *rt, size_t k, int64_t ori
     free(cpu);
 }
 
-static const opprof_ranks_report *g_sort_report; /* qsort has no context argument */
-
-static int by_instance(const void *x, const void *y)
+static int by_instance(const void *x, const void *y, void *ctx)
 {
     const part *a = x, *b = y;
+    const op_strtab *str = ctx;
     if (a->group != b->group) {
-        int c = strcmp(op_strtab_get(&g_sort_report->str, a->group), op_strtab_get(&g_sort_report->str, b->group));
+        int c = strcmp(op_strtab_get(str, a->group), op_strtab_get(str, b->group));
         if (c) return c;
     }
     if (a->seq != b->seq) return (a->seq > b->seq) - (a->seq < b->seq);
@@ -210,8 +210,7 @@ static int64_t wait_of(const builder *b, const part *p, int64_t last)
 static int match_collectives(builder *b)
 {
     opprof_ranks_report *r = b->r;
-    g_sort_report = r;
-    qsort(b->parts, b->nparts, sizeof *b->parts, by_instance);
+    if (b->nparts) qsort_r(b->parts, b->nparts, sizeof *b->parts, by_instance, &r->str);
     size_t ninst = 0;
     for (size_t i = 0; i < b->nparts; i++)
         if (i == 0 || b->parts[i].group != b->parts[i - 1].group || b->parts[i].seq != b->parts[i - 1].seq) ninst++;

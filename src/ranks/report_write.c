@@ -1,4 +1,5 @@
 /* The ranks report's accessors and its text and JSON forms. */
+#define _GNU_SOURCE /* qsort_r */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,10 +82,10 @@ static double pct(int64_t part, int64_t whole)
 }
 
 /* Collectives by arrival spread, largest first. */
-static const opprof_ranks_report *g_report;
-static int by_spread(const void *x, const void *y)
+static int by_spread(const void *x, const void *y, void *ctx)
 {
-    const op_coll_rec *a = &g_report->coll[*(const size_t *)x], *b = &g_report->coll[*(const size_t *)y];
+    const opprof_ranks_report *r = ctx;
+    const op_coll_rec *a = &r->coll[*(const size_t *)x], *b = &r->coll[*(const size_t *)y];
     int64_t sa = a->last - a->first, sb = b->last - b->first;
     if (sa != sb) return (sa < sb) - (sa > sb);
     return (*(const size_t *)x > *(const size_t *)y) - (*(const size_t *)x < *(const size_t *)y);
@@ -121,8 +122,7 @@ static void write_text(const opprof_ranks_report *r, FILE *f, int row_limit)
     size_t *order = malloc((r->ncoll ? r->ncoll : 1) * sizeof *order);
     if (!order) return;
     for (size_t i = 0; i < r->ncoll; i++) order[i] = i;
-    g_report = r;
-    qsort(order, r->ncoll, sizeof *order, by_spread);
+    if (r->ncoll) qsort_r(order, r->ncoll, sizeof *order, by_spread, (void *)r);
     size_t shown = row_limit < 0 || (size_t)row_limit > r->ncoll ? r->ncoll : (size_t)row_limit;
     fprintf(f, "\nCollectives: %zu matched; the %zu with the largest arrival spread (ms)\n", r->ncoll, shown);
     fprintf(f, "%-8s %6s %-26s %12s %9s %10s  %s\n", "Group", "Seq", "Name", "Bytes", "Straggler", "Spread",

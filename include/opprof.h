@@ -372,6 +372,30 @@ OPPROF_API void opprof_trace_free(opprof_trace *t);
  * 10. Configuration from the environment
  * ====================================================================== */
 
+/* ======================================================================
+ * 12. Report
+ *
+ * One self-contained HTML file per run: data, script and style inline, no
+ * network, opens from file://. Views: overview, operators (key averages),
+ * timeline (flame chart of every thread and device stream), memory, devices,
+ * and, with two traces, the per-operator diff.
+ * ====================================================================== */
+
+typedef struct opprof_report_options {
+    const char *title;           /* the page's title; NULL: "opprof report" */
+    const char *label_a;         /* how the page names trace a (e.g. its file); NULL: "trace" ("base" with b) */
+    const char *label_b;         /* trace b; NULL: "test" */
+    const char *const *config;   /* the run's configuration for the overview: key, value, key, value, ...,
+                                    NULL; NULL for none */
+} opprof_report_options;
+
+/* Writes the report of trace a to path (atomically: a temporary file beside
+ * it, then a rename). With b not NULL the page compares b against a. opt may
+ * be NULL. Names and arguments are user data: the page shows them as text
+ * and never runs them. */
+OPPROF_API int opprof_report_write(const opprof_trace *a, const opprof_trace *b, const opprof_report_options *opt,
+                                   const char *path);
+
 #ifdef __cplusplus
 }
 #endif

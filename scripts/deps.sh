@@ -12,6 +12,7 @@ build_pkgs=(
   libopenblas-dev libdnnl-dev # the model runtime's GEMM and convolution
   libunwind-dev libdw-dev     # stacks
   python3                     # fixture checks
+  chromium                    # the HTML report's tests, headless
 )
 bench_pkgs=(python3-torch python3-torchvision hyperfine)
 

@@ -46,8 +46,9 @@
     filter.placeholder = "filter by name";
     OP.add(bar, "span", "note", "base: " + base.label + " · test: " + test.label + " · Δ = test − base");
     var cols = [{key: "name", label: "Name"},
-      {key: "countA", label: "Calls (base)", num: true}, {key: "countB", label: "Calls (test)", num: true},
-      {key: "countD", label: "Δ Calls", num: true, fmt: function (r) { return OP.fmtSigned(r.countD, String); }}];
+      {key: "countA", label: "Calls (base)", num: true, fmt: function (r) { return OP.fmtInt(r.countA); }},
+      {key: "countB", label: "Calls (test)", num: true, fmt: function (r) { return OP.fmtInt(r.countB); }},
+      {key: "countD", label: "Δ Calls", num: true, fmt: function (r) { return OP.fmtSigned(r.countD, OP.fmtInt); }}];
     var timeCols = function (k, label) {
       var t = OP.fmtTime;
       cols.push({key: k + "A", label: label + " (base)", num: true, fmt: function (r) { return t(r[k + "A"]); }});

@@ -1,0 +1,29 @@
+/* Headless Chromium for the report tests: load a report from file:// and
+ * read back its DOM, or save a screenshot. No network: the browser is told
+ * to resolve no host and use a dead proxy, and the page's policy forbids
+ * every fetch anyway. */
+#ifndef OPPROF_TESTS_REPORT_BROWSER_H
+#define OPPROF_TESTS_REPORT_BROWSER_H
+
+#include <stddef.h>
+
+/* The browser to use: $OPPROF_CHROMIUM, else /usr/bin/chromium; NULL when
+ * it is not there (the tests then skip, saying so). */
+const char *browser_path(void);
+
+/* Loads file://html_path#fragment in a window of w x h pixels and returns
+ * the DOM after the load event (malloc'd), or NULL on failure. */
+char *browser_dump_dom(const char *html_path, const char *fragment, int w, int h);
+
+/* Saves a PNG of the page; 0 on success. */
+int browser_screenshot(const char *html_path, const char *fragment, int w, int h, const char *png_path);
+
+/* The number after `"key":` in the first object that follows `"within":{`
+ * in the self-test JSON; -1 when absent. */
+double selftest_num(const char *dom, const char *within, const char *key);
+
+/* s as it appears in the self-test JSON read back from the DOM: JSON string
+ * escapes, then the HTML serialiser's &amp; &lt; &gt; (malloc'd). */
+char *selftest_text(const char *s);
+
+#endif

@@ -57,6 +57,9 @@ static int trace_meta_json(rep_out *o, const rep_trace *r, const char *label)
                "\"dropped\":%llu,\"attempted\":%llu",
                t->nev, t->nmem, (long long)t->duration_ns, (long long)t->base_time_ns, (long long)t->step_num,
                (unsigned long long)t->dropped, (unsigned long long)t->attempted);
+    rep_printf(o, ",\"memUnknownFrees\":%llu,\"memDoubleFrees\":%llu,\"memReallocs\":%llu",
+               (unsigned long long)t->mem_unknown_frees, (unsigned long long)t->mem_double_frees,
+               (unsigned long long)t->mem_reallocs);
     options_json(o, t);
     rep_threads_json(o, r);
     rep_levels_json(o, r);
@@ -64,9 +67,11 @@ static int trace_meta_json(rep_out *o, const rep_trace *r, const char *label)
     rep_puts(o, ",\"events\":");
     rep_cols_json(o, t->nev, r->ev_cols, r->ev_ncols);
     rep_memory_json(o, r);
-    if (rep_ops_json(o, r) != 0 || rep_devices_json(o, r) != 0) return -1;
+    int rc = rep_ops_json(o, r);
+    if (rc != OPPROF_OK) return rc;
+    if (rep_devices_json(o, r) != 0) return op_fail(OPPROF_E_NOMEM, "out of memory while writing the report");
     rep_puts(o, "}");
-    return 0;
+    return OPPROF_OK;
 }
 
 static int data_blocks(rep_out *o, rep_trace *rt, size_t n, const char *const *labels,
@@ -87,7 +92,8 @@ static int data_blocks(rep_out *o, rep_trace *rt, size_t n, const char *const *l
     rep_puts(o, "],\"traces\":[");
     for (size_t k = 0; k < n; k++) {
         if (k) rep_puts(o, ",\n");
-        if (trace_meta_json(o, &rt[k], labels[k]) != 0) return -1;
+        int rc = trace_meta_json(o, &rt[k], labels[k]);
+        if (rc != OPPROF_OK) return rc;
     }
     rep_puts(o, "]}</script>\n");
     for (size_t k = 0; k < n; k++) {
@@ -99,7 +105,7 @@ static int data_blocks(rep_out *o, rep_trace *rt, size_t n, const char *const *l
         rep_base64(o, rt[k].mem.p, rt[k].mem.n);
         rep_puts(o, "</script>\n");
     }
-    return 0;
+    return OPPROF_OK;
 }
 
 /* The page template with its @@MARKER@@s filled in. */
@@ -121,8 +127,8 @@ static int write_page(rep_out *o, rep_trace *rt, size_t n, const char *const *la
         else if (len == 5 && !memcmp(m + 2, "STYLE", len)) rep_write(o, op_report_css, op_report_css_len);
         else if (len == 6 && !memcmp(m + 2, "SCRIPT", len)) rep_write(o, op_report_js, op_report_js_len);
         else if (len == 4 && !memcmp(m + 2, "DATA", len)) {
-            if (data_blocks(o, rt, n, labels, opt) != 0)
-                return op_fail(OPPROF_E_NOMEM, "out of memory while writing the report");
+            int rc = data_blocks(o, rt, n, labels, opt);
+            if (rc != OPPROF_OK) return rc;
         } else
             return op_fail(OPPROF_E_PARSE, "report template: unknown marker %.*s", (int)len, m + 2);
         p = close + 2;

@@ -87,6 +87,11 @@
     var base = Number(tr.baseTimeNs);
     if (base > 0) put("started", new Date(base / 1e6).toISOString());
     put("memory events", OP.fmtInt(tr.nmem));
+    if (tr.memUnknownFrees || tr.memDoubleFrees || tr.memReallocs) {
+      put("frees of unknown blocks", OP.fmtInt(tr.memUnknownFrees));
+      put("double frees", OP.fmtInt(tr.memDoubleFrees));
+      put("reallocs", OP.fmtInt(tr.memReallocs));
+    }
     put("report written by", meta.generator + ", " + new Date(meta.created * 1000).toISOString());
   }
 

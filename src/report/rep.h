@@ -64,19 +64,6 @@ typedef struct rep_col {
 /* Writes `{"n":N,"cols":[[name,kind,type,off,len],...]}`. */
 void rep_cols_json(rep_out *o, size_t n, const rep_col *cols, size_t ncols);
 
-/* ---- a growing uint64 -> uint32 map for grouping ---------------------- */
-
-typedef struct rep_map {
-    uint64_t *keys;
-    uint32_t *vals; /* 0: empty slot */
-    size_t cap, n;
-} rep_map;
-
-/* The value slot of key, 0 when it was absent (the caller stores a nonzero
- * value there); NULL when out of memory. Valid until the next call. */
-uint32_t *rep_map_slot(rep_map *m, uint64_t key);
-void rep_map_free(rep_map *m);
-
 /* ---- strings: the trace's strtab ids the page needs, renumbered ------ */
 
 typedef struct rep_strs {

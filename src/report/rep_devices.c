@@ -109,6 +109,20 @@ typedef struct kern_row {
     int64_t total, min, max;
 } kern_row;
 
+/* A device event's group: (category, name) in one key, with its position so
+ * that sorting keeps the groups in first-occurrence order within a key. */
+typedef struct dev_key {
+    uint64_t key;
+    uint32_t ev;
+} dev_key;
+
+static int by_key_then_ev(const void *a, const void *b)
+{
+    const dev_key *x = a, *y = b;
+    if (x->key != y->key) return x->key < y->key ? -1 : 1;
+    return (x->ev > y->ev) - (x->ev < y->ev);
+}
+
 #define LAUNCHERS_SHOWN 3
 
 static void kernels_json(rep_out *o, const opprof_trace *t, const kern_row *k, size_t nk, row_op *ro, size_t nro)
@@ -143,26 +157,30 @@ int rep_devices_json(rep_out *o, const rep_trace *r)
     for (size_t i = 0; i < t->nev; i++) ndev += op_cat_is_device(t->ev[i].cat);
     kern_row *k = malloc(ndev * sizeof *k);
     row_op *ro = malloc(ndev * sizeof *ro);
-    rep_map map = {0};
+    dev_key *keys = malloc(ndev * sizeof *keys);
+    if (!k || !ro || !keys) {
+        free(k);
+        free(ro);
+        free(keys);
+        return -1;
+    }
     size_t nk = 0, nro = 0;
-    if (!k || !ro) goto oom;
-    for (size_t i = 0; i < t->nev; i++) {
-        const op_event *e = &t->ev[i];
-        if (!op_cat_is_device(e->cat)) continue;
-        uint32_t *slot = rep_map_slot(&map, (uint64_t)e->cat << 32 | e->name);
-        if (!slot) goto oom;
-        if (!*slot) {
-            k[nk] = (kern_row){e->name, e->cat, 0, 0, e->dur_ns, e->dur_ns};
-            *slot = (uint32_t)++nk;
-        }
-        kern_row *kr = &k[*slot - 1];
+    for (size_t i = 0; i < t->nev; i++)
+        if (op_cat_is_device(t->ev[i].cat)) keys[nro++] = (dev_key){(uint64_t)t->ev[i].cat << 32 | t->ev[i].name, (uint32_t)i};
+    qsort(keys, nro, sizeof *keys, by_key_then_ev);
+    nro = 0;
+    for (size_t j = 0; j < ndev; j++) {
+        const op_event *e = &t->ev[keys[j].ev];
+        if (!j || keys[j].key != keys[j - 1].key) k[nk++] = (kern_row){e->name, e->cat, 0, 0, e->dur_ns, e->dur_ns};
+        kern_row *kr = &k[nk - 1];
         kr->count++;
         kr->total += e->dur_ns;
         if (e->dur_ns < kr->min) kr->min = e->dur_ns;
         if (e->dur_ns > kr->max) kr->max = e->dur_ns;
-        int32_t op = r->launch_op[i];
-        ro[nro++] = (row_op){*slot - 1, op >= 0 ? t->ev[op].name : UINT32_MAX, e->dur_ns, 1};
+        int32_t op = r->launch_op[keys[j].ev];
+        ro[nro++] = (row_op){(uint32_t)(nk - 1), op >= 0 ? t->ev[op].name : UINT32_MAX, e->dur_ns, 1};
     }
+    free(keys);
     /* sum per (row, launcher), then order each row's launchers by time */
     qsort(ro, nro, sizeof *ro, by_row_op);
     size_t w = 0;
@@ -179,11 +197,5 @@ int rep_devices_json(rep_out *o, const rep_trace *r)
     rep_puts(o, "}");
     free(k);
     free(ro);
-    rep_map_free(&map);
     return 0;
-oom:
-    free(k);
-    free(ro);
-    rep_map_free(&map);
-    return -1;
 }

@@ -17,25 +17,10 @@
 
 #include <cmocka.h>
 
+#include "slurp.h"
 #include "synth.h"
 
 #define HOSTILE "</script><img src=x onerror=alert(1)><!--<script>alert(2)</script>"
-
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *p = malloc((size_t)n + 1);
-    assert_non_null(p);
-    assert_int_equal(fread(p, 1, (size_t)n, f), (size_t)n);
-    p[n] = 0;
-    fclose(f);
-    if (len) *len = (size_t)n;
-    return p;
-}
 
 static size_t count_ci(const char *hay, const char *needle)
 {
@@ -68,7 +53,7 @@ static void test_structure_and_escaping(void **state)
     const char *cfg[] = {"model", HOSTILE, NULL};
     opprof_report_options opt = {.title = HOSTILE, .label_a = HOSTILE, .config = cfg};
     assert_int_equal(opprof_report_write(t, NULL, &opt, path), OPPROF_OK);
-    char *html = slurp(path, NULL);
+    char *html = slurp(path);
     assert_non_null(html);
     assert_int_equal(strncmp(html, "<!DOCTYPE html>", 15), 0);
     assert_non_null(strstr(html, "script-src 'sha256-"));
@@ -93,7 +78,7 @@ static void test_two_traces(void **state)
     char path[256];
     tmp_path(path, sizeof path, "diff.html");
     assert_int_equal(opprof_report_write(a, b, NULL, path), OPPROF_OK);
-    char *html = slurp(path, NULL);
+    char *html = slurp(path);
     assert_int_equal(count_ci(html, "</script"), 8);
     assert_non_null(strstr(html, "id=\"opprof-events-1\""));
     assert_non_null(strstr(html, "\"label\":\"base\""));
@@ -187,7 +172,7 @@ static void test_columns_decode_to_the_trace(void **state)
     char path[256];
     tmp_path(path, sizeof path, "cols.html");
     assert_int_equal(opprof_report_write(t, NULL, NULL, path), OPPROF_OK);
-    char *html = slurp(path, NULL);
+    char *html = slurp(path);
     const char *b = strstr(html, "id=\"opprof-events-0\">");
     assert_non_null(b);
     b = strchr(b, '>') + 1;
@@ -284,7 +269,7 @@ static void test_failed_write_keeps_previous_file(void **state)
     int status = -1;
     waitpid(pid, &status, 0);
     assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    char *html = slurp(path, NULL);
+    char *html = slurp(path);
     assert_string_equal(html, "previous");
     free(html);
     char cmd[600];

@@ -102,6 +102,24 @@ var OP = {views: {}};
     return c;
   };
 
+  /* The controls every view's bar has: a search field and a checkbox. */
+  OP.searchField = function (parent, placeholder, id) {
+    var f = OP.add(parent, "input");
+    f.type = "search";
+    f.placeholder = placeholder;
+    if (id) f.id = id;
+    return f;
+  };
+
+  OP.checkbox = function (parent, label, id) {
+    var lab = OP.add(parent, "label");
+    var box = OP.add(lab, "input");
+    box.type = "checkbox";
+    box.id = id;
+    lab.appendChild(document.createTextNode(" " + label));
+    return box;
+  };
+
   OP.section = function (parent, title) {
     var s = OP.add(parent, "section", "panel");
     if (title) OP.add(s, "h2", null, title);

@@ -11,9 +11,7 @@
     });
     var total = OP.sum(rows, "total");
     var bar = OP.add(root, "div", "controls");
-    var filter = OP.add(bar, "input");
-    filter.type = "search";
-    filter.placeholder = "filter by name or operator";
+    var filter = OP.searchField(bar, "filter by name or operator", "dev-filter");
     OP.add(bar, "span", "note", "Device time total: " + OP.fmtTime(total));
     var sec = OP.section(root, "Kernels, copies and memsets");
     var table = new OP.Table(sec, {id: "dev-table", sortKey: "total", rows: rows, filterKeys: ["name", "launchers", "kind"],

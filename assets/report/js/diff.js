@@ -60,14 +60,8 @@
   function render(root, tr, meta) {
     var base = meta.traces[0], test = meta.traces[1], table = null;
     var bar = OP.add(root, "div", "controls");
-    var filter = OP.add(bar, "input");
-    filter.type = "search";
-    filter.placeholder = "filter by name";
-    var lab = OP.add(bar, "label");
-    var box = OP.add(lab, "input");
-    box.type = "checkbox";
-    box.id = "diff-by-shape";
-    lab.appendChild(document.createTextNode(" match by input shapes"));
+    var filter = OP.searchField(bar, "filter by name", "diff-filter");
+    var box = OP.checkbox(bar, "match by input shapes", "diff-by-shape");
     OP.add(bar, "span", "note", "base: " + base.label + " · test: " + test.label + " · Δ = test − base");
     function build() {
       var byShape = box.checked, rows = OP.diffRows(base, test, byShape), totals = {name: "Total", shapes: ""};

@@ -36,19 +36,9 @@
   function render(root, tr) {
     var state = {byShape: false};
     var bar = OP.add(root, "div", "controls");
-    var filter = OP.add(bar, "input");
-    filter.type = "search";
-    filter.placeholder = "filter by name or shapes";
-    filter.id = "ops-filter";
-    var lab = OP.add(bar, "label");
-    var box = OP.add(lab, "input");
-    box.type = "checkbox";
-    box.id = "ops-by-shape";
-    lab.appendChild(document.createTextNode(" group by input shape"));
-    if (!tr.options.shapes && !tr.opsByShape.shapes.some(function (s) { return s; })) {
-      box.disabled = true;
-      lab.title = "shapes were not recorded";
-    }
+    var filter = OP.searchField(bar, "filter by name or shapes", "ops-filter");
+    var box = OP.checkbox(bar, "group by input shape", "ops-by-shape");
+    if (!tr.options.shapes) box.parentNode.title = "this trace may hold no shapes: they were not recorded";
     var summary = OP.add(bar, "span", "note");
     var table = null;
 

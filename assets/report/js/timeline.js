@@ -92,10 +92,7 @@
     this.pending = false;
 
     var bar = OP.add(root, "div", "controls");
-    this.searchBox = OP.add(bar, "input");
-    this.searchBox.type = "search";
-    this.searchBox.placeholder = "search names (Enter: next match)";
-    this.searchBox.id = "tl-search";
+    this.searchBox = OP.searchField(bar, "search names (Enter: next match)", "tl-search");
     var prev = OP.add(bar, "button", null, "◀");
     var next = OP.add(bar, "button", null, "▶");
     prev.title = "previous match";

@@ -134,11 +134,34 @@
     return meta;
   };
 
+  /* A thread's name as the trace gave it, else its ids; Kineto's names
+   * ("stream 7", "thread 12 (python)") already hold the id, so it is not
+   * repeated. */
   OP.threadLabel = function (tr, th) {
     var t = tr.threads[th], name = tr.strings[t[2]] || "", pidName = tr.strings[t[3]] || "";
-    if (t[4] >= 0) return "GPU " + t[4] + " · stream " + t[1] + (name ? " · " + name : "");
     var pid = pidName || String(t[0]);
+    if (t[4] >= 0) return "GPU " + t[4] + " · " + (name || "stream " + t[1]);
+    if (name && name.indexOf(String(t[1])) >= 0) return name + " · pid " + pid;
     return (name ? name + " · " : "") + "thread " + t[1] + " (pid " + pid + ")";
+  };
+
+  /* What the trace holds, whatever the options said (a file read back has
+   * no options, only its data). */
+  OP.contents = function (tr) {
+    if (tr.contentsCache) return tr.contentsCache;
+    var ev = tr.ev, c = {shapes: !!tr.options.shapes, flops: !!tr.options.flops, memory: !!tr.memProfiled || tr.mem.n > 0,
+                         hostThreads: 0, streams: 0};
+    for (var i = 0; i < ev.n && !c.shapes; i++) if (ev.shapes[i]) c.shapes = true;
+    if (ev.flops) c.flops = true;
+    var seen = {};
+    for (var L = 0; L < tr.levels.length; L += 3) {
+      var th = tr.levels[L];
+      if (seen[th] || !tr.levels[L + 2]) continue;
+      seen[th] = 1;
+      if (tr.threads[th][4] >= 0) c.streams++; else c.hostThreads++;
+    }
+    tr.contentsCache = c;
+    return c;
   };
 
   /* The events' names for a table of steps: ProfilerStep#N annotations. */

@@ -216,12 +216,43 @@ static void test_diff_of_two_traces(void **state)
     opprof_trace_free(b);
 }
 
+/* A trace with nothing but events: no shapes, FLOPs, args, memory, steps or
+ * device work, so the page's optional columns are all absent. */
+static void test_bare_trace(void **state)
+{
+    (void)state;
+    if (skip_without_browser()) skip();
+    opprof_trace *t = op_trace_new();
+    uint32_t th = (uint32_t)op_trace_thread(t, 1, 1);
+    const char *names[] = {"outer", "inner", "other"};
+    int64_t at[][2] = {{0, 1000}, {100, 500}, {2000, 300}};
+    for (int i = 0; i < 3; i++)
+        assert_non_null(op_trace_add_event(t, th, op_trace_intern(t, names[i], strlen(names[i])), OPPROF_CAT_CPU_OP,
+                                           at[i][0], at[i][1]));
+    assert_int_equal(op_trace_finish(t), OPPROF_OK);
+    char path[256];
+    path_for(path, sizeof path, "bare.html");
+    assert_int_equal(opprof_report_write(t, NULL, NULL, path), OPPROF_OK);
+    char *dom = browser_dump_dom(path, "selftest", 1200, 800);
+    assert_non_null(dom);
+    if (!strstr(dom, "\"errors\":[]")) fail_msg("page errors: %.300s", strstr(dom, "\"errors\""));
+    assert_view_ok(dom, "overview");
+    assert_view_ok(dom, "operators");
+    assert_view_ok(dom, "timeline");
+    assert_true(selftest_num(dom, "operators", "rows") == 3);
+    assert_true(selftest_num(dom, "timeline", "colouredPixels") > 1000);
+    free(dom);
+    unlink(path);
+    opprof_trace_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_views_rows_canvas_and_safety),
         cmocka_unit_test(test_address_selects_the_view),
         cmocka_unit_test(test_diff_of_two_traces),
+        cmocka_unit_test(test_bare_trace),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -113,6 +113,12 @@
       t = performance.now();
       tr.ev = decodeColumns(tr.events, evBytes);
       tr.mem = decodeColumns(tr.memory, memBytes);
+      /* columns that are zero throughout are not written: the views read
+       * these three without asking, so they read zeros */
+      var zeros = null;
+      ["shapes", "types", "args"].forEach(function (c) {
+        if (!tr.ev[c]) tr.ev[c] = zeros || (zeros = new Uint32Array(tr.ev.n));
+      });
       OP.mark("columns", t);
       levelColumns(tr);
       tr.nDevice = 0;

@@ -97,6 +97,14 @@
     if (history.replaceState) { try { history.replaceState(null, "", "#" + s); } catch (e) { /* file:// in some browsers */ } }
   };
 
+  /* Errors anywhere in the page: shown in the bar, kept for the self-test. */
+  OP.errors = [];
+  window.addEventListener("error", function (e) {
+    OP.errors.push(String(e.message));
+    var st = OP.byId("status");
+    if (st) st.textContent = "error: " + e.message;
+  });
+
   function start() {
     var meta, t0 = performance.now();
     OP.marks.beforeScript = t0;
@@ -116,7 +124,12 @@
     var k = Math.max(0, Math.min(meta.traces.length - 1, parseInt(h.trace || "0", 10) || 0));
     app.trace = k;
     app.buildTabs();
-    app.show(h.view || "overview", k);
+    try {
+      app.show(h.view || "overview", k);
+    } catch (e) {
+      OP.errors.push((h.view || "overview") + ": " + e.message);
+      OP.add(OP.byId("main"), "p", "error", "This view failed: " + e.message);
+    }
     if (h.search && app.view === "timeline") {
       var tl = app.instance("timeline", k);
       tl.searchBox.value = h.search;

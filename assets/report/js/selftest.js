@@ -44,8 +44,7 @@
   }
 
   OP.selftest = function (app, firstDrawMs) {
-    var res = {firstDrawMs: +firstDrawMs.toFixed(1), errors: [], views: {}};
-    window.addEventListener("error", function (e) { res.errors.push(String(e.message)); });
+    var res = {firstDrawMs: +firstDrawMs.toFixed(1), errors: OP.errors, views: {}};
     var k = app.trace, tr = app.meta.traces[k];
     ["overview", "operators", "timeline", "memory", "devices", "diff"].forEach(function (v) {
       if (!app.available(v, k)) return;

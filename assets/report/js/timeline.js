@@ -199,7 +199,11 @@
     for (i = 0; i < L.length; i += 4) {
       var room = Math.floor((L[i + 1] - L[i] - 6) / CHAR_W), txt = strs[L[i + 3]];
       if (room < 2) continue;
-      if (txt.length > room) txt = txt.slice(0, room - 1) + "…";
+      if (txt.length > room) {
+        var ns = txt.lastIndexOf("::"); /* "aten::conv2d" → "conv2d" before cutting */
+        if (ns > 0 && ns + 2 < txt.length) txt = txt.slice(ns + 2);
+        if (txt.length > room) txt = txt.slice(0, room - 1) + "…";
+      }
       ctx.fillText(txt, L[i] + 3, L[i + 2] + 11.5);
     }
     this.labels.length = 0;

@@ -98,27 +98,40 @@
     return this.H - PAD_B - (v - this.ylo) * (this.H - PAD_T - PAD_B) / (this.yhi - this.ylo);
   };
 
+  /* A step line: live bytes hold until the next event. Events that share a
+   * pixel column become one vertical stroke from their min to their max, so
+   * the path has at most four points a column however many events. */
   MemoryChart.prototype.drawSeries = function (S, color) {
     var ctx = this.ctx, m = this.tr.mem, ts = S.ts, idx = S.idx, n = idx.length;
     if (!n) return;
-    var k = Math.max(0, OP.lowerBound(ts, this.t0, 0, n) - 1);
+    var k = Math.max(0, OP.lowerBound(ts, this.t0, 0, n) - 1), right = this.W - PAD_R;
     ctx.strokeStyle = color;
-    ctx.fillStyle = color;
     ctx.lineWidth = 1.5;
     ctx.beginPath();
-    var px = -1, lastY = this.y(m.total[idx[k]]), started = false, right = this.W - PAD_R;
+    var col = -1, lo = 0, hi = 0, last = this.y(m.total[idx[k]]), before = last;
+    ctx.moveTo(PAD_L, last);
+    var flush = function () {
+      ctx.lineTo(col, before);
+      ctx.lineTo(col, lo);
+      ctx.lineTo(col, hi);
+      ctx.lineTo(col, last);
+    };
     for (; k < n; k++) {
-      var x = Math.max(PAD_L, Math.min(right, this.x(ts[k]))), y = this.y(m.total[idx[k]]);
-      var col = Math.floor(x);
-      if (!started) { ctx.moveTo(x, lastY); started = true; }
-      if (col === px) { ctx.lineTo(x, y); lastY = y; continue; } /* several events in one column: a vertical run */
-      ctx.lineTo(x, lastY);
-      ctx.lineTo(x, y);
-      lastY = y;
-      px = col;
+      var x = Math.floor(Math.max(PAD_L, Math.min(right, this.x(ts[k])))), y = this.y(m.total[idx[k]]);
+      if (x !== col) {
+        if (col >= 0) flush();
+        before = last;
+        col = x;
+        lo = hi = y;
+      } else {
+        if (y < lo) lo = y;
+        if (y > hi) hi = y;
+      }
+      last = y;
       if (ts[k] > this.t1) break;
     }
-    if (k >= n) ctx.lineTo(right, lastY);
+    if (col >= 0) flush();
+    ctx.lineTo(right, last);
     ctx.stroke();
   };
 

@@ -19,7 +19,8 @@ char *browser_dump_dom(const char *html_path, const char *fragment, int w, int h
 int browser_screenshot(const char *html_path, const char *fragment, int w, int h, const char *png_path);
 
 /* The number after `"key":` in the first object that follows `"within":{`
- * in the self-test JSON; -1 when absent. */
+ * in the self-test JSON; -1 when absent. The page writes each view's numbers
+ * before its lists, whose names may hold any character. */
 double selftest_num(const char *dom, const char *within, const char *key);
 
 /* s as it appears in the self-test JSON read back from the DOM: JSON string

@@ -64,7 +64,6 @@
         } else if (v === "operators") {
           var g = rowsOf(root, "#ops-table", 400);
           r.rows = g.count;
-          r.list = g.rows.map(function (c) { return [c[0], c[1]]; });
           obj.setByShape(true);
           r.byShapeRows = rowsOf(root, "#ops-table", 1).count;
           r.byShapeHeader = root.querySelector("#ops-table th[data-key=shapes]") ? 1 : 0;
@@ -80,18 +79,19 @@
             r.filtered = rowsOf(root, "#ops-table", 1).count;
             obj.table().setFilter("");
           }
+          r.list = g.rows.map(function (c) { return [c[0], c[1]]; }); /* lists last: names may hold braces */
         } else if (v === "timeline") {
           timelineChecks(obj, r, tr);
         } else if (v === "memory") {
-          r.peaks = rowsOf(root, "#mem-peaks", 8).rows;
           var d = obj.ctx.getImageData(0, 0, obj.canvas.width, obj.canvas.height).data, n = 0;
           for (var i = 0; i < d.length; i += 4) if (Math.max(d[i], d[i + 1], d[i + 2]) - Math.min(d[i], d[i + 1], d[i + 2]) > 24) n++;
           r.colouredPixels = n;
+          r.peaks = rowsOf(root, "#mem-peaks", 8).rows;
         } else if (v === "devices") {
           var dv = rowsOf(root, "#dev-table", 10);
           r.rows = dv.count;
-          r.list = dv.rows.map(function (c) { return [c[0], c[1], c[2], c[8]]; });
           r.streams = rowsOf(root, "#stream-table", 1).count;
+          r.list = dv.rows.map(function (c) { return [c[0], c[1], c[2], c[8]]; });
         } else if (v === "diff") {
           var df = rowsOf(root, "#diff-table", 12);
           r.rows = df.count;

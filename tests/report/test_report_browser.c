@@ -144,6 +144,15 @@ static void test_views_rows_canvas_and_safety(void **state)
     assert_true(selftest_num(dom, "timeline", "searchPixels") > 0);
     assert_true(selftest_num(dom, "timeline", "hits") > 100);
     assert_true(selftest_num(dom, "timeline", "frames") == 36);
+    /* the tooltip of the hostile event: its shapes and args shown as text */
+    assert_true(selftest_num(dom, "timeline", "tooltipElements") > 6);
+    const char *tip = strstr(dom, "\"tooltip\":\"");
+    assert_non_null(tip);
+    assert_non_null(strstr(dom, "\"tooltipOnlyText\":true"));
+    char *hostile_text = selftest_text(HOSTILE_MARK);
+    const char *in_tip = strstr(tip, hostile_text);
+    if (!in_tip || in_tip > strstr(tip, "}")) fail_msg("the tooltip lacks the hostile shapes: %.300s", tip);
+    free(hostile_text);
     assert_true(selftest_num(dom, "memory", "colouredPixels") > 500);
     assert_true(selftest_num(dom, "devices", "rows") == 5); /* four kernels and the memcpy */
     assert_true(selftest_num(dom, "devices", "streams") == 2);

@@ -41,6 +41,17 @@
     var hits = 0;
     for (var y = 30; y < tl.H; y += 8) for (var x = 0; x < tl.W; x += 16) if (tl.hit(x, y)) hits++;
     r.hits = hits;
+    /* the tooltip of an event with args (else the first event): built from text nodes only */
+    var ev = tr.ev, pick = 0;
+    for (var i = 0; i < ev.n; i++) if (ev.args[i]) { pick = i; break; }
+    if (ev.n) {
+      tl.tooltip(pick, 10, 10);
+      var tip = OP.byId("tooltip");
+      r.tooltipElements = tip.querySelectorAll("*").length;
+      r.tooltipOnlyText = tip.querySelectorAll("*:not(div):not(span)").length === 0;
+      r.tooltip = tip.textContent.slice(0, 400);
+      tip.hidden = true;
+    }
   }
 
   OP.selftest = function (app, firstDrawMs) {

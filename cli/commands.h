@@ -30,4 +30,6 @@ int cmd_report(int argc, char **argv);
  * when out of memory). */
 int cli_load_trace(const char *command, const char *path, opprof_trace **out);
 
+int cmd_exec(int argc, char **argv);
+
 #endif

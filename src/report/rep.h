@@ -84,7 +84,7 @@ typedef struct rep_trace {
     uint32_t *levels;   /* (thread, row, count) triples in page order */
     size_t nlevels;
     rep_buf ev;         /* event columns */
-    rep_col ev_cols[16];
+    rep_col ev_cols[20];
     size_t ev_ncols;
     rep_buf mem;        /* memory event columns */
     rep_col mem_cols[4];
@@ -105,6 +105,7 @@ int rep_memory_build(rep_trace *r);
 /* JSON members of the trace's meta object, each preceded by a comma. */
 void rep_threads_json(rep_out *o, const rep_trace *r);
 void rep_levels_json(rep_out *o, const rep_trace *r);
+void rep_stacks_json(rep_out *o, const rep_trace *r);
 void rep_steps_json(rep_out *o, const rep_trace *r);
 void rep_memory_json(rep_out *o, const rep_trace *r);
 int rep_ops_json(rep_out *o, const rep_trace *r);

@@ -85,7 +85,7 @@ oom:
 }
 
 typedef enum { F_START, F_DUR, F_SELF, F_NAME, F_CAT, F_SHAPES, F_TYPES, F_ARGS, F_FLOPS, F_MEM, F_DEV, F_LAUNCH,
-               F_COUNT } ev_field;
+               F_STACK, F_COUNT } ev_field;
 
 typedef struct field_def {
     const char *name, *kind, *type;
@@ -99,6 +99,7 @@ static const field_def FIELDS[F_COUNT] = {
     [F_TYPES] = {"types", "u", "u32", 1},  [F_ARGS] = {"args", "u", "u32", 1},
     [F_FLOPS] = {"flops", "u", "f64", 1},  [F_MEM] = {"mem", "z", "f64", 1},
     [F_DEV] = {"dev", "z", "f64", 1},      [F_LAUNCH] = {"launch", "u", "u32", 1},
+    [F_STACK] = {"stack", "u", "u32", 1},
 };
 
 /* The value of field f for the event at page position p, as the unsigned
@@ -118,6 +119,7 @@ static int64_t field_value(const rep_trace *r, ev_field f, size_t p)
     case F_FLOPS: return (int64_t)e->flops;
     case F_MEM: return e->mem_total;
     case F_DEV: return e->dev_total_ns;
+    case F_STACK: return e->stack <= r->t->nstacks ? e->stack : 0;
     case F_LAUNCH: {
         int32_t op = r->launch_op[r->order[p]];
         return op < 0 ? 0 : (int64_t)r->pos[op] + 1;
@@ -193,5 +195,20 @@ void rep_levels_json(rep_out *o, const rep_trace *r)
     rep_puts(o, ",\"levels\":[");
     for (size_t L = 0; L < r->nlevels; L++)
         rep_printf(o, "%s%u,%u,%u", L ? "," : "", r->levels[3 * L], r->levels[3 * L + 1], r->levels[3 * L + 2]);
+    rep_puts(o, "]");
+}
+
+/* The stacks the events point to (column "stack": index + 1), each as page
+ * string ids, innermost frame first. */
+void rep_stacks_json(rep_out *o, const rep_trace *r)
+{
+    const opprof_trace *t = r->t;
+    rep_puts(o, ",\"stacks\":[");
+    for (size_t i = 0; i < t->nstacks; i++) {
+        rep_puts(o, i ? ",[" : "[");
+        for (uint32_t k = 0; k < t->stacks[i].nframes; k++)
+            rep_printf(o, "%s%u", k ? "," : "", rep_sid(r, t->stacks[i].frames[k]));
+        rep_puts(o, "]");
+    }
     rep_puts(o, "]");
 }

@@ -32,6 +32,9 @@ int rep_strings_build(rep_trace *r)
         for (int k = 0; k < 4; k++)
             if (ids[k] < n) cnt[ids[k]]++;
     }
+    for (size_t i = 0; i < t->nstacks; i++)
+        for (uint32_t k = 0; k < t->stacks[i].nframes; k++)
+            if (t->stacks[i].frames[k] < n) cnt[t->stacks[i].frames[k]]++;
     for (size_t i = 0; i < t->nthreads; i++) {
         if (t->threads[i].name < n) cnt[t->threads[i].name]++;
         if (t->threads[i].pid_name < n) cnt[t->threads[i].pid_name]++;

@@ -63,6 +63,7 @@ static int trace_meta_json(rep_out *o, const rep_trace *r, const char *label)
     options_json(o, t);
     rep_threads_json(o, r);
     rep_levels_json(o, r);
+    rep_stacks_json(o, r);
     rep_steps_json(o, r);
     rep_puts(o, ",\"events\":");
     rep_cols_json(o, t->nev, r->ev_cols, r->ev_ncols);

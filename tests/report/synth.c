@@ -125,6 +125,10 @@ opprof_trace *synth_trace(const synth_opts *o)
             char args[256];
             int n = snprintf(args, sizeof args, "\"note\": \"%.200s\"", o->hostile);
             e->args = op_trace_intern(g.t, args, (size_t)n);
+            uint32_t frames[2] = {op_trace_intern(g.t, o->hostile, strlen(o->hostile)),
+                                  op_trace_intern(g.t, "synth.c(1): main", 16)};
+            e->stack = op_trace_add_stack(g.t, frames, 2);
+            g.t->options |= OP_TRACE_STACK;
         } else {
             g.oom = 1;
         }

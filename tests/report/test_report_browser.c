@@ -152,6 +152,9 @@ static void test_views_rows_canvas_and_safety(void **state)
     char *hostile_text = selftest_text(HOSTILE_MARK);
     const char *in_tip = strstr(tip, hostile_text);
     if (!in_tip || in_tip > strstr(tip, "}")) fail_msg("the tooltip lacks the hostile shapes: %.300s", tip);
+    const char *stack = strstr(tip, "call stack");
+    if (!stack || stack > strstr(tip, "}") || !strstr(stack, "synth.c(1): main"))
+        fail_msg("the tooltip lacks the call stack: %.600s", tip);
     free(hostile_text);
     assert_true(selftest_num(dom, "memory", "colouredPixels") > 500);
     assert_true(selftest_num(dom, "devices", "rows") == 5); /* four kernels and the memcpy */

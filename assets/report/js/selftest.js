@@ -49,7 +49,7 @@
       var tip = OP.byId("tooltip");
       r.tooltipElements = tip.querySelectorAll("*").length;
       r.tooltipOnlyText = tip.querySelectorAll("*:not(div):not(span)").length === 0;
-      r.tooltip = tip.textContent.slice(0, 400);
+      r.tooltip = tip.textContent.slice(0, 3000);
       tip.hidden = true;
     }
   }

@@ -363,6 +363,14 @@
     if (ev.mem && ev.mem[e]) line("CPU memory", OP.fmtBytes(ev.mem[e]));
     if (ev.dev && ev.dev[e] && !OP.isDeviceCat(ev.cat[e])) line("device time", OP.fmtTime(ev.dev[e]));
     if (ev.launch && ev.launch[e]) line("launched by", s[ev.name[ev.launch[e] - 1]]);
+    if (ev.stack && ev.stack[e] && tr.stacks[ev.stack[e] - 1]) {
+      var frames = tr.stacks[ev.stack[e] - 1];
+      var shown = frames.slice(0, 12).map(function (f) { return s[f]; });
+      if (frames.length > 12) shown.push("… " + (frames.length - 12) + " more");
+      var st = OP.add(tip, "div", "tip-line");
+      OP.add(st, "span", "tip-key", "call stack");
+      shown.forEach(function (f) { OP.add(st, "div", "tip-frame", f); });
+    }
     if (s[ev.args[e]]) {
       var args = s[ev.args[e]];
       line("args", args.length > 600 ? args.slice(0, 600) + "…" : args);

@@ -102,11 +102,11 @@ static const field_def FIELDS[F_COUNT] = {
     [F_STACK] = {"stack", "u", "u32", 1},
 };
 
-/* The value of field f for the event at page position p, as the unsigned
- * or zigzag varint payload (deltas are handled by the caller). */
-static int64_t field_value(const rep_trace *r, ev_field f, size_t p)
+/* The value of field f for model event i, as the unsigned or zigzag
+ * varint payload (start gaps are made by the caller). */
+static int64_t field_value(const rep_trace *r, ev_field f, size_t i)
 {
-    const op_event *e = &r->t->ev[r->order[p]];
+    const op_event *e = &r->t->ev[i];
     switch (f) {
     case F_START: return e->start_ns;
     case F_DUR: return e->dur_ns;
@@ -120,12 +120,24 @@ static int64_t field_value(const rep_trace *r, ev_field f, size_t p)
     case F_MEM: return e->mem_total;
     case F_DEV: return e->dev_total_ns;
     case F_STACK: return e->stack <= r->t->nstacks ? e->stack : 0;
-    case F_LAUNCH: {
-        int32_t op = r->launch_op[r->order[p]];
-        return op < 0 ? 0 : (int64_t)r->pos[op] + 1;
-    }
+    case F_LAUNCH: return r->launch_op[i] < 0 ? 0 : (int64_t)r->pos[r->launch_op[i]] + 1;
     default: return 0;
     }
+}
+
+/* Field f of every event into vals, in page order: the events are read in
+ * model order (sequentially) and only the 8-byte stores scatter, which is
+ * far kinder to the cache than reading events in page order. Returns how
+ * many are nonzero. */
+static size_t gather(const rep_trace *r, ev_field f, int64_t *vals)
+{
+    size_t nz = 0;
+    for (size_t i = 0; i < r->t->nev; i++) {
+        int64_t v = field_value(r, f, i);
+        vals[r->pos[i]] = v;
+        nz += v != 0;
+    }
+    return nz;
 }
 
 static void put_value(rep_buf *b, const char *kind, int64_t v)
@@ -134,12 +146,28 @@ static void put_value(rep_buf *b, const char *kind, int64_t v)
     else rep_buf_uv(b, (uint64_t)v);
 }
 
-/* Writes one column; returns 0 when the column is all zeros and optional. */
-static int put_column(rep_trace *r, ev_field f, rep_col *c)
+/* Starts as the gap after the previous event of their level (a level's
+ * events rarely overlap, so the gap is small), from 0 at each level's first
+ * event; dur holds the durations in page order. */
+static void starts_to_gaps(const rep_trace *r, int64_t *start, const int64_t *dur)
+{
+    size_t p = 0;
+    for (size_t L = 0; L < r->nlevels; L++) {
+        int64_t prev_end = 0;
+        for (size_t end = p + r->levels[3 * L + 2]; p < end; p++) {
+            int64_t s = start[p];
+            start[p] = s - prev_end;
+            prev_end = s + dur[p];
+        }
+    }
+}
+
+/* Writes one column from vals (page order); returns 0 when the column is
+ * optional and all zeros, so it is left out. */
+static int put_column(rep_trace *r, ev_field f, const int64_t *vals, size_t nz, rep_col *c)
 {
     const field_def *d = &FIELDS[f];
-    size_t n = r->t->nev, nz = 0;
-    for (size_t p = 0; p < n; p++) nz += field_value(r, f, p) != 0;
+    size_t n = r->t->nev;
     if (d->may_be_sparse && !nz && f != F_CAT) return 0;
     int sparse = d->may_be_sparse && nz * 3 < n;
     static const char *const sparse_kind[2] = {"su", "sz"};
@@ -149,32 +177,13 @@ static int put_column(rep_trace *r, ev_field f, rep_col *c)
         rep_buf_uv(b, nz);
         size_t prev = 0;
         for (size_t p = 0; p < n; p++) {
-            int64_t v = field_value(r, f, p);
-            if (!v) continue;
+            if (!vals[p]) continue;
             rep_buf_uv(b, p - prev);
-            put_value(b, d->kind, v);
+            put_value(b, d->kind, vals[p]);
             prev = p + 1;
         }
     } else {
-        /* start as the gap after the previous event of its level (a
-         * level's events rarely overlap, so the gap is small), from 0 at
-         * each level's first event */
-        int64_t prev_end = 0;
-        size_t L = 0, left = r->nlevels ? r->levels[2] : 0;
-        for (size_t p = 0; p < n; p++) {
-            int64_t v = field_value(r, f, p);
-            if (f != F_START) {
-                put_value(b, d->kind, v);
-                continue;
-            }
-            while (!left && L + 1 < r->nlevels) {
-                left = r->levels[3 * ++L + 2];
-                prev_end = 0;
-            }
-            left--;
-            rep_buf_sv(b, v - prev_end);
-            prev_end = v + r->t->ev[r->order[p]].dur_ns;
-        }
+        for (size_t p = 0; p < n; p++) put_value(b, d->kind, vals[p]);
     }
     c->len = r->ev.n - c->off;
     return 1;
@@ -183,10 +192,22 @@ static int put_column(rep_trace *r, ev_field f, rep_col *c)
 int rep_events_build(rep_trace *r)
 {
     if (compute_rows(r) != 0 || compute_order(r) != 0) return -1;
+    size_t n = r->t->nev ? r->t->nev : 1;
+    int64_t *vals = malloc(n * sizeof *vals), *dur = malloc(n * sizeof *dur);
+    if (!vals || !dur) {
+        free(vals);
+        free(dur);
+        return -1;
+    }
+    gather(r, F_DUR, dur);
     for (int f = 0; f < F_COUNT; f++) {
         if ((f == F_DEV || f == F_LAUNCH) && !r->launch_op) continue;
-        if (put_column(r, (ev_field)f, &r->ev_cols[r->ev_ncols])) r->ev_ncols++;
+        size_t nz = gather(r, (ev_field)f, vals);
+        if (f == F_START) starts_to_gaps(r, vals, dur);
+        if (put_column(r, (ev_field)f, vals, nz, &r->ev_cols[r->ev_ncols])) r->ev_ncols++;
     }
+    free(vals);
+    free(dur);
     return r->ev.oom ? -1 : 0;
 }
 

@@ -159,10 +159,19 @@ static void decode_col(const char *html, const uint8_t *bytes, const char *name,
     } else {
         for (size_t i = 0; i < n; i++) {
             uint64_t v = uv(&p);
-            out[i] = kind[0] == 'u' ? (double)v : (double)unzig(v);
+            out[i] = kind[0] == 'u' ? (double)v : (double)unzig(v); /* z, d and g are zigzag */
         }
     }
     assert_ptr_equal(p, bytes + off + len);
+}
+
+/* A multiset of pairs compares by the sum of a mixing hash of each. */
+static uint64_t pair_hash(int64_t a, int64_t b)
+{
+    uint64_t x = (uint64_t)a * 0x9e3779b97f4a7c15ull ^ (uint64_t)b;
+    x ^= x >> 31;
+    x *= 0xbf58476d1ce4e5b9ull;
+    return x ^ (x >> 29);
 }
 
 static void test_columns_decode_to_the_trace(void **state)
@@ -194,19 +203,32 @@ static void test_columns_decode_to_the_trace(void **state)
         tc += t->ev[i].cat;
     }
     assert_true(sd == td && sf == tf && sc == tc);
-    /* the level table covers every event */
+    /* the level table covers every event, and the starts (gaps after the
+     * previous event of each level) give back the model's (start, dur) pairs */
+    double *gap = malloc(n * sizeof *gap);
+    decode_col(html, bytes, "start", n, gap);
     const char *lv = strstr(html, "\"levels\":[");
     assert_non_null(lv);
     lv += 10;
     size_t covered = 0;
     unsigned th, row, cnt;
     int used;
+    uint64_t page_pairs = 0, model_pairs = 0;
     while (sscanf(lv, "%u,%u,%u%n", &th, &row, &cnt, &used) == 3) {
+        int64_t prev_end = 0;
+        for (size_t p = covered; p < covered + cnt; p++) {
+            int64_t start = prev_end + (int64_t)gap[p];
+            prev_end = start + (int64_t)dur[p];
+            page_pairs += pair_hash(start, (int64_t)dur[p]);
+        }
         covered += cnt;
         lv += used;
         if (*lv == ',') lv++;
     }
     assert_int_equal(covered, n);
+    for (size_t i = 0; i < n; i++) model_pairs += pair_hash(t->ev[i].start_ns, t->ev[i].dur_ns);
+    assert_true(page_pairs == model_pairs);
+    free(gap);
     free(dur);
     free(flops);
     free(cat);

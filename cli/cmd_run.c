@@ -24,6 +24,7 @@ typedef struct run_opts {
     const char *sort;
     long row_limit;
     int group_by_input_shape, shapes, flops;
+    const char *report;
 } run_opts;
 
 #define FIELD(f) offsetof(run_opts, f)
@@ -58,6 +59,9 @@ static const cli_option OPTIONS[] = {
          CLI_EXAMPLE("opprof run resnet18 --group-by-input-shape")},
     {"--flops", NULL, CLI_OPT_FLAG, FIELD(flops), 0, 0, NULL,
      "count FLOPs (with_flops=True): a Total FLOPs column" CLI_EXAMPLE("opprof run resnet18 --flops --sort flops")},
+    {"--report", "FILE", CLI_OPT_STRING, FIELD(report), 0, 0, NULL,
+     "also write the run's HTML report: timeline, operators, memory, ... (opprof report)"
+         CLI_EXAMPLE("opprof run resnet18 --shapes --flops --report resnet18.html")},
 };
 
 static const cli_spec SPEC = {
@@ -180,6 +184,24 @@ static int print_table(const opprof_trace *tr, const run_opts *o)
     return rc;
 }
 
+/* --report: the run's HTML report, with the options that produced it. */
+static int write_report(const opprof_trace *tr, const run_opts *o, const char *model)
+{
+    char batch[24], size[24], steps[24], threads[24], seed[24];
+    snprintf(batch, sizeof batch, "%ld", o->batch);
+    snprintf(size, sizeof size, "%ld", o->image_size);
+    snprintf(steps, sizeof steps, "%ld (after %ld warm-up)", o->steps, o->warmup);
+    snprintf(threads, sizeof threads, "%d", opprof_nn_threads());
+    snprintf(seed, sizeof seed, "%ld", o->seed);
+    const char *config[] = {"command", "opprof run", "model", model, "batch", batch, "image size", size,
+                            "steps", steps, "threads", threads, "seed", seed, NULL};
+    opprof_report_options ro = {.title = "opprof run", .label_a = model, .config = config};
+    int rc = opprof_report_write(tr, NULL, &ro, o->report);
+    if (rc) fprintf(stderr, "opprof run: --report %s: %s\n", o->report, opprof_last_error());
+    else fprintf(stderr, "opprof run: wrote %s\n", o->report);
+    return rc;
+}
+
 static int run_model(const run_opts *o, const model_spec *ms)
 {
     run_ctx c = {o, NULL, NULL, NULL, NULL, 0};
@@ -202,6 +224,7 @@ static int run_model(const run_opts *o, const model_spec *ms)
                 c.train ? "training step" : "forward pass", o->steps == 1 ? "" : c.train ? "s" : "es",
                 opprof_nn_threads(), opprof_nn_threads() == 1 ? "" : "s");
         rc = print_table(tr, o);
+        if (!rc && o->report) rc = write_report(tr, o, ms->name);
     } else
         fprintf(stderr, "opprof run: %s: %s\n", ms->name, opprof_strerror(rc));
     opprof_trace_free(tr);
@@ -212,7 +235,7 @@ static int run_model(const run_opts *o, const model_spec *ms)
 
 int cmd_run(int argc, char **argv)
 {
-    run_opts o = {NULL, -1, -1, -1, 1, 0, 0, "cpu_time_total", 10, 0, 0, 0};
+    run_opts o = {NULL, -1, -1, -1, 1, 0, 0, "cpu_time_total", 10, 0, 0, 0, NULL};
     const char *pos[1];
     int npos, p = cli_parse(&SPEC, argc, argv, &o, pos, &npos);
     if (p) return p > 0 ? CLI_OK : CLI_BAD_INPUT;

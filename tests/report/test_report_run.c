@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -18,6 +19,7 @@
 #include "browser.h"
 #include "opprof.h"
 #include "opprof_nn.h"
+#include "slurp.h"
 
 #define STEPS 2
 
@@ -108,10 +110,36 @@ static void test_resnet18_run(void **state)
     if (!keep || !*keep) unlink(html);
 }
 
+/* opprof run ... --report FILE writes the run's report with its options. */
+static void test_run_command_report(void **state)
+{
+    (void)state;
+    const char *bin = getenv("OPPROF_BIN");
+    if (!bin || access(bin, X_OK) != 0) {
+        print_message("SKIP: no opprof binary (OPPROF_BIN)\n");
+        skip();
+    }
+    char html[256], cmd[1024];
+    snprintf(html, sizeof html, "/tmp/opprof-run-cmd-%d.html", (int)getpid());
+    snprintf(cmd, sizeof cmd, "'%s' run resnet18 --batch 1 --image-size 64 --warmup 0 --shapes --report '%s' >/dev/null 2>&1",
+             bin, html);
+    assert_int_equal(system(cmd), 0);
+    char *page = slurp(html);
+    assert_non_null(page);
+    assert_non_null(strstr(page, "[\"command\",\"opprof run\"]"));
+    assert_non_null(strstr(page, "[\"model\",\"resnet18\"]"));
+    assert_non_null(strstr(page, "\"aten::conv2d\""));
+    free(page);
+    unlink(html);
+    snprintf(cmd, sizeof cmd, "'%s' run resnet18 --batch 1 --image-size 64 --warmup 0 --report /nonexistent/r.html >/dev/null 2>&1", bin);
+    assert_int_equal(WEXITSTATUS(system(cmd)), 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_resnet18_run),
+        cmocka_unit_test(test_run_command_report),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

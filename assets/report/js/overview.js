@@ -31,8 +31,9 @@
     var devTotal = 0;
     rows.forEach(function (r) { if (r.cpu === 0 && r.selfCpu === 0) devTotal += r.selfDev; });
     if (tr.nDevice) OP.card(cards, "Device time total", OP.fmtTime(devTotal));
+    /* attempted counts every record the capture was asked for, memory events too */
     var dropped = OP.card(cards, "Dropped events", tr.attempted ? OP.fmtInt(tr.dropped) + " of " +
-                          OP.fmtInt(tr.attempted) : OP.fmtInt(tr.dropped), "ov-dropped");
+                          OP.fmtInt(tr.attempted) + " attempted" : OP.fmtInt(tr.dropped), "ov-dropped");
     if (tr.dropped) dropped.className += " warn";
     var steps = OP.stepsOf(tr);
     if (steps.length) {

@@ -28,6 +28,7 @@ static opprof_trace *profile_resnet18(void)
     opprof_nn_model *m = NULL;
     opprof_nn_tensor *x = NULL, *y = NULL;
     int64_t dims[4] = {2, 3, 64, 64};
+    opprof_nn_set_threads(1); /* OpenMP threads are not instrumented for TSan */
     assert_int_equal(opprof_nn_resnet18(1000, 1, &m), 0);
     assert_int_equal(opprof_nn_tensor_new(4, dims, &x), 0);
     opprof_nn_tensor_normal(x, 0.0f, 1.0f, 2);
@@ -121,7 +122,8 @@ static void test_run_command_report(void **state)
     }
     char html[256], cmd[1024];
     snprintf(html, sizeof html, "/tmp/opprof-run-cmd-%d.html", (int)getpid());
-    snprintf(cmd, sizeof cmd, "'%s' run resnet18 --batch 1 --image-size 64 --warmup 0 --shapes --report '%s' >/dev/null 2>&1",
+    snprintf(cmd, sizeof cmd,
+             "OMP_NUM_THREADS=1 '%s' run resnet18 --batch 1 --image-size 64 --warmup 0 --shapes --report '%s' >/dev/null 2>&1",
              bin, html);
     assert_int_equal(system(cmd), 0);
     char *page = slurp(html);
@@ -131,7 +133,9 @@ static void test_run_command_report(void **state)
     assert_non_null(strstr(page, "\"aten::conv2d\""));
     free(page);
     unlink(html);
-    snprintf(cmd, sizeof cmd, "'%s' run resnet18 --batch 1 --image-size 64 --warmup 0 --report /nonexistent/r.html >/dev/null 2>&1", bin);
+    snprintf(cmd, sizeof cmd,
+             "OMP_NUM_THREADS=1 '%s' run resnet18 --batch 1 --image-size 64 --warmup 0 --report /nonexistent/r.html >/dev/null 2>&1",
+             bin);
     assert_int_equal(WEXITSTATUS(system(cmd)), 1);
 }
 

@@ -156,3 +156,31 @@ char *selftest_text(const char *s)
     *o = 0;
     return out;
 }
+
+int selftest_view_shown(const char *dom, const char *view)
+{
+    char pat[128];
+    snprintf(pat, sizeof pat, "\"%s\":{\"ms\":", view);
+    const char *p = strstr(dom, "id=\"opprof-selftest\"");
+    if (!p || !(p = strstr(p, pat))) return -1;
+    const char *ok = strstr(p, "\"shown\":true,\"othersHidden\":true");
+    return ok && ok < strchr(p, '}');
+}
+
+void selftest_count(char *buf, size_t size, unsigned long long n)
+{
+    char digits[32];
+    int len = snprintf(digits, sizeof digits, "%llu", n), o = 0;
+    for (int i = 0; i < len && (size_t)o + 2 < size; i++) {
+        if (i && (len - i) % 3 == 0) buf[o++] = ',';
+        buf[o++] = digits[i];
+    }
+    buf[o] = 0;
+}
+
+int browser_or_skip_message(void)
+{
+    if (browser_path()) return 1;
+    printf("SKIP: no Chromium at /usr/bin/chromium (set OPPROF_CHROMIUM, or run scripts/deps.sh)\n");
+    return 0;
+}

@@ -27,4 +27,14 @@ double selftest_num(const char *dom, const char *within, const char *key);
  * escapes, then the HTML serialiser's &amp; &lt; &gt; (malloc'd). */
 char *selftest_text(const char *s);
 
+/* 1 when the self-test showed `view` alone (its tab active, the other
+ * views hidden), 0 when it showed it otherwise, -1 when it never got there. */
+int selftest_view_shown(const char *dom, const char *view);
+
+/* n as the page writes counts (toLocaleString("en-US")): "1,234". */
+void selftest_count(char *buf, size_t size, unsigned long long n);
+
+/* 1 when a browser is there; else prints why the test skips and returns 0. */
+int browser_or_skip_message(void);
+
 #endif

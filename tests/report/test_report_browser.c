@@ -23,28 +23,9 @@
 #define HOSTILE_ISSUE "</script><img src=x onerror=alert(1)>"
 #define HOSTILE_MARK "</script><script>document.body.setAttribute('data-pwned','1')</script><!--<img src=x onerror=\"document.body.setAttribute('data-pwned','2')\">"
 
-static int skip_without_browser(void)
-{
-    if (browser_path()) return 0;
-    print_message("SKIP: no Chromium at /usr/bin/chromium (set OPPROF_CHROMIUM, or run scripts/deps.sh)\n");
-    return 1;
-}
-
 static void path_for(char *buf, size_t n, const char *name)
 {
     snprintf(buf, n, "/tmp/opprof-browser-test-%d-%s", (int)getpid(), name);
-}
-
-/* "1,234" as the page's toLocaleString("en-US") writes it. */
-static void with_commas(char *buf, size_t n, uint64_t v)
-{
-    char digits[32];
-    int len = snprintf(digits, sizeof digits, "%llu", (unsigned long long)v), o = 0;
-    for (int i = 0; i < len && (size_t)o + 2 < n; i++) {
-        if (i && (len - i) % 3 == 0) buf[o++] = ',';
-        buf[o++] = digits[i];
-    }
-    buf[o] = 0;
 }
 
 /* The operators rows the trace must give: name -> count, ProfilerStep#N
@@ -78,15 +59,9 @@ static size_t expected_rows(const opprof_trace *t, expect_row *rows, size_t cap)
 
 static void assert_view_ok(const char *dom, const char *view)
 {
-    char pat[128];
-    snprintf(pat, sizeof pat, "\"%s\":{\"ms\":", view);
-    const char *p = strstr(dom, "id=\"opprof-selftest\"");
-    assert_non_null(p);
-    p = strstr(p, pat);
-    if (!p) fail_msg("view %s was not visited", view);
-    const char *end = strchr(p, '}');
-    const char *ok = strstr(p, "\"shown\":true,\"othersHidden\":true");
-    if (!ok || ok > end) fail_msg("view %s did not show alone: %.200s", view, p);
+    int shown = selftest_view_shown(dom, view);
+    if (shown < 0) fail_msg("view %s was not visited", view);
+    if (!shown) fail_msg("view %s did not show alone", view);
 }
 
 static void assert_safe(const char *dom)
@@ -100,7 +75,7 @@ static void assert_safe(const char *dom)
 static void test_views_rows_canvas_and_safety(void **state)
 {
     (void)state;
-    if (skip_without_browser()) skip();
+    if (!browser_or_skip_message()) skip();
     synth_opts o = {.events = 20000, .threads = 3, .depth = 5, .names = 20, .memory = 1, .device = 1,
                     .steps = 1, .seed = 3, .hostile = HOSTILE_MARK};
     opprof_trace *t = synth_trace(&o);
@@ -129,7 +104,7 @@ static void test_views_rows_canvas_and_safety(void **state)
     assert_int_equal((size_t)selftest_num(dom, "operators", "rows"), n);
     for (size_t i = 0; i < n; i++) {
         char count[32], *name = selftest_text(rows[i].name), pat[1024];
-        with_commas(count, sizeof count, rows[i].count);
+        selftest_count(count, sizeof count, rows[i].count);
         snprintf(pat, sizeof pat, "[\"%s\",\"%s\"]", name, count);
         if (!strstr(dom, pat)) fail_msg("operators view lacks row %s", pat);
         free(name);
@@ -173,7 +148,7 @@ static void test_views_rows_canvas_and_safety(void **state)
 static void test_address_selects_the_view(void **state)
 {
     (void)state;
-    if (skip_without_browser()) skip();
+    if (!browser_or_skip_message()) skip();
     synth_opts o = {.events = 5000, .threads = 2, .depth = 4, .names = 10, .steps = 1, .seed = 5};
     opprof_trace *t = synth_trace(&o);
     char path[256];
@@ -199,7 +174,7 @@ static void test_address_selects_the_view(void **state)
 static void test_diff_of_two_traces(void **state)
 {
     (void)state;
-    if (skip_without_browser()) skip();
+    if (!browser_or_skip_message()) skip();
     synth_opts o = {.events = 8000, .threads = 2, .depth = 4, .names = 10, .steps = 1, .seed = 11};
     opprof_trace *a = synth_trace(&o);
     o.seed = 12;
@@ -216,8 +191,8 @@ static void test_diff_of_two_traces(void **state)
     /* the totals pinned first, then 10 operators and ProfilerStep* */
     assert_true(selftest_num(dom, "diff", "rows") == 12);
     char total[128], ca[32], cb[32];
-    with_commas(ca, sizeof ca, a->nev);
-    with_commas(cb, sizeof cb, b->nev);
+    selftest_count(ca, sizeof ca, a->nev);
+    selftest_count(cb, sizeof cb, b->nev);
     snprintf(total, sizeof total, "\"list\":[[\"Total\",\"%s\",\"%s\"", ca, cb);
     assert_non_null(strstr(dom, total));
     assert_non_null(strstr(dom, "base: before.json"));
@@ -233,7 +208,7 @@ static void test_diff_of_two_traces(void **state)
 static void test_bare_trace(void **state)
 {
     (void)state;
-    if (skip_without_browser()) skip();
+    if (!browser_or_skip_message()) skip();
     opprof_trace *t = op_trace_new();
     uint32_t th = (uint32_t)op_trace_thread(t, 1, 1);
     const char *names[] = {"outer", "inner", "other"};

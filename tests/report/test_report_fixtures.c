@@ -21,17 +21,6 @@
 #include "opprof.h"
 #include "slurp.h"
 
-static void with_commas(char *buf, size_t n, unsigned long long v)
-{
-    char digits[32];
-    int len = snprintf(digits, sizeof digits, "%llu", v), o = 0;
-    for (int i = 0; i < len && (size_t)o + 2 < n; i++) {
-        if (i && (len - i) % 3 == 0) buf[o++] = ',';
-        buf[o++] = digits[i];
-    }
-    buf[o] = 0;
-}
-
 /* Loads a fixture and writes its report; returns the self-test DOM, or NULL
  * after skipping. */
 static char *report_dom(const char *fixture, const char *fragment, char *html, size_t n)
@@ -41,10 +30,7 @@ static char *report_dom(const char *fixture, const char *fragment, char *html, s
         print_message("SKIP: fixture %s not found (OPPROF_FIXTURES)\n", path);
         return NULL;
     }
-    if (!browser_path()) {
-        print_message("SKIP: no Chromium at /usr/bin/chromium (set OPPROF_CHROMIUM, or run scripts/deps.sh)\n");
-        return NULL;
-    }
+    if (!browser_or_skip_message()) return NULL;
     opprof_trace *t = NULL;
     assert_int_equal(opprof_trace_load(path, &t), OPPROF_OK);
     snprintf(html, n, "/tmp/opprof-fixture-report-%d.html", (int)getpid());
@@ -59,14 +45,7 @@ static char *report_dom(const char *fixture, const char *fragment, char *html, s
 
 static void assert_shown(const char *dom, const char *view)
 {
-    char pat[128];
-    snprintf(pat, sizeof pat, "\"%s\":{\"ms\":", view);
-    const char *p = strstr(dom, "id=\"opprof-selftest\"");
-    assert_non_null(p);
-    p = strstr(p, pat);
-    if (!p) fail_msg("view %s was not visited", view);
-    const char *ok = strstr(p, "\"shown\":true,\"othersHidden\":true");
-    if (!ok || ok > strchr(p, '}')) fail_msg("view %s did not show alone", view);
+    if (selftest_view_shown(dom, view) != 1) fail_msg("view %s did not show alone", view);
 }
 
 /* One CSV field (RFC 4180 quotes) from *p into out; advances past its comma. */
@@ -118,7 +97,7 @@ static void test_kineto_trace(void **state)
         p = p ? p + 1 : "";
         if (!*name) continue;
         rows++;
-        with_commas(shown, sizeof shown, strtoull(count, NULL, 10));
+        selftest_count(shown, sizeof shown, strtoull(count, NULL, 10));
         char *text = selftest_text(name);
         sprintf(pat, "[\"%s\",\"%s\"]", text, shown);
         free(text);

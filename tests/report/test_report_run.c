@@ -59,10 +59,7 @@ static opprof_trace *profile_resnet18(void)
 static void test_resnet18_run(void **state)
 {
     (void)state;
-    if (!browser_path()) {
-        print_message("SKIP: no Chromium at /usr/bin/chromium (set OPPROF_CHROMIUM, or run scripts/deps.sh)\n");
-        skip();
-    }
+    if (!browser_or_skip_message()) skip();
     opprof_trace *t = profile_resnet18();
     const char *keep = getenv("OPPROF_REPORT_KEEP");
     char html[512];
@@ -79,12 +76,8 @@ static void test_resnet18_run(void **state)
     const char *res = strstr(dom, "id=\"opprof-selftest\"");
     assert_non_null(res);
     const char *views[] = {"overview", "operators", "timeline", "memory"};
-    for (int i = 0; i < 4; i++) {
-        char pat[64];
-        snprintf(pat, sizeof pat, "\"%s\":{\"ms\":", views[i]);
-        const char *v = strstr(res, pat);
-        if (!v || !strstr(v, "\"shown\":true,\"othersHidden\":true")) fail_msg("view %s did not show", views[i]);
-    }
+    for (int i = 0; i < 4; i++)
+        if (selftest_view_shown(dom, views[i]) != 1) fail_msg("view %s did not show alone", views[i]);
     /* the guide's operator counts, per forward pass, times the steps */
     const struct {
         const char *name;

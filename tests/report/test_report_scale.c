@@ -38,10 +38,7 @@ static double first_draw_ms(const char *dom)
 static void test_one_million_events(void **state)
 {
     (void)state;
-    if (!browser_path()) {
-        print_message("SKIP: no Chromium at /usr/bin/chromium (set OPPROF_CHROMIUM, or run scripts/deps.sh)\n");
-        skip();
-    }
+    if (!browser_or_skip_message()) skip();
     synth_opts o = {.events = EVENTS, .threads = 4, .depth = 6, .names = 50, .steps = 1, .seed = 1};
     opprof_trace *t = synth_trace(&o);
     assert_non_null(t);

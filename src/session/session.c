@@ -6,6 +6,7 @@
 
 #include "capture/state.h"
 #include "common/error.h"
+#include "device/device.h"
 #include "model/collect.h"
 #include "model/model.h"
 #include "session/session.h"
@@ -104,7 +105,12 @@ int op_session_close_gen(int keep, opprof_trace **out)
     op_timebase_finish(&S.tb);
     opprof_trace *tr = NULL;
     int rc = op_collect(gen, &S.tb, stop, S.opts, &tr);
-    if (rc != OPPROF_OK) return rc;
+    int drc = op_device_collect(rc == OPPROF_OK && keep ? tr : NULL, &S.tb);
+    if (rc == OPPROF_OK) rc = drc;
+    if (rc != OPPROF_OK) {
+        opprof_trace_free(tr);
+        return rc;
+    }
     if (!keep) {
         opprof_trace_free(tr);
         return OPPROF_OK;
@@ -146,6 +152,7 @@ int opprof_start(const opprof_config *cfg)
     S.step_num = 0;
     S.active = 1;
     op_capture_prefill(OP_PREFILL_CHUNKS);
+    op_device_start(&S.cfg);
     op_session_open_gen();
     pthread_mutex_unlock(&g_lock);
     op_clear_error();
@@ -162,6 +169,7 @@ int opprof_stop(opprof_trace **out)
     }
     opprof_trace *tr = NULL;
     int rc = op_session_close_gen(1, &tr);
+    op_device_stop();
     S.active = 0;
     opprof_trace_ready_fn ready = S.cfg.on_trace_ready;
     void *user = S.cfg.user;

@@ -10,7 +10,7 @@ PREFIX ?= /usr/local
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build demo test test-fast test-asan test-tsan bench install clean
+.PHONY: all deps build demo test test-fast test-asan test-tsan bench stress install clean
 
 all: build
 
@@ -43,6 +43,11 @@ test: test-fast test-asan test-tsan
 bench: build
 	@scripts/deps.sh bench
 	@$(BUILD)/bin/bench_overhead
+	@$(BUILD)/bin/bench_keyavg
+
+# The long variants of the stress tests (issue 9's sizes); minutes, not in `make test`.
+stress: build
+	@OPPROF_STRESS=long $(BUILD)/tests/test_stress
 
 install: build
 	@cmake --install $(BUILD) --prefix $(PREFIX)

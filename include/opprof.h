@@ -294,19 +294,67 @@ static inline const opprof_site *opprof_scope_begin_(const opprof_site *s) { opp
 /* ======================================================================
  * 5. Memory events
  *
- * With profile_memory, allocators report what they do. A positive size is an
- * allocation, a negative one a free of that many bytes.
+ * With profile_memory, allocators report what they do, and each event counts
+ * for the innermost operator open on the reporting thread (and, inclusively,
+ * its ancestors). Two ways to report:
+ *   - opprof_record_alloc / _free / _realloc: the profiler keeps the size of
+ *     every live block, so a free needs only the address (what a malloc
+ *     interposer has). Frees of unknown blocks and double frees are counted,
+ *     never recorded with a guessed size.
+ *   - opprof_record_memory: the caller gives the signed size itself (an
+ *     allocator that knows its block sizes); nothing is tracked.
+ * Outside a session with profile_memory these calls cost one branch.
  * ====================================================================== */
 
 OPPROF_API void opprof_record_memory(const void *addr, int64_t bytes);
+OPPROF_API void opprof_record_alloc(const void *addr, uint64_t bytes);
+OPPROF_API void opprof_record_free(const void *addr);
+/* A realloc that moved (or resized) old_addr to new_addr of new_bytes: the
+ * old block's size is freed and the new size allocated. old_addr NULL is an
+ * alloc; new_bytes 0 with new_addr NULL is a free. */
+OPPROF_API void opprof_record_realloc(const void *old_addr, const void *new_addr, uint64_t new_bytes);
 
 #if defined(OPPROF_ACTIVE_)
 static inline void opprof_record_memory_inline_(const void *addr, int64_t bytes)
 {
     if (OPPROF_ACTIVE_()) (opprof_record_memory)(addr, bytes);
 }
+static inline void opprof_record_alloc_inline_(const void *addr, uint64_t bytes)
+{
+    if (OPPROF_ACTIVE_()) (opprof_record_alloc)(addr, bytes);
+}
+static inline void opprof_record_free_inline_(const void *addr)
+{
+    if (OPPROF_ACTIVE_()) (opprof_record_free)(addr);
+}
 #define opprof_record_memory(a, b) opprof_record_memory_inline_(a, b)
+#define opprof_record_alloc(a, b) opprof_record_alloc_inline_(a, b)
+#define opprof_record_free(a) opprof_record_free_inline_(a)
 #endif
+
+/* What a session saw of memory (opprof_trace_memory_stats). */
+typedef struct opprof_memory_stats {
+    uint64_t allocations;     /* memory events with a positive size */
+    uint64_t frees;           /* memory events with a negative size */
+    int64_t bytes_allocated;
+    int64_t bytes_freed;      /* positive */
+    int64_t peak_bytes;       /* highest live total, relative to the session's start */
+    int64_t peak_time_ns;     /* when it was reached */
+    const char *peak_op;      /* the operator the peak allocation counted for, "[memory]" outside any */
+    int64_t final_bytes;      /* live total at the end */
+    uint64_t unknown_frees;   /* frees of blocks not allocated in the session */
+    uint64_t double_frees;    /* frees of blocks already freed */
+    uint64_t reallocs;
+} opprof_memory_stats;
+
+OPPROF_API int opprof_trace_memory_stats(const opprof_trace *t, opprof_memory_stats *out);
+
+enum { OPPROF_FORMAT_CSV = 0, OPPROF_FORMAT_JSON = 1 };
+
+/* Live bytes over time (the analogue of PyTorch's export_memory_timeline):
+ * one row per memory event with its time, address, size, the live total
+ * after it, its thread and the operator it counted for. */
+OPPROF_API int opprof_memory_timeline_write(const opprof_trace *t, FILE *f, int format);
 
 /* ======================================================================
  * 6. The event model: a finished trace
@@ -360,6 +408,72 @@ OPPROF_API void opprof_trace_free(opprof_trace *t);
 /* ======================================================================
  * 7. Key averages and tables
  * ====================================================================== */
+
+/* Events grouped by name (ProfilerStep#N as "ProfilerStep*"), as PyTorch's
+ * key_averages() does: one row per group with its count and summed times,
+ * memory and FLOPs. Device activities (kernels, copies) are rows of their
+ * own with CPU times 0; memory events that fall inside no operator form a
+ * "[memory]" row. Rows come in the order of each group's first event, until
+ * sorted. A key averages object owns its strings: it may outlive the trace. */
+typedef struct opprof_key_averages opprof_key_averages;
+
+typedef struct opprof_avg_options {
+    int group_by_input_shape; /* also split groups by input shapes */
+    int group_by_stack_n;     /* also split by the top N stack frames; 0: no */
+    int top_level_only;       /* only events without a parent */
+} opprof_avg_options;
+
+typedef struct opprof_avg_row {
+    const char *name;
+    const char *input_shapes; /* "[[5, 3], []]" when grouped by shape ("[]" for none), else "" */
+    const char *stack;        /* the top N frames, innermost first, one per line; "" when none */
+    uint64_t count;
+    int64_t self_cpu_time_total_ns, cpu_time_total_ns;
+    int64_t self_device_time_total_ns, device_time_total_ns;
+    int64_t cpu_memory_usage, self_cpu_memory_usage; /* bytes: allocated minus freed */
+    uint64_t flops;
+} opprof_avg_row;
+
+/* Groups the events of a finished trace into *out (free it with
+ * opprof_key_averages_free). opt NULL: group by name only.
+ * C gives a typedef and a function one namespace, so the function is
+ * opprof_key_averages_new and the macro keeps the call spelled
+ * opprof_key_averages(t, opt, &ka) beside the type opprof_key_averages. */
+OPPROF_API int opprof_key_averages_new(const opprof_trace *t, const opprof_avg_options *opt,
+                                       opprof_key_averages **out);
+#define opprof_key_averages(t, opt, out) opprof_key_averages_new((t), (opt), (out))
+
+/* Sorts the rows by a key, largest first, keeping the order of equal rows
+ * (Python's sorted(reverse=True)). Keys: cpu_time (average), cpu_time_total,
+ * self_cpu_time_total, cpu_memory_usage, self_cpu_memory_usage, flops, count,
+ * cuda_time, cuda_time_total, self_cuda_time_total, and device_time,
+ * device_time_total, self_device_time_total for the same three. An unknown
+ * key is OPPROF_E_INVAL; opprof_last_error() lists the valid ones. */
+OPPROF_API int opprof_key_averages_sort(opprof_key_averages *ka, const char *sort_by);
+
+OPPROF_API size_t opprof_key_averages_count(const opprof_key_averages *ka);
+
+/* Fills *out with row i; its strings live as long as ka. */
+OPPROF_API int opprof_key_averages_row(const opprof_key_averages *ka, size_t i, opprof_avg_row *out);
+
+OPPROF_API void opprof_key_averages_free(opprof_key_averages *ka);
+
+/* The text of PyTorch 1.13's key_averages().table(sort_by=..., row_limit=...),
+ * byte for byte: sort_by NULL keeps the rows' order, row_limit -1 prints all.
+ * The rows of ka are not reordered. When the trace dropped events, one line
+ * after the footer says how many. */
+OPPROF_API int opprof_table_write(const opprof_key_averages *ka, const char *sort_by, int row_limit, FILE *f);
+
+/* The same text in a NUL-terminated string to free(). */
+OPPROF_API int opprof_table_string(const opprof_key_averages *ka, const char *sort_by, int row_limit, char **out);
+
+/* The rows in their current order as CSV (a header line, RFC 4180 quoting)
+ * or as a JSON array of objects, with the fields name, count,
+ * self_cpu_time_total_us, cpu_time_total_us, self_device_time_total_us,
+ * device_time_total_us (microseconds, 3 decimals), cpu_memory_usage,
+ * self_cpu_memory_usage (bytes), flops, input_shapes. */
+OPPROF_API int opprof_key_averages_write_csv(const opprof_key_averages *ka, FILE *f);
+OPPROF_API int opprof_key_averages_write_json(const opprof_key_averages *ka, FILE *f);
 
 /* ======================================================================
  * 8. Export

@@ -1,4 +1,4 @@
-/* The recording hot path: begin, end, inputs, memory events.
+/* The recording hot path: begin, end, inputs. Memory events are in memory.c.
  *
  * Rules (DESIGN.md): no lock, no allocation, no system call, no string copy.
  * A plain begin is a generation check, one clock read, three stores into the
@@ -12,11 +12,6 @@
 
 #include "capture/state.h"
 
-static inline void publish(op_tstate *t, op_word *end)
-{
-    atomic_store_explicit(&t->cur, end, memory_order_release);
-}
-
 static inline void count_drop(op_tstate *t)
 {
     atomic_store_explicit(&t->dropped, atomic_load_explicit(&t->dropped, memory_order_relaxed) + 1,
@@ -29,14 +24,6 @@ static inline void push_open(op_tstate *t, op_word *rec, const opprof_site *site
     t->stack[d].rec = rec;
     t->stack[d].site = site;
     t->depth = d + 1;
-}
-
-/* Returns the state for generation g, attaching when needed. */
-static inline op_tstate *state_for(uint64_t g)
-{
-    op_tstate *t = op_tls;
-    if (OP_LIKELY(t != NULL && t->gen == g)) return t;
-    return op_thread_attach(g);
 }
 
 /* The unusual begins: too deep, cap reached, chunk full. Returns where to
@@ -91,12 +78,12 @@ static void begin_ext(op_tstate *t, const opprof_site *site, const opprof_input 
     push_open(t, c, site);
     t->budget--;
     c[1] = op_now(t);
-    publish(t, p);
+    op_publish(t, p);
 }
 
 static OP_NOINLINE void begin_slow(uint64_t g, const opprof_site *site, const opprof_input *in, unsigned n)
 {
-    op_tstate *t = state_for(g);
+    op_tstate *t = op_state_for(g);
     if (!t) return;
     if (in || (t->opts & (OP_OPT_FLOPS | OP_OPT_STACK))) {
         begin_ext(t, site, in, n);
@@ -109,7 +96,7 @@ static OP_NOINLINE void begin_slow(uint64_t g, const opprof_site *site, const op
     push_open(t, c, site);
     t->budget--;
     c[1] = op_now(t);
-    publish(t, c + 3);
+    op_publish(t, c + 3);
 }
 
 void opprof_begin(const opprof_site *site)
@@ -134,7 +121,7 @@ void opprof_begin(const opprof_site *site)
     c[0] = (uint64_t)(uintptr_t)site;
     c[2] = OP_OPEN;
     c[1] = op_cycles(); /* fast_gen guarantees the built-in clock */
-    publish(t, c + 3);
+    op_publish(t, c + 3);
 }
 
 void opprof_begin_inputs(const opprof_site *site, const opprof_input *inputs, unsigned n_inputs)
@@ -211,20 +198,4 @@ const opprof_site *opprof_annotation_begin(const char *name)
     const opprof_site *s = opprof_intern(name, OPPROF_CAT_USER_ANNOTATION);
     if (s) opprof_begin(s);
     return s;
-}
-
-void opprof_record_memory(const void *addr, int64_t bytes)
-{
-    uint64_t g = op_gen_load();
-    if (OP_LIKELY(g == 0)) return;
-    op_tstate *t = state_for(g);
-    if (!t || !(t->opts & OP_OPT_MEMORY)) return;
-    if (op_thread_reserve(t, 4) != 0) return;
-    op_word *c = atomic_load_explicit(&t->cur, memory_order_relaxed);
-    c[0] = OP_REC_MEM;
-    c[2] = (uint64_t)(uintptr_t)addr;
-    c[3] = (uint64_t)bytes;
-    t->budget--;
-    c[1] = op_now(t);
-    publish(t, c + 4);
 }

@@ -147,12 +147,26 @@ static inline uint64_t op_now(const op_tstate *t)
     return OP_UNLIKELY(t->clock != NULL) ? (uint64_t)t->clock(t->clock_ctx) : op_cycles();
 }
 
+/* Publishes the records written up to `end` to a concurrent collector. */
+static inline void op_publish(op_tstate *t, op_word *end)
+{
+    atomic_store_explicit(&t->cur, end, memory_order_release);
+}
+
 /* Slow paths (thread.c). */
 
 /* Makes the calling thread's state current for generation g: registers the
  * thread on first use, resets buffers left from an earlier session. NULL
  * when g is no longer the active generation or memory ran out. */
 op_tstate *op_thread_attach(uint64_t g);
+
+/* The calling thread's state for generation g, attaching when needed. */
+static inline op_tstate *op_state_for(uint64_t g)
+{
+    op_tstate *t = op_tls;
+    if (OP_LIKELY(t != NULL && t->gen == g)) return t;
+    return op_thread_attach(g);
+}
 
 /* Ensures room for `words` more words and one more event under the cap.
  * Returns 0, or -1 after counting a drop. */

@@ -103,6 +103,20 @@ static void free_chunks(op_chunk *c)
     }
 }
 
+/* Thread states are mapped, not malloc'd: a thread's first record may come
+ * from inside a malloc interposer, which must not see the profiler's own
+ * allocations (or recurse into it). */
+static op_tstate *state_new(void)
+{
+    void *p = mmap(NULL, sizeof(op_tstate), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+static void state_free(op_tstate *t)
+{
+    munmap(t, sizeof *t);
+}
+
 static void unlink_state(op_tstate *t)
 {
     for (op_tstate **p = &g_reg_head; *p; p = &(*p)->next) {
@@ -120,12 +134,15 @@ static void on_thread_exit(void *arg)
     pthread_mutex_lock(&g_reg_lock);
     t->exit_ticks = op_now(t);
     if (t->gen != 0 && t->gen == op_gen_load_acquire()) {
+        /* Give the unused part of its grant back for the threads still running. */
+        if (t->budget > 0) atomic_fetch_add_explicit(&op_g.remaining, t->budget, memory_order_relaxed);
+        t->budget = 0;
         /* The running session still needs its events: the collector frees it. */
         atomic_store_explicit(&t->dead, 1, memory_order_release);
     } else {
         unlink_state(t);
         free_chunks(t->head);
-        free(t);
+        state_free(t);
     }
     pthread_mutex_unlock(&g_reg_lock);
 }
@@ -157,7 +174,7 @@ void op_registry_reap(uint64_t g)
         if (atomic_load_explicit(&t->dead, memory_order_acquire) && t->gen == g) {
             *p = t->next;
             free_chunks(t->head);
-            free(t);
+            state_free(t);
         } else {
             p = &t->next;
         }
@@ -205,7 +222,7 @@ op_tstate *op_thread_attach(uint64_t g)
         return NULL;
     }
     if (!t) {
-        t = calloc(1, sizeof *t);
+        t = state_new();
         if (!t) {
             pthread_mutex_unlock(&g_reg_lock);
             return NULL;

@@ -208,7 +208,7 @@ static int attribute_memory(opprof_trace *t)
         return -1;
     }
     size_t e = 0;
-    int64_t live = 0;
+    int64_t live = 0, live_dev[16] = {0};
     for (size_t m = 0; m < t->nmem; m++) {
         op_mem_event *me = &t->mem[m];
         for (; e < t->nev && t->ev[e].start_ns <= me->ts_ns; e++) {
@@ -221,9 +221,12 @@ static int attribute_memory(opprof_trace *t)
             }
         }
         me->op = me->thread < t->nthreads ? enclosing(&st, t, me->thread, me->ts_ns, me->ts_ns) : -1;
-        if (me->op >= 0) t->ev[me->op].mem_self += me->bytes;
-        live += me->bytes;
-        if (!t->mem_totals_given) me->total_allocated = live;
+        /* Device memory is kept out of the CPU memory columns, as in PyTorch. */
+        if (me->op >= 0 && me->device_type == 0) t->ev[me->op].mem_self += me->bytes;
+        /* Each device's allocator has its own running total. */
+        int64_t *total = me->device_type == 0 ? &live : &live_dev[(unsigned)me->device_id % 16];
+        *total += me->bytes;
+        if (!t->mem_totals_given) me->total_allocated = *total;
     }
     stacks_free(&st);
     for (size_t i = t->nev; i-- > 0;) {

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "capture/memtrack.h"
 #include "capture/state.h"
 #include "common/error.h"
 #include "model/collect.h"
@@ -291,7 +292,14 @@ int op_collect(uint64_t gen, const op_timebase *tb, uint64_t stop_ticks, uint32_
     tr->base_time_ns = tb->wall0;
     tr->attempted = cl.recorded + tr->dropped;
     if (opts & OP_OPT_SHAPES) tr->options |= OP_TRACE_SHAPES;
-    if (opts & OP_OPT_MEMORY) tr->options |= OP_TRACE_MEMORY;
+    if (opts & OP_OPT_MEMORY) {
+        tr->options |= OP_TRACE_MEMORY;
+        op_memtrack_counts c;
+        op_memtrack_counts_get(&c);
+        tr->mem_unknown_frees = c.unknown_frees;
+        tr->mem_double_frees = c.double_frees;
+        tr->mem_reallocs = c.reallocs;
+    }
     if (opts & OP_OPT_FLOPS) tr->options |= OP_TRACE_FLOPS;
     if (opts & OP_OPT_STACK) tr->options |= OP_TRACE_STACK;
     *out = tr;

@@ -84,6 +84,7 @@ struct opprof_trace {
     int64_t step_num;         /* -1 none */
     uint64_t dropped;         /* events the capture could not keep */
     uint64_t attempted;       /* events the capture was asked for (0 when unknown) */
+    uint64_t mem_unknown_frees, mem_double_frees, mem_reallocs; /* live sessions only */
     uint32_t options;         /* OP_TRACE_* */
     int mem_totals_given;     /* the producer set total_allocated (imported traces) */
     int finished;

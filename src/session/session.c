@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "capture/memtrack.h"
 #include "capture/state.h"
 #include "common/error.h"
 #include "device/device.h"
@@ -152,6 +153,7 @@ int opprof_start(const opprof_config *cfg)
     S.step_num = 0;
     S.active = 1;
     op_capture_prefill(OP_PREFILL_CHUNKS);
+    if (S.opts & OP_OPT_MEMORY) op_memtrack_reset();
     op_device_start(&S.cfg);
     op_session_open_gen();
     pthread_mutex_unlock(&g_lock);

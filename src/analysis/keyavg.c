@@ -1,0 +1,385 @@
+/* opprof_key_averages: one linear pass over the event model. Names are
+ * strtab ids, so grouping by name is an array index rather than a string
+ * hash; grouping also by shapes or stack frames hashes a few ids per event. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/keyavg.h"
+#include "common/error.h"
+#include "model/model.h"
+
+#define STEP_PREFIX "ProfilerStep#"
+#define STEP_NAME "ProfilerStep*"
+#define MEMORY_NAME "[memory]"
+
+enum { KIND_OP = 0, KIND_STEP = 1, KIND_MEMORY = 2 };
+
+typedef struct group {
+    uint32_t name, shapes, stack; /* the first event's ids */
+    uint32_t canon, sclass;       /* the rest of the key: canonical name, stack class */
+    uint8_t device, kind;
+    uint64_t count, flops;
+    int64_t self_cpu, cpu, self_dev, dev, mem, self_mem;
+} group;
+
+typedef struct builder {
+    const opprof_trace *t;
+    opprof_avg_options opt;
+    group *g;
+    size_t ng, capg;
+    uint32_t *canon;   /* name id -> canonical name id + 1; 0 not seen yet */
+    uint32_t *by_name; /* canonical name * 2 + device -> group + 1 (name-only grouping) */
+    uint32_t *slots;   /* group + 1 by key hash (grouping by shapes or stacks) */
+    size_t nslots;
+    uint32_t *sclass;  /* stack index -> class + 1; the class is a stack with the same top frames */
+    uint32_t *stab;    /* stack index + 1 by top-frames hash */
+    size_t nstab;
+    uint32_t step_canon; /* canonical id of every ProfilerStep#N, + 1 */
+    uint32_t no_shapes;  /* id of "[]": PyTorch's empty shape list, grouped with none */
+} builder;
+
+static void builder_free(builder *b)
+{
+    free(b->g);
+    free(b->canon);
+    free(b->by_name);
+    free(b->slots);
+    free(b->sclass);
+    free(b->stab);
+}
+
+static uint32_t canonical_name(builder *b, uint32_t name)
+{
+    if (b->canon[name]) return b->canon[name] - 1;
+    uint32_t c = name;
+    const op_strtab *st = &b->t->str;
+    if (op_strtab_len(st, name) >= sizeof STEP_PREFIX - 1 &&
+        !memcmp(op_strtab_get(st, name), STEP_PREFIX, sizeof STEP_PREFIX - 1)) {
+        if (!b->step_canon) b->step_canon = name + 1;
+        c = b->step_canon - 1;
+    }
+    b->canon[name] = c + 1;
+    return c;
+}
+
+static uint32_t top_frames(const builder *b, uint32_t s)
+{
+    uint32_t n = b->t->stacks[s].nframes, lim = (uint32_t)b->opt.group_by_stack_n;
+    return n < lim ? n : lim;
+}
+
+/* Stacks that agree on their top N frames share a class (a stack index + 1);
+ * 0 for none. */
+static uint32_t stack_class(builder *b, uint32_t stack)
+{
+    if (!stack || !b->nstab || stack > b->t->nstacks) return 0;
+    uint32_t s = stack - 1;
+    if (b->sclass[s]) return b->sclass[s];
+    uint32_t n = top_frames(b, s);
+    if (!n) return 0;
+    const uint32_t *f = b->t->stacks[s].frames;
+    for (size_t i = op_hash_bytes(f, n * sizeof *f) & (b->nstab - 1);; i = (i + 1) & (b->nstab - 1)) {
+        uint32_t r = b->stab[i];
+        if (!r) {
+            b->stab[i] = s + 1;
+            return b->sclass[s] = s + 1;
+        }
+        if (top_frames(b, r - 1) == n && !memcmp(b->t->stacks[r - 1].frames, f, n * sizeof *f))
+            return b->sclass[s] = r;
+    }
+}
+
+static size_t key_hash(uint32_t canon, uint32_t shapes, uint32_t sclass, uint32_t device)
+{
+    uint64_t h = ((uint64_t)canon << 32 | shapes) * 0x9e3779b97f4a7c15ull;
+    h ^= ((uint64_t)sclass << 1 | device) * 0xc2b2ae3d27d4eb4full;
+    h ^= h >> 29;
+    return (size_t)h;
+}
+
+static int grow_slots(builder *b)
+{
+    size_t n = b->nslots ? b->nslots * 2 : 1024;
+    uint32_t *s = calloc(n, sizeof *s);
+    if (!s) return -1;
+    for (size_t gi = 0; gi < b->ng; gi++) {
+        const group *g = &b->g[gi];
+        if (g->kind == KIND_MEMORY) continue;
+        size_t i = key_hash(g->canon, g->shapes, g->sclass, g->device) & (n - 1);
+        while (s[i]) i = (i + 1) & (n - 1);
+        s[i] = (uint32_t)gi + 1;
+    }
+    free(b->slots);
+    b->slots = s;
+    b->nslots = n;
+    return 0;
+}
+
+/* Appends a group started by event e (NULL for the memory row); returns its
+ * index or -1 when out of memory. */
+static int64_t new_group(builder *b, const op_event *e, uint32_t canon, uint32_t sclass, int kind)
+{
+    if (b->ng == b->capg) {
+        size_t c = b->capg ? b->capg * 2 : 64;
+        group *g = realloc(b->g, c * sizeof *g);
+        if (!g) return -1;
+        b->g = g;
+        b->capg = c;
+    }
+    group *g = &b->g[b->ng];
+    memset(g, 0, sizeof *g);
+    g->kind = (uint8_t)kind;
+    if (e) {
+        g->name = e->name;
+        g->shapes = b->opt.group_by_input_shape && e->shapes != b->no_shapes ? e->shapes : 0;
+        g->stack = e->stack;
+        g->canon = canon;
+        g->sclass = sclass;
+        g->device = op_cat_is_device(e->cat) != 0;
+    }
+    return (int64_t)b->ng++;
+}
+
+static int64_t find_group(builder *b, const op_event *e)
+{
+    uint32_t dev = op_cat_is_device(e->cat) != 0;
+    uint32_t canon = canonical_name(b, e->name);
+    int kind = b->step_canon && canon == b->step_canon - 1 ? KIND_STEP : KIND_OP;
+    if (b->by_name) {
+        uint32_t *slot = &b->by_name[(size_t)canon * 2 + dev];
+        if (*slot) return *slot - 1;
+        int64_t gi = new_group(b, e, canon, 0, kind);
+        if (gi >= 0) *slot = (uint32_t)gi + 1;
+        return gi;
+    }
+    uint32_t shapes = b->opt.group_by_input_shape && e->shapes != b->no_shapes ? e->shapes : 0;
+    uint32_t sclass = stack_class(b, e->stack);
+    if (2 * (b->ng + 1) > b->nslots && grow_slots(b) != 0) return -1;
+    size_t i = key_hash(canon, shapes, sclass, dev) & (b->nslots - 1);
+    for (;; i = (i + 1) & (b->nslots - 1)) {
+        uint32_t s = b->slots[i];
+        if (!s) break;
+        const group *g = &b->g[s - 1];
+        if (g->canon == canon && g->shapes == shapes && g->sclass == sclass && g->device == dev) return s - 1;
+    }
+    int64_t gi = new_group(b, e, canon, sclass, kind);
+    if (gi >= 0) b->slots[i] = (uint32_t)gi + 1;
+    return gi;
+}
+
+/* The earliest memory event that falls inside no operator; 0 when none. */
+static int first_free_memory(const opprof_trace *t, int64_t *ts)
+{
+    int found = 0;
+    for (size_t i = 0; i < t->nmem; i++) {
+        if (t->mem[i].op >= 0) continue;
+        if (!found || t->mem[i].ts_ns < *ts) *ts = t->mem[i].ts_ns;
+        found = 1;
+    }
+    return found;
+}
+
+/* PyTorch's [memory] row: the count of free-standing memory events and the
+ * sum of their CPU bytes (device bytes have columns of their own there). */
+static void add_free_memory(const opprof_trace *t, group *g)
+{
+    for (size_t i = 0; i < t->nmem; i++) {
+        const op_mem_event *m = &t->mem[i];
+        if (m->op >= 0) continue;
+        g->count++;
+        if (m->device_type == 0) {
+            g->mem += m->bytes;
+            g->self_mem += m->bytes;
+        }
+    }
+}
+
+static int group_events(builder *b, int64_t *sum_self_cpu)
+{
+    const opprof_trace *t = b->t;
+    int64_t mem_ts = 0;
+    int have_mem = first_free_memory(t, &mem_ts);
+    int64_t mem_group = -1;
+    int top_only = b->opt.top_level_only;
+    int64_t sum = 0;
+    for (size_t i = 0; i < t->nev; i++) {
+        const op_event *e = &t->ev[i];
+        int host = op_cat_is_host(e->cat);
+        if (!host && !op_cat_is_device(e->cat)) continue;
+        if (host) sum += e->self_ns;
+        if (top_only && e->parent >= 0) continue;
+        /* zero-length memory events sort after events that start with them */
+        if (have_mem && mem_group < 0 && e->start_ns > mem_ts) {
+            mem_group = new_group(b, NULL, 0, 0, KIND_MEMORY);
+            if (mem_group < 0) return -1;
+        }
+        int64_t gi = find_group(b, e);
+        if (gi < 0) return -1;
+        group *g = &b->g[gi];
+        g->count++;
+        if (host) {
+            g->self_cpu += e->self_ns;
+            g->cpu += e->dur_ns;
+            g->mem += e->mem_total;
+            g->self_mem += e->mem_self;
+        }
+        g->self_dev += e->dev_self_ns;
+        g->dev += e->dev_total_ns;
+        g->flops += e->flops;
+    }
+    if (have_mem && mem_group < 0 && (mem_group = new_group(b, NULL, 0, 0, KIND_MEMORY)) < 0) return -1;
+    if (mem_group >= 0) add_free_memory(t, &b->g[mem_group]);
+    *sum_self_cpu = sum;
+    return 0;
+}
+
+static const char *group_name(const builder *b, const group *g)
+{
+    if (g->kind == KIND_STEP) return STEP_NAME;
+    if (g->kind == KIND_MEMORY) return MEMORY_NAME;
+    return op_strtab_get(&b->t->str, g->name);
+}
+
+static const char *group_shapes(const builder *b, const group *g)
+{
+    if (!b->opt.group_by_input_shape) return "";
+    const char *s = op_strtab_get(&b->t->str, g->shapes);
+    return *s ? s : "[]";
+}
+
+/* Bytes the top frames of g's stack take joined by newlines, with a NUL;
+ * writes them to out when it is not NULL. */
+static size_t group_stack(const builder *b, const group *g, char *out)
+{
+    size_t len = 0;
+    if (!g->sclass) {
+        if (out) *out = '\0';
+        return 1;
+    }
+    const op_stack *st = &b->t->stacks[g->stack - 1];
+    uint32_t n = top_frames(b, g->stack - 1);
+    for (uint32_t i = 0; i < n; i++) {
+        const char *f = op_strtab_get(&b->t->str, st->frames[i]);
+        size_t fl = strlen(f);
+        if (out) {
+            memcpy(out + len, f, fl);
+            out[len + fl] = i + 1 < n ? '\n' : '\0';
+        }
+        len += fl + 1;
+    }
+    if (!n && out) *out = '\0';
+    return n ? len : 1;
+}
+
+static char *put(char *p, const char *s)
+{
+    size_t n = strlen(s) + 1;
+    memcpy(p, s, n);
+    return p + n;
+}
+
+static int make_rows(const builder *b, opprof_key_averages *ka)
+{
+    size_t bytes = 0;
+    for (size_t i = 0; i < b->ng; i++) {
+        const group *g = &b->g[i];
+        bytes += strlen(group_name(b, g)) + 1 + strlen(group_shapes(b, g)) + 1 + group_stack(b, g, NULL);
+    }
+    ka->rows = calloc(b->ng ? b->ng : 1, sizeof *ka->rows);
+    ka->text = malloc(bytes ? bytes : 1);
+    if (!ka->rows || !ka->text) return -1;
+    char *p = ka->text;
+    for (size_t i = 0; i < b->ng; i++) {
+        const group *g = &b->g[i];
+        opprof_avg_row *r = &ka->rows[i].r;
+        r->name = p;
+        p = put(p, group_name(b, g));
+        r->input_shapes = p;
+        p = put(p, group_shapes(b, g));
+        r->stack = p;
+        p += group_stack(b, g, p);
+        r->count = g->count;
+        r->self_cpu_time_total_ns = g->self_cpu;
+        r->cpu_time_total_ns = g->cpu;
+        r->self_device_time_total_ns = g->self_dev;
+        r->device_time_total_ns = g->dev;
+        r->cpu_memory_usage = g->mem;
+        r->self_cpu_memory_usage = g->self_mem;
+        r->flops = g->flops;
+        ka->rows[i].device = g->device;
+    }
+    ka->n = b->ng;
+    return 0;
+}
+
+static int builder_init(builder *b, const opprof_trace *t, const opprof_avg_options *opt)
+{
+    memset(b, 0, sizeof *b);
+    b->t = t;
+    if (opt) b->opt = *opt;
+    if (b->opt.group_by_stack_n < 0) b->opt.group_by_stack_n = 0;
+    b->no_shapes = op_strtab_find(&t->str, "[]", 2);
+    size_t nstr = t->str.count ? t->str.count : 1;
+    b->canon = calloc(nstr, sizeof *b->canon);
+    if (!b->canon) return -1;
+    if (!b->opt.group_by_input_shape && !b->opt.group_by_stack_n) {
+        b->by_name = calloc(nstr * 2, sizeof *b->by_name);
+        return b->by_name ? 0 : -1;
+    }
+    if (b->opt.group_by_stack_n && t->nstacks) {
+        b->nstab = 16;
+        while (b->nstab < t->nstacks * 2) b->nstab *= 2;
+        b->stab = calloc(b->nstab, sizeof *b->stab);
+        b->sclass = calloc(t->nstacks, sizeof *b->sclass);
+        if (!b->stab || !b->sclass) return -1;
+    }
+    return grow_slots(b);
+}
+
+int opprof_key_averages_new(const opprof_trace *t, const opprof_avg_options *opt, opprof_key_averages **out)
+{
+    if (!t || !out) return op_fail(OPPROF_E_INVAL, "opprof_key_averages: NULL argument");
+    *out = NULL;
+    if (!t->finished) return op_fail(OPPROF_E_INVAL, "opprof_key_averages: the trace is not finished");
+    opprof_key_averages *ka = calloc(1, sizeof *ka);
+    builder b;
+    int rc = OPPROF_E_NOMEM;
+    if (!ka || builder_init(&b, t, opt) != 0) {
+        if (ka) builder_free(&b);
+        free(ka);
+        return op_fail(OPPROF_E_NOMEM, "out of memory grouping %zu events", t->nev);
+    }
+    ka->opt = b.opt;
+    ka->trace_options = t->options;
+    ka->dropped = t->dropped;
+    ka->attempted = t->attempted;
+    if (group_events(&b, &ka->sum_self_cpu_ns) == 0 && make_rows(&b, ka) == 0) rc = OPPROF_OK;
+    builder_free(&b);
+    if (rc != OPPROF_OK) {
+        opprof_key_averages_free(ka);
+        return op_fail(rc, "out of memory grouping %zu events", t->nev);
+    }
+    *out = ka;
+    return OPPROF_OK;
+}
+
+size_t opprof_key_averages_count(const opprof_key_averages *ka)
+{
+    return ka ? ka->n : 0;
+}
+
+int opprof_key_averages_row(const opprof_key_averages *ka, size_t i, opprof_avg_row *out)
+{
+    if (!ka || !out) return op_fail(OPPROF_E_INVAL, "opprof_key_averages_row: NULL argument");
+    if (i >= ka->n) return op_fail(OPPROF_E_RANGE, "row %zu of %zu", i, ka->n);
+    *out = ka->rows[i].r;
+    return OPPROF_OK;
+}
+
+void opprof_key_averages_free(opprof_key_averages *ka)
+{
+    if (!ka) return;
+    free(ka->rows);
+    free(ka->text);
+    free(ka);
+}

@@ -60,3 +60,8 @@ else()
 endif()
 # dlopen lives in libc from glibc 2.34; older systems need libdl.
 list(APPEND OPPROF_LINK_LIBS ${CMAKE_DL_LIBS})
+# The GPU runtime (nvcc); sets OPPROF_HAVE_NN_CUDA.
+set(OPPROF_HAVE_NN_CUDA OFF)
+if(OPPROF_HAVE_NVCC)
+  add_subdirectory(${CMAKE_SOURCE_DIR}/nn/cuda ${CMAKE_BINARY_DIR}/nn_cuda)
+endif()

@@ -48,7 +48,7 @@ if(OPPROF_HAVE_CUDA)
     set(CMAKE_CUDA_ARCHITECTURES 80-real 90)
   endif()
   check_language(CUDA)
-  if(CMAKE_CUDA_COMPILER)
+  if(CMAKE_CUDA_COMPILER AND NOT OPPROF_SANITIZE)
     enable_language(CUDA)
     set(OPPROF_HAVE_NVCC ON)
   endif()
@@ -60,8 +60,9 @@ else()
 endif()
 # dlopen lives in libc from glibc 2.34; older systems need libdl.
 list(APPEND OPPROF_LINK_LIBS ${CMAKE_DL_LIBS})
-# The GPU runtime (nvcc); sets OPPROF_HAVE_NN_CUDA.
+# The GPU runtime (nvcc); sets OPPROF_HAVE_NN_CUDA. Not in sanitizer builds:
+# nvcc takes no -fsanitize, and its tests need a GPU anyway.
 set(OPPROF_HAVE_NN_CUDA OFF)
-if(OPPROF_HAVE_NVCC)
+if(OPPROF_HAVE_NVCC AND NOT OPPROF_SANITIZE)
   add_subdirectory(${CMAKE_SOURCE_DIR}/nn/cuda ${CMAKE_BINARY_DIR}/nn_cuda)
 endif()

@@ -357,6 +357,23 @@ static const CUpti_ActivityKind g_kinds[] = {
     CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,    CUPTI_ACTIVITY_KIND_MEMCPY,  CUPTI_ACTIVITY_KIND_MEMSET,
 };
 
+/* Diagnostics for measuring what each part costs (scripts/gpu-check.sh):
+ * OPPROF_CUDA_NO_DRIVER=1 leaves driver API records out,
+ * OPPROF_CUDA_NO_CALLBACKS=1 the launch callbacks (activity is then linked
+ * to operators by time alone). */
+static int env_flag(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v && strcmp(v, "0") != 0;
+}
+
+static int kind_wanted(CUpti_ActivityKind k)
+{
+    if (k == CUPTI_ACTIVITY_KIND_DRIVER) return !env_flag("OPPROF_CUDA_NO_DRIVER");
+    if (k == CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION) return !env_flag("OPPROF_CUDA_NO_CALLBACKS");
+    return 1;
+}
+
 int op_cupti_start(void)
 {
     if (op_cupti_load(NULL) <= 0) return -1;
@@ -375,11 +392,12 @@ int op_cupti_start(void)
     op_dev_batch_clear(&B.batch);
     pthread_mutex_unlock(&B.lock);
     for (size_t i = 0; i < sizeof g_kinds / sizeof g_kinds[0]; i++)
-        if (L.pt.enable(g_kinds[i]) != CUPTI_SUCCESS && g_kinds[i] == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
+        if (kind_wanted(g_kinds[i]) && L.pt.enable(g_kinds[i]) != CUPTI_SUCCESS &&
+            g_kinds[i] == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
             op_cupti_stop();
             return -1;
         }
-    if (L.sub) {
+    if (L.sub && !env_flag("OPPROF_CUDA_NO_CALLBACKS")) {
         static const CUpti_CallbackDomain doms[2] = {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_CB_DOMAIN_DRIVER_API};
         for (int d = 0; d < 2; d++)
             for (size_t i = 0; i < L.ncbids[d]; i++) L.pt.enable_callback(1, L.sub, doms[d], L.cbids[d][i]);

@@ -225,6 +225,25 @@ static void test_names_of_copy_and_memory_kinds(void **state)
     assert_string_equal(op_dev_memory_kind_name(99), "<unknown>");
 }
 
+static void test_device_properties_as_kineto_writes_them(void **state)
+{
+    (void)state;
+    op_dev_props p = {.id = 1, .total_global_mem = 150754820096, .compute_major = 9, .compute_minor = 0,
+                      .max_threads_per_block = 1024, .max_threads_per_mp = 2048, .regs_per_block = 65536,
+                      .regs_per_mp = 65536, .warp_size = 32, .shared_mem_per_block = 49152,
+                      .shared_mem_per_mp = 233472, .num_sms = 132, .shared_mem_per_block_optin = 232448};
+    strcpy(p.name, "NVIDIA \"H200\"");
+    char buf[1024];
+    int n = op_dev_props_json(&p, buf, sizeof buf);
+    assert_int_equal(n, (int)strlen(buf));
+    assert_string_equal(buf, "{\"id\": 1, \"name\": \"NVIDIA \\\"H200\\\"\", \"totalGlobalMem\": 150754820096, "
+                             "\"computeMajor\": 9, \"computeMinor\": 0, \"maxThreadsPerBlock\": 1024, "
+                             "\"maxThreadsPerMultiprocessor\": 2048, \"regsPerBlock\": 65536, "
+                             "\"regsPerMultiprocessor\": 65536, \"warpSize\": 32, \"sharedMemPerBlock\": 49152, "
+                             "\"sharedMemPerMultiprocessor\": 233472, \"numSms\": 132, \"sharedMemPerBlockOptin\": 232448}");
+    assert_int_equal(op_dev_props_json(&p, buf, 20), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -233,6 +252,7 @@ int main(void)
         cmocka_unit_test(test_noise_and_activity_before_the_recording_are_left_out),
         cmocka_unit_test(test_lost_api_record_still_links_by_external_id),
         cmocka_unit_test(test_names_of_copy_and_memory_kinds),
+        cmocka_unit_test(test_device_properties_as_kineto_writes_them),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -72,6 +72,21 @@ typedef struct op_dev_clock {
  * that operator. Dropped records are added to tr's dropped count. */
 int op_dev_map(opprof_trace *tr, const op_dev_batch *b, const op_dev_clock *clk);
 
+/* A device as Kineto describes it in a trace's "deviceProperties". */
+typedef struct op_dev_props {
+    int id;
+    char name[256];
+    int64_t total_global_mem;
+    int compute_major, compute_minor;
+    int max_threads_per_block, max_threads_per_mp;
+    int regs_per_block, regs_per_mp, warp_size;
+    int shared_mem_per_block, shared_mem_per_mp, num_sms, shared_mem_per_block_optin;
+} op_dev_props;
+
+/* p as one JSON object with Kineto's keys, in its order; the length, or
+ * -1 when n is too small. */
+int op_dev_props_json(const op_dev_props *p, char *buf, size_t n);
+
 /* "Memcpy HtoD (Pageable -> Device)", as Kineto names copies. */
 const char *op_dev_memcpy_kind_name(unsigned copy_kind);
 const char *op_dev_memory_kind_name(unsigned memory_kind);

@@ -11,6 +11,7 @@
 #define _GNU_SOURCE
 #include <cupti.h>
 #include <dlfcn.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,7 @@
 #include "device/activity.h"
 #include "device/cupti.h"
 #include "device/cupti_decode.h"
+#include "model/model.h"
 
 /* The build's CUPTI: its soname and where it was found (CMake sets both). */
 #ifndef OPPROF_CUPTI_SONAME
@@ -39,6 +41,10 @@ typedef struct cuda_fns {
     CUresult (*error_string)(CUresult, const char **);
     CUresult (*ctx_current)(CUcontext *);
     CUresult (*ctx_sync)(void);
+    CUresult (*device_get)(CUdevice *, int);
+    CUresult (*device_name)(char *, int, CUdevice);
+    CUresult (*device_mem)(size_t *, CUdevice);
+    CUresult (*device_attr)(int *, CUdevice_attribute, CUdevice);
 } cuda_fns;
 
 typedef struct cupti_fns {
@@ -106,6 +112,10 @@ static int load_cuda(void)
     SYM(h, L.cu.error_string, "cuGetErrorString");
     SYM(h, L.cu.ctx_current, "cuCtxGetCurrent");
     SYM(h, L.cu.ctx_sync, "cuCtxSynchronize");
+    SYM(h, L.cu.device_get, "cuDeviceGet");
+    SYM(h, L.cu.device_name, "cuDeviceGetName");
+    SYM(h, L.cu.device_mem, "cuDeviceTotalMem_v2");
+    SYM(h, L.cu.device_attr, "cuDeviceGetAttribute");
     CUresult r = L.cu.init(0);
     if (r != CUDA_SUCCESS) {
         const char *s = NULL;
@@ -406,6 +416,66 @@ int op_cupti_start(void)
     return 0;
 }
 
+/* ---- device properties ---- */
+
+#define MAX_DEVICES 64
+static op_dev_props g_props[MAX_DEVICES];
+static uint8_t g_props_state[MAX_DEVICES]; /* 0 not asked, 1 known, 2 unavailable */
+
+static int props_of(int ordinal, op_dev_props *p)
+{
+    CUdevice d;
+    memset(p, 0, sizeof *p);
+    p->id = ordinal;
+    if (L.cu.device_get(&d, ordinal) != CUDA_SUCCESS || L.cu.device_name(p->name, sizeof p->name, d) != CUDA_SUCCESS)
+        return -1;
+    size_t mem = 0;
+    L.cu.device_mem(&mem, d);
+    p->total_global_mem = (int64_t)mem;
+    static const struct {
+        CUdevice_attribute a;
+        size_t off;
+    } attrs[] = {
+        {CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, offsetof(op_dev_props, compute_major)},
+        {CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, offsetof(op_dev_props, compute_minor)},
+        {CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, offsetof(op_dev_props, max_threads_per_block)},
+        {CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, offsetof(op_dev_props, max_threads_per_mp)},
+        {CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK, offsetof(op_dev_props, regs_per_block)},
+        {CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR, offsetof(op_dev_props, regs_per_mp)},
+        {CU_DEVICE_ATTRIBUTE_WARP_SIZE, offsetof(op_dev_props, warp_size)},
+        {CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, offsetof(op_dev_props, shared_mem_per_block)},
+        {CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR, offsetof(op_dev_props, shared_mem_per_mp)},
+        {CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, offsetof(op_dev_props, num_sms)},
+        {CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, offsetof(op_dev_props, shared_mem_per_block_optin)},
+    };
+    for (size_t i = 0; i < sizeof attrs / sizeof attrs[0]; i++)
+        L.cu.device_attr((int *)((char *)p + attrs[i].off), attrs[i].a, d);
+    return 0;
+}
+
+/* The "deviceProperties" of the devices that have activity in b. */
+static int add_device_props(opprof_trace *tr, const op_dev_batch *b)
+{
+    uint64_t seen = 0;
+    for (size_t i = 0; i < b->n; i++)
+        if (b->acts[i].kind <= OP_DEV_MEMSET && b->acts[i].device < MAX_DEVICES) seen |= 1ull << b->acts[i].device;
+    if (!seen) return 0;
+    char *text = malloc((size_t)MAX_DEVICES * 1024);
+    if (!text) return -1;
+    size_t n = 0;
+    for (int d = 0; d < MAX_DEVICES; d++) {
+        if (!(seen >> d & 1)) continue;
+        if (!g_props_state[d]) g_props_state[d] = props_of(d, &g_props[d]) == 0 ? 1 : 2;
+        if (g_props_state[d] != 1) continue;
+        if (n) text[n++] = ',', text[n++] = ' ';
+        int len = op_dev_props_json(&g_props[d], text + n, 1000);
+        if (len > 0) n += (size_t)len;
+    }
+    if (n) tr->device_props = op_trace_intern(tr, text, n);
+    free(text);
+    return n && tr->device_props == UINT32_MAX ? -1 : 0;
+}
+
 /* CUPTI's clock minus the monotonic clock, from the closest of a few paired reads. */
 static int64_t cupti_minus_mono(void)
 {
@@ -434,6 +504,7 @@ int op_cupti_collect(opprof_trace *tr, const op_timebase *tb)
     op_dev_clock clk = {.offset_ns = -cupti_minus_mono() - tb->mono0, .tb = tb};
     pthread_mutex_lock(&B.lock);
     int rc = tr ? op_dev_map(tr, &B.batch, &clk) : 0;
+    if (tr && rc == 0) rc = add_device_props(tr, &B.batch);
     op_dev_batch_clear(&B.batch);
     pthread_mutex_unlock(&B.lock);
     return rc;

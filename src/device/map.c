@@ -61,6 +61,27 @@ const char *op_dev_memory_kind_name(unsigned k)
     return k < sizeof names / sizeof names[0] ? names[k] : "<unknown>";
 }
 
+int op_dev_props_json(const op_dev_props *p, char *buf, size_t n)
+{
+    char name[2 * sizeof p->name];
+    size_t o = 0;
+    for (const char *c = p->name; *c && o + 2 < sizeof name; c++) {
+        if (*c == '"' || *c == '\\') name[o++] = '\\';
+        name[o++] = (unsigned char)*c < 0x20 ? ' ' : *c;
+    }
+    name[o] = '\0';
+    int len = snprintf(buf, n,
+                       "{\"id\": %d, \"name\": \"%s\", \"totalGlobalMem\": %" PRId64
+                       ", \"computeMajor\": %d, \"computeMinor\": %d, \"maxThreadsPerBlock\": %d"
+                       ", \"maxThreadsPerMultiprocessor\": %d, \"regsPerBlock\": %d, \"regsPerMultiprocessor\": %d"
+                       ", \"warpSize\": %d, \"sharedMemPerBlock\": %d, \"sharedMemPerMultiprocessor\": %d"
+                       ", \"numSms\": %d, \"sharedMemPerBlockOptin\": %d}",
+                       p->id, name, p->total_global_mem, p->compute_major, p->compute_minor, p->max_threads_per_block,
+                       p->max_threads_per_mp, p->regs_per_block, p->regs_per_mp, p->warp_size,
+                       p->shared_mem_per_block, p->shared_mem_per_mp, p->num_sms, p->shared_mem_per_block_optin);
+    return len < 0 || (size_t)len >= n ? -1 : len;
+}
+
 /* API calls that say nothing about the work (Kineto leaves the same out):
  * queries, error checks and event bookkeeping that libraries make by the
  * thousand. */

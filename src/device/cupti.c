@@ -317,7 +317,9 @@ static void CUPTIAPI on_api(void *user, CUpti_CallbackDomain dom, CUpti_Callback
         int pushed = 0;
         uint64_t g = op_gen_load();
         op_tstate *t = op_tls;
-        if (g && t && t->gen == g) {
+        /* Past 64 nested calls (or enter/exit pairs split by a session's
+         * start or stop) nothing is pushed, so nothing is left unpopped. */
+        if (tl_level < 64 && g && t && t->gen == g) {
             for (uint32_t k = t->depth; k > 0; k--) {
                 const op_word *rec = t->stack[k - 1].rec;
                 if (!rec) continue; /* dropped under the cap: the next one out */

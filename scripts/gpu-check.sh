@@ -49,6 +49,12 @@ else
   note INFO "build: reusing $BUILD"
 fi
 grep -h "opprof: CUDA" "$LOG/build.txt" 2>/dev/null
+# A build carried from another machine needs the same shared libraries here.
+for b in tests/test_gpu_ops tests/gpu_resnet bin/opprof lib/libopprof_nn_cuda.so; do
+  [ -e "$BUILD/$b" ] || continue
+  missing=$(ldd "$BUILD/$b" 2>/dev/null | awk '/not found/ {print $1}' | tr '\n' ' ')
+  [ -n "$missing" ] && note FAIL "$b: shared libraries missing on this machine: $missing"
+done
 
 # A test binary: PASS on 0, FAIL otherwise (77, skipped, is a failure for
 # tests that need the GPU).

@@ -44,6 +44,8 @@ bench: build
 	@scripts/deps.sh bench
 	@$(BUILD)/bin/bench_overhead
 	@$(BUILD)/bin/bench_keyavg
+	@$(BUILD)/bin/bench_import
+	@bench/bench_summary.sh $(BUILD)
 
 # The long variants of the stress tests (issue 9's sizes); minutes, not in `make test`.
 stress: build

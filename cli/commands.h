@@ -12,4 +12,21 @@ typedef struct cli_command {
 /* Exit statuses shared by every subcommand. */
 enum { CLI_OK = 0, CLI_FAIL = 1, CLI_BAD_INPUT = 2 };
 
+typedef struct opprof_trace opprof_trace;
+
+/* The options of the commands that print key averages (summary, diff). */
+typedef struct cli_avg_opts {
+    const char *sort, *format; /* a sort key; table, csv or json */
+    long row_limit;            /* table rows; -1 all */
+    int by_shape, top_level;   /* --group-by-input-shape, --top-level */
+} cli_avg_opts;
+
+int cmd_summary(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
+
+/* Loads the trace at path ("-": stdin). On failure prints
+ * "opprof COMMAND: PATH: byte N: what" and returns CLI_BAD_INPUT (CLI_FAIL
+ * when out of memory). */
+int cli_load_trace(const char *command, const char *path, opprof_trace **out);
+
 #endif

@@ -7,6 +7,8 @@
 #include "opprof.h"
 
 static const cli_command COMMANDS[] = {
+    {"summary", "read a trace file (Chrome/Kineto, .gz) and print its key averages", cmd_summary},
+    {"diff", "compare two traces: per-operator change in calls and time", cmd_diff},
     {NULL, NULL, NULL},
 };
 

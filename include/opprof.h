@@ -481,7 +481,38 @@ OPPROF_API int opprof_key_averages_write_json(const opprof_key_averages *ka, FIL
 
 /* ======================================================================
  * 9. Import
+ *
+ * Chrome trace files (ours, PyTorch's legacy and Kineto traces, any tool's)
+ * become the same event model a live session gives, so every table and
+ * export works on them. The input is a JSON array of events or an object
+ * with "traceEvents"; gzip is recognised by its magic bytes. It is read in
+ * chunks: memory grows with the events kept, not with the file.
+ *
+ * Rows follow PyTorch: complete ("X") events of cat cpu_op,
+ * user_annotation, cuda_runtime, cuda_driver (or no cat) are host events;
+ * kernel, gpu_memcpy, gpu_memset are device events, charged to the operator
+ * that launched them (args.correlation, else args["External id"]);
+ * "[memory]" instant events give memory; args "Input Dims", "Input type" and
+ * "flops" give shapes, types and FLOPs. Other events are skipped.
+ * String pids and tids get numbers no numeric id in the file uses. Times are
+ * rebased so the earliest kept event starts at 0; opprof_trace_base_time_ns()
+ * is then baseTimeNanoseconds (0 when absent) plus that earliest ts.
+ *
+ * Malformed input of any kind fails with OPPROF_E_PARSE (a corrupt or
+ * truncated gzip stream too) and opprof_last_error() says
+ * "PATH: byte OFFSET: what is wrong", OFFSET counting from 0 in the JSON
+ * text (in the compressed bytes for a gzip error). It never crashes, and
+ * nesting is bounded (256 levels).
  * ====================================================================== */
+
+/* Reads the trace at path ("-": standard input) into *out (free it with
+ * opprof_trace_free). OPPROF_E_NOT_FOUND / OPPROF_E_IO when it cannot be
+ * read, OPPROF_E_PARSE when it is not a trace. *out is NULL on failure. */
+OPPROF_API int opprof_trace_load(const char *path, opprof_trace **out);
+
+/* The same from memory (len bytes, gzip'd or not); messages name it
+ * "<buffer>". */
+OPPROF_API int opprof_trace_load_buffer(const void *buf, size_t len, opprof_trace **out);
 
 /* ======================================================================
  * 10. Configuration from the environment

@@ -2,6 +2,7 @@
 # Installs the Debian packages opprof needs, when they are missing.
 #   scripts/deps.sh          what building and testing need
 #   scripts/deps.sh bench    also what the benchmarks compare against
+#   scripts/deps.sh fuzz     also the fuzzing toolchain (scripts/fuzz.sh)
 # Runs apt-get update once, only when something must be installed.
 set -euo pipefail
 
@@ -13,10 +14,12 @@ build_pkgs=(
   libunwind-dev libdw-dev     # stacks
   python3                     # fixture checks
 )
-bench_pkgs=(python3-torch python3-torchvision hyperfine)
+bench_pkgs=(python3-torch python3-torchvision hyperfine time) # time: /usr/bin/time for peak RSS
+fuzz_pkgs=(clang-14 libclang-rt-14-dev) # libFuzzer with ASan/UBSan
 
 want=("${build_pkgs[@]}")
 if [ "${1:-}" = "bench" ]; then want+=("${bench_pkgs[@]}"); fi
+if [ "${1:-}" = "fuzz" ]; then want+=("${fuzz_pkgs[@]}"); fi
 
 missing=()
 for p in "${want[@]}"; do

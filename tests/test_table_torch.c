@@ -13,7 +13,7 @@
 
 #include "slurp.h"
 #include "fixtures.h"
-#include "torch_trace_min.h"
+#include "opprof.h"
 
 /* Prints the first differing line of two texts, for a readable failure. */
 static void show_difference(const char *want, const char *got)
@@ -34,8 +34,8 @@ static void check_model(const char *model)
         fprintf(stderr, "SKIP: %s not found (set OPPROF_FIXTURES)\n", path);
         skip();
     }
-    opprof_trace *t = ttm_load(path);
-    assert_non_null(t);
+    opprof_trace *t = NULL;
+    if (opprof_trace_load(path, &t) != OPPROF_OK) fail_msg("%s", opprof_last_error());
     opprof_key_averages *ka;
     assert_int_equal(opprof_key_averages(t, NULL, &ka), OPPROF_OK);
     opprof_trace_free(t); /* the averages own their strings */

@@ -1,0 +1,342 @@
+/* opprof diff BASE TEST: what got slower between two runs. Both traces are
+ * read and grouped into key averages as `opprof summary` does; rows are
+ * matched by name (and input shapes with --group-by-input-shape) and listed
+ * by the absolute change of one metric, largest first, with totals. */
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "opprof.h"
+#include "opts.h"
+
+#define FIELD(f) offsetof(cli_avg_opts, f)
+
+static const cli_option OPTIONS[] = {
+    {"--sort", "KEY", CLI_OPT_STRING, FIELD(sort), 0, 0,
+     "self_cpu_time_total|cpu_time_total|count|self_device_time_total|device_time_total",
+     "the change rows are ordered by, largest absolute change first (default self_cpu_time_total)"},
+    {"--row-limit", "N", CLI_OPT_LONG, FIELD(row_limit), -1, INT_MAX, NULL,
+     "table rows printed; -1: all (default 100; csv and json give every row)"},
+    {"--group-by-input-shape", NULL, CLI_OPT_FLAG, FIELD(by_shape), 0, 0, NULL, "match rows by name and input shapes"},
+    {"--top-level", NULL, CLI_OPT_FLAG, FIELD(top_level), 0, 0, NULL, "only events that no other event encloses"},
+    {"--format", "FMT", CLI_OPT_STRING, FIELD(format), 0, 0, "table|csv|json", "table (default), csv or json"},
+};
+
+static const cli_spec SPEC = {
+    "diff",
+    "BASE TEST [options]",
+    "Compares two traces (any format 'opprof summary' reads): per operator, the change in calls,\n"
+    "self and total CPU time and device time from BASE to TEST, largest change first, with totals.\n"
+    "Exit status: 0 done, 2 bad arguments or a trace that cannot be read (one line on stderr).",
+    OPTIONS,
+    sizeof OPTIONS / sizeof *OPTIONS,
+    2,
+    2,
+};
+
+enum { M_COUNT, M_SELF_CPU, M_CPU, M_SELF_DEV, M_DEV, M_N };
+
+static const char *const METRIC_KEYS[M_N] = {"count", "self_cpu_time_total", "cpu_time_total",
+                                             "self_device_time_total", "device_time_total"};
+static const char *const METRIC_HEAD[M_N] = {"Calls", "Self CPU", "CPU total", "Self CUDA", "CUDA total"};
+
+typedef struct side {
+    opprof_trace *t;
+    opprof_key_averages *ka;
+    opprof_avg_row *rows;
+    size_t n;
+    int64_t dev_total; /* device time of the whole trace */
+} side;
+
+typedef struct drow {
+    const char *name, *shapes;
+    int64_t v[2][M_N]; /* base, test */
+    int in[2];
+} drow;
+
+static int64_t metric(const opprof_avg_row *r, int m)
+{
+    switch (m) {
+    case M_COUNT: return (int64_t)r->count;
+    case M_SELF_CPU: return r->self_cpu_time_total_ns;
+    case M_CPU: return r->cpu_time_total_ns;
+    case M_SELF_DEV: return r->self_device_time_total_ns;
+    default: return r->device_time_total_ns;
+    }
+}
+
+static int by_key(const void *pa, const void *pb)
+{
+    const opprof_avg_row *a = pa, *b = pb;
+    int c = strcmp(a->name, b->name);
+    return c ? c : strcmp(a->input_shapes, b->input_shapes);
+}
+
+static int load_side(const char *path, const opprof_avg_options *ao, side *s)
+{
+    int rc = cli_load_trace("diff", path, &s->t);
+    if (rc != CLI_OK) return rc;
+    if (opprof_key_averages(s->t, ao, &s->ka) != 0) {
+        fprintf(stderr, "opprof diff: %s\n", opprof_last_error());
+        return CLI_FAIL;
+    }
+    s->n = opprof_key_averages_count(s->ka);
+    s->rows = calloc(s->n ? s->n : 1, sizeof *s->rows);
+    if (!s->rows) return CLI_FAIL;
+    for (size_t i = 0; i < s->n; i++) opprof_key_averages_row(s->ka, i, &s->rows[i]);
+    qsort(s->rows, s->n, sizeof *s->rows, by_key);
+    size_t nev = opprof_trace_event_count(s->t);
+    for (size_t i = 0; i < nev; i++) {
+        opprof_event e;
+        if (opprof_trace_event(s->t, i, &e) == 0 && (e.flags & OPPROF_EVENT_DEVICE)) s->dev_total += e.dur_ns;
+    }
+    return CLI_OK;
+}
+
+/* Merges the two sorted row lists into one row per key. */
+static drow *join(const side *a, const side *b, size_t *n)
+{
+    drow *d = calloc(a->n + b->n + 1, sizeof *d);
+    if (!d) return NULL;
+    size_t i = 0, j = 0, k = 0;
+    while (i < a->n || j < b->n) {
+        int c = i == a->n ? 1 : j == b->n ? -1 : by_key(&a->rows[i], &b->rows[j]);
+        const opprof_avg_row *src = c <= 0 ? &a->rows[i] : &b->rows[j];
+        d[k].name = src->name;
+        d[k].shapes = src->input_shapes;
+        for (int m = 0; m < M_N; m++) {
+            if (c <= 0) d[k].v[0][m] = metric(&a->rows[i], m);
+            if (c >= 0) d[k].v[1][m] = metric(&b->rows[j], m);
+        }
+        d[k].in[0] = c <= 0;
+        d[k].in[1] = c >= 0;
+        i += c <= 0;
+        j += c >= 0;
+        k++;
+    }
+    *n = k;
+    return d;
+}
+
+static int g_sort_metric;
+
+static int64_t abs_change(const drow *r, int m)
+{
+    int64_t c = r->v[1][m] - r->v[0][m];
+    return c < 0 ? -c : c;
+}
+
+static int by_change(const void *pa, const void *pb)
+{
+    const drow *a = pa, *b = pb;
+    int64_t x = abs_change(a, g_sort_metric), y = abs_change(b, g_sort_metric);
+    if (x != y) return x < y ? 1 : -1;
+    int c = strcmp(a->name, b->name);
+    return c ? c : strcmp(a->shapes, b->shapes);
+}
+
+/* PyTorch's _format_time, with a sign for changes. */
+static void fmt_time(char *out, size_t n, int64_t ns, int sign)
+{
+    double us = (double)ns / 1000.0, a = us < 0 ? -us : us;
+    const char *s = sign && ns > 0 ? "+" : "";
+    if (a >= 1e6) snprintf(out, n, "%s%.3fs", s, us / 1e6);
+    else if (a >= 1e3) snprintf(out, n, "%s%.3fms", s, us / 1e3);
+    else snprintf(out, n, "%s%.3fus", s, us);
+}
+
+static void fmt_value(char *out, size_t n, int m, int64_t v, int sign)
+{
+    if (m == M_COUNT) snprintf(out, n, sign && v > 0 ? "+%lld" : "%lld", (long long)v);
+    else fmt_time(out, n, v, sign);
+}
+
+static void fmt_pct(char *out, size_t n, int64_t base, int64_t test)
+{
+    if (base == 0) snprintf(out, n, test ? "new" : "0.00%%");
+    else snprintf(out, n, "%+.2f%%", 100.0 * (double)(test - base) / (double)base);
+}
+
+/* A cell of `w` columns: text cut with "..." when longer, right-aligned. */
+static void cell(FILE *f, const char *s, int w, int left)
+{
+    int len = (int)strlen(s);
+    if (len > w) fprintf(f, "%.*s...  ", w - 3, s);
+    else fprintf(f, left ? "%-*s  " : "%*s  ", w, s);
+}
+
+static void write_table(FILE *f, const drow *d, size_t n, long limit, int sort, int by_shape, int dev,
+                        const side *a, const side *b)
+{
+    int name_w = 4, shape_w = 12;
+    size_t shown = limit < 0 || (size_t)limit > n ? n : (size_t)limit;
+    for (size_t i = 0; i < shown; i++) {
+        int l = (int)strlen(d[i].name), s = (int)strlen(d[i].shapes);
+        if (l > name_w) name_w = l;
+        if (s > shape_w) shape_w = s;
+    }
+    if (name_w > 55) name_w = 55;
+    if (shape_w > 80) shape_w = 80;
+    int metrics[] = {M_COUNT, M_SELF_CPU, M_CPU, M_SELF_DEV, M_DEV}, nm = dev ? 5 : 3;
+    char rule[4096], buf[256];
+    size_t r = 0;
+    int widths = name_w + 2 + (by_shape ? shape_w + 2 : 0) + nm * 3 * 15 + 15;
+    for (int i = 0; i < widths && r + 1 < sizeof rule; i++) rule[r++] = '-';
+    rule[r] = '\0';
+    fprintf(f, "%s\n", rule);
+    cell(f, "Name", name_w, 0);
+    if (by_shape) cell(f, "Input Shapes", shape_w, 0);
+    for (int k = 0; k < nm; k++) {
+        const char *h = METRIC_HEAD[metrics[k]];
+        snprintf(buf, sizeof buf, "%s base", h), cell(f, buf, 13, 0);
+        snprintf(buf, sizeof buf, "%s test", h), cell(f, buf, 13, 0);
+        snprintf(buf, sizeof buf, "%s diff", h), cell(f, buf, 13, 0);
+    }
+    cell(f, "Change %", 13, 0);
+    fprintf(f, "\n%s\n", rule);
+    for (size_t i = 0; i < shown; i++) {
+        cell(f, d[i].name, name_w, 0);
+        if (by_shape) cell(f, d[i].shapes, shape_w, 0);
+        for (int k = 0; k < nm; k++) {
+            int m = metrics[k];
+            fmt_value(buf, sizeof buf, m, d[i].v[0][m], 0), cell(f, d[i].in[0] ? buf : "-", 13, 0);
+            fmt_value(buf, sizeof buf, m, d[i].v[1][m], 0), cell(f, d[i].in[1] ? buf : "-", 13, 0);
+            fmt_value(buf, sizeof buf, m, d[i].v[1][m] - d[i].v[0][m], 1), cell(f, buf, 13, 0);
+        }
+        fmt_pct(buf, sizeof buf, d[i].v[0][sort], d[i].v[1][sort]);
+        cell(f, buf, 13, 0);
+        fputc('\n', f);
+    }
+    fprintf(f, "%s\n", rule);
+    int64_t cpu[2] = {0, 0}, calls[2] = {0, 0};
+    size_t only[2] = {0, 0};
+    for (size_t i = 0; i < n; i++)
+        for (int s = 0; s < 2; s++) {
+            cpu[s] += d[i].v[s][M_SELF_CPU];
+            calls[s] += d[i].v[s][M_COUNT];
+            only[s] += d[i].in[s] && !d[i].in[1 - s];
+        }
+    char x[64], y[64], z[64], p[32];
+    fmt_time(x, sizeof x, cpu[0], 0), fmt_time(y, sizeof y, cpu[1], 0), fmt_time(z, sizeof z, cpu[1] - cpu[0], 1);
+    fmt_pct(p, sizeof p, cpu[0], cpu[1]);
+    fprintf(f, "Self CPU time total: base %s, test %s, diff %s (%s)\n", x, y, z, p);
+    if (dev) {
+        fmt_time(x, sizeof x, a->dev_total, 0), fmt_time(y, sizeof y, b->dev_total, 0);
+        fmt_time(z, sizeof z, b->dev_total - a->dev_total, 1);
+        fmt_pct(p, sizeof p, a->dev_total, b->dev_total);
+        fprintf(f, "Self CUDA time total: base %s, test %s, diff %s (%s)\n", x, y, z, p);
+    }
+    fprintf(f, "Calls: base %lld, test %lld; %zu rows, %zu only in base, %zu only in test; sorted by |change| of %s\n",
+            (long long)calls[0], (long long)calls[1], n, only[0], only[1], METRIC_KEYS[sort]);
+}
+
+static void csv_name(FILE *f, const char *s)
+{
+    if (!strpbrk(s, ",\"\n\r")) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"') fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+static void json_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
+        else if (c < 0x20) fprintf(f, "\\u%04x", c);
+        else fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+static void write_value(FILE *f, int m, int64_t v)
+{
+    if (m == M_COUNT) fprintf(f, "%lld", (long long)v);
+    else fprintf(f, "%.3f", (double)v / 1000.0);
+}
+
+static const char *const COLUMN[M_N] = {"count", "self_cpu_time_total_us", "cpu_time_total_us",
+                                        "self_device_time_total_us", "device_time_total_us"};
+
+static void write_csv(FILE *f, const drow *d, size_t n)
+{
+    fputs("name,input_shapes", f);
+    for (int m = 0; m < M_N; m++) fprintf(f, ",%s_base,%s_test,%s_diff", COLUMN[m], COLUMN[m], COLUMN[m]);
+    fputc('\n', f);
+    for (size_t i = 0; i < n; i++) {
+        csv_name(f, d[i].name);
+        fputc(',', f);
+        csv_name(f, d[i].shapes);
+        for (int m = 0; m < M_N; m++)
+            for (int k = 0; k < 3; k++) {
+                fputc(',', f);
+                write_value(f, m, k < 2 ? d[i].v[k][m] : d[i].v[1][m] - d[i].v[0][m]);
+            }
+        fputc('\n', f);
+    }
+}
+
+static void write_json(FILE *f, const drow *d, size_t n, int sort)
+{
+    fprintf(f, "{\"sort\": \"%s\", \"rows\": [", METRIC_KEYS[sort]);
+    for (size_t i = 0; i < n; i++) {
+        fputs(i ? ",\n  {\"name\": " : "\n  {\"name\": ", f);
+        json_str(f, d[i].name);
+        fputs(", \"input_shapes\": ", f);
+        json_str(f, d[i].shapes);
+        fprintf(f, ", \"in_base\": %s, \"in_test\": %s", d[i].in[0] ? "true" : "false", d[i].in[1] ? "true" : "false");
+        for (int m = 0; m < M_N; m++)
+            for (int k = 0; k < 3; k++) {
+                fprintf(f, ", \"%s_%s\": ", COLUMN[m], k == 0 ? "base" : k == 1 ? "test" : "diff");
+                write_value(f, m, k < 2 ? d[i].v[k][m] : d[i].v[1][m] - d[i].v[0][m]);
+            }
+        fputc('}', f);
+    }
+    fputs(n ? "\n]}\n" : "]}\n", f);
+}
+
+int cmd_diff(int argc, char **argv)
+{
+    cli_avg_opts o = {"self_cpu_time_total", "table", 100, 0, 0};
+    const char *pos[2];
+    int npos, rc = cli_parse(&SPEC, argc, argv, &o, pos, &npos);
+    if (rc) return rc > 0 ? CLI_OK : CLI_BAD_INPUT;
+    int sort = 0;
+    while (strcmp(METRIC_KEYS[sort], o.sort) != 0) sort++; /* cli_parse checked the choice */
+    opprof_avg_options ao = {o.by_shape, 0, o.top_level};
+    side s[2] = {{0}, {0}};
+    drow *d = NULL;
+    size_t n = 0;
+    rc = load_side(pos[0], &ao, &s[0]);
+    if (rc == CLI_OK) rc = load_side(pos[1], &ao, &s[1]);
+    if (rc == CLI_OK && !(d = join(&s[0], &s[1], &n))) rc = CLI_FAIL;
+    if (rc == CLI_OK) {
+        g_sort_metric = sort;
+        qsort(d, n, sizeof *d, by_change);
+        int dev = s[0].dev_total || s[1].dev_total;
+        if (!strcmp(o.format, "csv")) write_csv(stdout, d, n);
+        else if (!strcmp(o.format, "json")) write_json(stdout, d, n, sort);
+        else write_table(stdout, d, n, o.row_limit, sort, o.by_shape, dev, &s[0], &s[1]);
+        if (fflush(stdout) != 0) {
+            fprintf(stderr, "opprof diff: cannot write the output\n");
+            rc = CLI_FAIL;
+        }
+    }
+    free(d);
+    for (int i = 0; i < 2; i++) {
+        free(s[i].rows);
+        opprof_key_averages_free(s[i].ka);
+        opprof_trace_free(s[i].t);
+    }
+    return rc;
+}

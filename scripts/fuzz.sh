@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Builds and runs the trace reader's libFuzzer target (clang-14 with
+# Debian's libclang-rt-14-dev, ASan + UBSan).
+#   scripts/fuzz.sh build              build build-fuzz/fuzz_import
+#   scripts/fuzz.sh run [SECONDS]      build, seed build-fuzz/corpus, fuzz (default 600 s, one job)
+# The seeds are the shared fixtures (OPPROF_FIXTURES, default ../shared/fixtures),
+# the malformed-trace corpus of the tests, and small cuts of a Kineto trace.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=build-fuzz
+fixtures=${OPPROF_FIXTURES:-../shared/fixtures}
+CC=${CC:-clang-14}
+
+build() {
+  scripts/deps.sh fuzz
+  mkdir -p "$out"
+  # The library is built as CMake builds it (OPPROF_BUILDING_LIBRARY: real calls, not the inline fast paths).
+  # shellcheck disable=SC2046
+  "$CC" -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+    -DOPPROF_BUILDING_LIBRARY -Iinclude -Isrc $(find src -name '*.c' | sort) fuzz/fuzz_import.c -lz -lm -lpthread -o "$out/fuzz_import"
+}
+
+seed() {
+  local c=$out/corpus
+  mkdir -p "$c"
+  cp tests/import/malformed/*.json* "$c"/ 2>/dev/null || true
+  if [ -d "$fixtures" ]; then
+    cp "$fixtures"/torch-traces/*.trace.json "$c"/ 2>/dev/null || true
+    for f in "$fixtures"/kineto/*.json.gz; do
+      [ "$(stat -c %s "$f")" -lt 65536 ] && cp "$f" "$c"/
+      # cuts of the decompressed trace: a head, closed by hand, and a slice of events
+      zcat "$f" | head -c 16384 > "$c/$(basename "$f" .json.gz).head.json" || true
+      zcat "$f" | grep -m 40 '"ph": "X"' | sed '1s/^/[/; $s/,\?$/]/' > "$c/$(basename "$f" .json.gz).events.json" || true
+    done
+  fi
+}
+
+case "${1:-run}" in
+  build) build ;;
+  run)
+    secs=${2:-600}
+    build
+    seed
+    mkdir -p "$out/artifacts"
+    # From inside build-fuzz: with -jobs libFuzzer writes its fuzz-N.log to the current folder.
+    cd "$out"
+    ./fuzz_import corpus -dict=../fuzz/trace.dict -jobs=1 -workers=1 -max_len=65536 -rss_limit_mb=2048 \
+      -timeout=10 -max_total_time="$secs" -print_final_stats=1 -artifact_prefix=artifacts/
+    cat fuzz-0.log 2>/dev/null | tail -n 12 || true ;;
+  *) echo "usage: $0 build | run [SECONDS]" >&2; exit 2 ;;
+esac

@@ -1,0 +1,159 @@
+/* The public entry points of the trace reader: walk the document (a
+ * top-level array of events, or an object whose "traceEvents" holds them),
+ * hand each event to the mapping, then finish the model. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/error.h"
+#include "import/import.h"
+#include "import/number.h"
+
+static int read_events(op_importer *im)
+{
+    for (;;) {
+        op_jtok t = op_json_next(&im->j);
+        if (t == OP_JT_ARR_END) return 0;
+        if (t == OP_JT_ERROR) return -1;
+        if (t != OP_JT_OBJ_BEGIN) {
+            op_json_fail(&im->j, OPPROF_E_PARSE, im->j.off, "an event is not an object");
+            return -1;
+        }
+        if (op_read_event(&im->j, &im->ev) != 0 || op_import_event(im) != 0) return -1;
+    }
+}
+
+/* The members of a top-level object: traceEvents and baseTimeNanoseconds
+ * are read, the rest (deviceProperties, distributedInfo, ...) skipped. */
+static int read_object(op_importer *im, int64_t *base_ns)
+{
+    int seen = 0;
+    for (;;) {
+        op_jtok t = op_json_next(&im->j);
+        if (t == OP_JT_OBJ_END) break;
+        if (t != OP_JT_KEY) return -1;
+        int which = OP_JSON_KEY_IS(&im->j, "traceEvents") ? 1 : OP_JSON_KEY_IS(&im->j, "baseTimeNanoseconds") ? 2 : 0;
+        t = op_json_next(&im->j);
+        if (t == OP_JT_ERROR) return -1;
+        if (which == 1) {
+            if (t != OP_JT_ARR_BEGIN) {
+                op_json_fail(&im->j, OPPROF_E_PARSE, im->j.off, "\"traceEvents\" is not an array");
+                return -1;
+            }
+            if (read_events(im) != 0) return -1;
+            seen = 1;
+        } else if (which == 2 && t == OP_JT_NUMBER) {
+            if (op_num_scaled(im->j.s, im->j.n, 0, base_ns) != 0) {
+                op_json_fail(&im->j, OPPROF_E_PARSE, im->j.off, "\"baseTimeNanoseconds\" is out of range");
+                return -1;
+            }
+        } else if (op_json_skip(&im->j, t) == OP_JT_ERROR) {
+            return -1;
+        }
+    }
+    if (!seen) {
+        op_json_fail(&im->j, OPPROF_E_PARSE, im->j.off, "the trace object has no \"traceEvents\" array");
+        return -1;
+    }
+    return 0;
+}
+
+static int read_document(op_importer *im, int64_t *base_ns)
+{
+    op_jtok t = op_json_next(&im->j);
+    if (t == OP_JT_ARR_BEGIN) {
+        if (read_events(im) != 0) return -1;
+    } else if (t == OP_JT_OBJ_BEGIN) {
+        if (read_object(im, base_ns) != 0) return -1;
+    } else {
+        if (t != OP_JT_ERROR)
+            op_json_fail(&im->j, OPPROF_E_PARSE, im->j.off,
+                         "a trace is a JSON array of events or an object with \"traceEvents\"");
+        return -1;
+    }
+    t = op_json_next(&im->j); /* only white space may follow */
+    return t == OP_JT_EOF ? 0 : -1;
+}
+
+/* Times from the earliest one kept; the model wants the trace's start at 0. */
+static void rebase(op_importer *im, int64_t base_ns)
+{
+    opprof_trace *t = im->t;
+    int64_t t0 = im->any_time ? im->t_min : 0;
+    for (size_t i = 0; i < t->nev; i++) t->ev[i].start_ns -= t0;
+    for (size_t i = 0; i < t->nmem; i++) t->mem[i].ts_ns -= t0;
+    /* Kineto's wall clock is baseTimeNanoseconds + ts; without it the file's
+     * own origin is kept, so start_ns + base_time_ns gives back its ts. */
+    if (__builtin_add_overflow(base_ns, t0, &t->base_time_ns)) t->base_time_ns = base_ns;
+    t->duration_ns = im->any_time ? im->t_max - t0 : 0;
+    t->mem_totals_given = t->nmem > 0 && im->mem_totals == t->nmem;
+}
+
+int op_import_source(op_source *src, const char *label, size_t chunk, opprof_trace **out)
+{
+    *out = NULL;
+    op_importer im;
+    memset(&im, 0, sizeof im);
+    im.t = op_trace_new();
+    if (!im.t || op_json_init(&im.j, src, chunk) != 0) {
+        opprof_trace_free(im.t);
+        op_json_free(&im.j);
+        op_source_close(src);
+        return op_fail(OPPROF_E_NOMEM, "%s: out of memory", label);
+    }
+    int64_t base_ns = 0;
+    int rc = read_document(&im, &base_ns);
+    op_json_free(&im.j);
+    op_buf_free(&im.ev.text);
+    op_source_close(src);
+    if (rc == 0 && op_thread_map_finish(&im.threads, im.t) != 0) {
+        im.j.status = OPPROF_E_NOMEM;
+        snprintf(im.j.err, sizeof im.j.err, "out of memory");
+        rc = -1;
+    }
+    op_thread_map_free(&im.threads);
+    if (rc != 0) {
+        opprof_trace_free(im.t);
+        return op_fail(im.j.status, "%s: byte %" PRIu64 ": %s", label, im.j.err_off, im.j.err);
+    }
+    rebase(&im, base_ns);
+    rc = op_trace_finish(im.t);
+    if (rc != 0) {
+        opprof_trace_free(im.t);
+        return rc;
+    }
+    *out = im.t;
+    return OPPROF_OK;
+}
+
+/* Prefixes the source's detail with the input's name. */
+static int fail_open(int rc, const char *label)
+{
+    char detail[256];
+    snprintf(detail, sizeof detail, "%s", opprof_last_error());
+    return op_fail(rc, "%s: %s", label, detail);
+}
+
+int opprof_trace_load(const char *path, opprof_trace **out)
+{
+    if (!out) return op_fail(OPPROF_E_INVAL, "opprof_trace_load: NULL out");
+    *out = NULL;
+    if (!path) return op_fail(OPPROF_E_INVAL, "opprof_trace_load: NULL path");
+    const char *label = strcmp(path, "-") == 0 ? "<stdin>" : path;
+    op_source *src;
+    int rc = op_source_open_path(path, &src);
+    if (rc != 0) return fail_open(rc, label);
+    return op_import_source(src, label, OP_IMPORT_CHUNK, out);
+}
+
+int opprof_trace_load_buffer(const void *buf, size_t len, opprof_trace **out)
+{
+    if (!out) return op_fail(OPPROF_E_INVAL, "opprof_trace_load_buffer: NULL out");
+    *out = NULL;
+    if (!buf && len) return op_fail(OPPROF_E_INVAL, "opprof_trace_load_buffer: NULL buffer");
+    op_source *src;
+    int rc = op_source_open_memory(buf, len, 0, &src);
+    if (rc != 0) return fail_open(rc, "<buffer>");
+    return op_import_source(src, "<buffer>", OP_IMPORT_CHUNK, out);
+}

@@ -1,0 +1,171 @@
+/* Which trace events become rows of the model, and how: the definition of
+ * ../shared/fixtures/README.md (kineto/ section) and ref_summary.py.
+ *   "X" with cat cpu_op, user_annotation, cuda_runtime, cuda_driver, or no
+ *       cat (legacy PyTorch)          -> host events, forming call trees
+ *   "X" with cat kernel, gpu_memcpy, gpu_memset -> device events
+ *   "i"/"I" named "[memory]"         -> memory events
+ *   "M" thread_name                  -> thread names
+ * Everything else (flows, other metadata, gpu_user_annotation,
+ * python_function, the Trace span, cuda_sync) is not a row and is skipped:
+ * keeping it would cost memory for nothing a table shows. */
+#include <stdio.h>
+#include <string.h>
+
+#include "common/error.h"
+#include "import/import.h"
+
+#define F(f) (1u << (f))
+
+/* The first field, in field order, that is missing from `need` or unusable
+ * among `use`, as the error of this event; 0 when there is none. */
+static int check(op_importer *im, uint32_t need, uint32_t use)
+{
+    const op_raw_event *ev = &im->ev;
+    for (int f = 0; f < OP_F_COUNT_; f++) {
+        if ((ev->bad & (need | use)) & F(f))
+            return op_json_fail(&im->j, OPPROF_E_PARSE, ev->bad_off[f], "event field \"%s\" %s", op_field_name(f),
+                                ev->bad_what[f]),
+                   -1;
+        if ((need & F(f)) && !(ev->has & F(f)))
+            return op_json_fail(&im->j, OPPROF_E_PARSE, ev->off, "event has no \"%s\"", op_field_name(f)), -1;
+    }
+    return 0;
+}
+
+static int64_t thread_of(op_importer *im)
+{
+    op_raw_event *ev = &im->ev;
+    op_thread_key k = {0};
+    const op_raw_id *ids[2] = {&ev->pid, &ev->tid};
+    for (int i = 0; i < 2; i++) {
+        int64_t v = ids[i]->num;
+        if (ids[i]->is_str) {
+            uint32_t id = op_trace_intern(im->t, op_raw_str(ev, ids[i]->str), ids[i]->str.len);
+            if (id == UINT32_MAX) return -1;
+            v = id;
+        }
+        if (i == 0) {
+            k.pid = v;
+            k.pid_str = (uint8_t)ids[i]->is_str;
+        } else {
+            k.tid = v;
+            k.tid_str = (uint8_t)ids[i]->is_str;
+        }
+    }
+    return op_thread_map_get(&im->threads, im->t, &k);
+}
+
+static int nomem(op_importer *im)
+{
+    return op_json_fail(&im->j, OPPROF_E_NOMEM, im->ev.off, "out of memory"), -1;
+}
+
+static void see_time(op_importer *im, int64_t start, int64_t end)
+{
+    if (!im->any_time || start < im->t_min) im->t_min = start;
+    if (!im->any_time || end > im->t_max) im->t_max = end;
+    im->any_time = 1;
+}
+
+static int add_complete(op_importer *im)
+{
+    op_raw_event *ev = &im->ev;
+    opprof_trace *t = im->t;
+    int cat = ev->cat == OP_RCAT_NONE ? OPPROF_CAT_CPU_OP : ev->cat;
+    if (check(im, F(OP_F_NAME) | F(OP_F_TS) | F(OP_F_PID) | F(OP_F_TID),
+              F(OP_F_DUR) | F(OP_F_ARGS) | F(OP_F_CORR) | F(OP_F_EXT) | F(OP_F_SHAPES) | F(OP_F_TYPES) |
+                  F(OP_F_FLOPS) | F(OP_F_DEVICE)) != 0)
+        return -1;
+    int64_t dur = op_raw_has(ev, OP_F_DUR) ? ev->dur_ns : 0;
+    if (dur < 0) dur = 0; /* the model's rule: a negative duration is an empty range */
+    if (ev->ts_ns > INT64_MAX - dur)
+        return op_json_fail(&im->j, OPPROF_E_PARSE, ev->off, "event ends past the largest time"), -1;
+    if (t->nev >= (size_t)INT32_MAX)
+        return op_json_fail(&im->j, OPPROF_E_RANGE, ev->off, "more than %d events", INT32_MAX), -1;
+    int64_t th = thread_of(im);
+    uint32_t name = op_trace_intern(t, op_raw_str(ev, ev->name), ev->name.len);
+    if (th < 0 || name == UINT32_MAX) return nomem(im);
+    op_event *e = op_trace_add_event(t, (uint32_t)th, name, cat, ev->ts_ns, dur);
+    if (!e) return nomem(im);
+    if (op_raw_has(ev, OP_F_CORR)) {
+        e->correlation = ev->corr;
+        e->flags |= OP_EV_HAS_CORR;
+    }
+    if (op_raw_has(ev, OP_F_EXT)) {
+        e->external_id = ev->ext;
+        e->flags |= OP_EV_HAS_EXT;
+    }
+    if (op_raw_has(ev, OP_F_SHAPES)) {
+        e->shapes = op_trace_intern(t, op_raw_str(ev, ev->shapes), ev->shapes.len);
+        t->options |= OP_TRACE_SHAPES;
+    }
+    if (op_raw_has(ev, OP_F_TYPES)) e->types = op_trace_intern(t, op_raw_str(ev, ev->types), ev->types.len);
+    if (e->shapes == UINT32_MAX || e->types == UINT32_MAX) return nomem(im);
+    if (op_raw_has(ev, OP_F_FLOPS)) {
+        e->flops = ev->flops;
+        t->options |= OP_TRACE_FLOPS;
+    }
+    if (op_cat_is_device(cat)) {
+        op_thread *thr = &t->threads[th];
+        int64_t dev = op_raw_has(ev, OP_F_DEVICE) ? ev->device : ev->pid.is_str ? 0 : ev->pid.num;
+        if (thr->device < 0 && dev >= 0 && dev <= INT32_MAX) thr->device = (int32_t)dev;
+    }
+    see_time(im, ev->ts_ns, ev->ts_ns + dur);
+    return 0;
+}
+
+static int add_memory(op_importer *im)
+{
+    op_raw_event *ev = &im->ev;
+    if (check(im, F(OP_F_TS) | F(OP_F_PID) | F(OP_F_TID) | F(OP_F_BYTES),
+              F(OP_F_ARGS) | F(OP_F_ADDR) | F(OP_F_TOTAL) | F(OP_F_DEV_TYPE) | F(OP_F_DEV_ID)) != 0)
+        return -1;
+    int64_t th = thread_of(im);
+    if (th < 0) return nomem(im);
+    op_mem_event *m = op_trace_add_mem(im->t, (uint32_t)th, ev->ts_ns, op_raw_has(ev, OP_F_ADDR) ? ev->addr : 0,
+                                       ev->bytes);
+    if (!m) return nomem(im);
+    if (op_raw_has(ev, OP_F_TOTAL)) {
+        m->total_allocated = ev->total;
+        im->mem_totals++;
+    }
+    if (op_raw_has(ev, OP_F_DEV_TYPE) && ev->dev_type >= INT8_MIN && ev->dev_type <= INT8_MAX)
+        m->device_type = (int8_t)ev->dev_type;
+    if (op_raw_has(ev, OP_F_DEV_ID) && ev->dev_id >= INT8_MIN && ev->dev_id <= INT8_MAX)
+        m->device_id = (int8_t)ev->dev_id;
+    im->t->options |= OP_TRACE_MEMORY;
+    see_time(im, ev->ts_ns, ev->ts_ns);
+    return 0;
+}
+
+/* thread_name metadata names a thread; anything unusable is just skipped,
+ * since names only decorate. */
+static int add_thread_name(op_importer *im)
+{
+    op_raw_event *ev = &im->ev;
+    uint32_t need = F(OP_F_PID) | F(OP_F_TID) | F(OP_F_ARG_NAME);
+    if ((ev->has & need) != need) return 0;
+    int64_t th = thread_of(im);
+    uint32_t name = op_trace_intern(im->t, op_raw_str(ev, ev->arg_name), ev->arg_name.len);
+    if (th < 0 || name == UINT32_MAX) return nomem(im);
+    im->t->threads[th].name = name;
+    return 0;
+}
+
+static int name_is(const op_raw_event *ev, const char *lit)
+{
+    size_t n = strlen(lit);
+    return op_raw_has(ev, OP_F_NAME) && ev->name.len == n && memcmp(op_raw_str(ev, ev->name), lit, n) == 0;
+}
+
+int op_import_event(op_importer *im)
+{
+    op_raw_event *ev = &im->ev;
+    switch (ev->ph) {
+    case 'X': return ev->cat == OP_RCAT_SKIP ? 0 : add_complete(im);
+    case 'i':
+    case 'I': return name_is(ev, "[memory]") ? add_memory(im) : 0;
+    case 'M': return name_is(ev, "thread_name") ? add_thread_name(im) : 0;
+    default: return 0;
+    }
+}

@@ -1,0 +1,286 @@
+/* `opprof summary` and `opprof diff` as a user runs them:
+ *  - torch-traces: the table text PyTorch printed, byte for byte, for sort
+ *    keys cpu_time_total, self_cpu_time_total, count (all rows) and the
+ *    cpu_time_total top 10;
+ *  - kineto: --format csv gives the rows of *.expected.csv (same names and
+ *    counts, times within 0.001 us);
+ *  - every malformed trace: exit status 2 and one line on stderr with the
+ *    byte offset, from a file and from stdin;
+ *  - diff: matching, ordering by absolute change, totals. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "csv.h"
+#include "fixtures.h"
+#include "slurp.h"
+
+static char g_tmp[64];
+static char g_out[600], g_err[600];
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(g_tmp, sizeof g_tmp, "/tmp/opprof_cli_XXXXXX");
+    if (!mkdtemp(g_tmp)) return -1;
+    snprintf(g_out, sizeof g_out, "%s/out", g_tmp);
+    snprintf(g_err, sizeof g_err, "%s/err", g_tmp);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", g_tmp);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+/* Runs "opprof ARGS" (a shell fragment) with stdout and stderr in files;
+ * returns the exit status. */
+static int opprof(const char *fmt, ...)
+{
+    const char *bin = getenv("OPPROF_BIN");
+    char args[2048], cmd[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    snprintf(cmd, sizeof cmd, "%s %s >%s 2>%s", bin ? bin : "opprof", args, g_out, g_err);
+    int st = system(cmd);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void test_torch_tables_byte_for_byte(void **state)
+{
+    (void)state;
+    char dir[1024], path[2048];
+    if (!fixture_path(dir, sizeof dir, "torch-traces")) {
+        print_message("skipped: no fixtures at %s\n", dir);
+        skip();
+    }
+    static const char *const traces[] = {"resnet18_infer_b5", "mlp_train_3steps"};
+    static const char *const keys[] = {"cpu_time_total", "self_cpu_time_total", "count", NULL};
+    for (int t = 0; t < 2; t++)
+        for (int k = 0; k < 4; k++) {
+            const char *key = keys[k] ? keys[k] : "cpu_time_total";
+            assert_int_equal(opprof("summary %s/%s.trace.json --sort %s --row-limit %d", dir, traces[t], key,
+                                    keys[k] ? -1 : 10),
+                             0);
+            snprintf(path, sizeof path, "%s/%s.table.%s%s.txt", dir, traces[t], key, keys[k] ? "" : ".top10");
+            char *want = slurp(path), *got = slurp(g_out);
+            assert_non_null(want);
+            assert_non_null(got);
+            if (strcmp(got, want) != 0) fail_msg("%s differs from PyTorch's table:\n%s", path, got);
+            free(want);
+            free(got);
+        }
+}
+
+/* Compares `opprof summary --format csv` with the expected CSV by name. */
+static void check_csv(const char *dir, const char *base)
+{
+    char path[2048];
+    assert_int_equal(opprof("summary %s/%s.json.gz --format csv", dir, base), 0);
+    snprintf(path, sizeof path, "%s/%s.expected.csv", dir, base);
+    char *want = slurp(path), *got = slurp(g_out);
+    assert_non_null(want);
+    assert_non_null(got);
+    static char name[1 << 16], field[64], oname[1 << 16];
+    size_t rows = 0, ours = 0;
+    for (const char *l = strchr(got, '\n') + 1; *l; l = strchr(l, '\n') + 1) ours++;
+    for (const char *w = strchr(want, '\n') + 1; *w; w = strchr(w, '\n') + 1) {
+        const char *p = w;
+        csv_field(&p, name, sizeof name);
+        /* Find the row of that name in our output (any order). */
+        const char *o = strchr(got, '\n') + 1, *q = NULL;
+        for (; *o && !q; o = strchr(o, '\n') + 1) {
+            const char *t = o;
+            csv_field(&t, oname, sizeof oname);
+            if (!strcmp(oname, name)) q = t;
+        }
+        if (!q) fail_msg("%s: no row %.80s", base, name);
+        csv_field(&p, field, sizeof field);
+        csv_field(&q, oname, sizeof oname);
+        if (strcmp(field, oname) != 0) fail_msg("%s: count of %.80s is %s, expected %s", base, name, oname, field);
+        for (int c = 0; c < 4; c++) {
+            csv_field(&p, field, sizeof field);
+            csv_field(&q, oname, sizeof oname);
+            double d = strtod(field, NULL) - strtod(oname, NULL);
+            if (d > 0.0010001 || d < -0.0010001)
+                fail_msg("%s: column %d of %.80s is %s, expected %s", base, c + 2, name, oname, field);
+        }
+        rows++;
+    }
+    assert_int_equal(rows, ours);
+    free(want);
+    free(got);
+}
+
+static void test_kineto_csv(void **state)
+{
+    (void)state;
+    char dir[1024];
+    if (!fixture_path(dir, sizeof dir, "kineto")) {
+        print_message("skipped: no fixtures at %s\n", dir);
+        skip();
+    }
+    check_csv(dir, "nccl_data");
+    check_csv(dir, "benchmark_result_2869224_1695835535_trace");
+    check_csv(dir, "rank-34.Jul_15_10_52_41.1074.pt.trace");
+}
+
+static int lines(const char *s)
+{
+    int n = 0;
+    for (; *s; s++) n += *s == '\n';
+    return n;
+}
+
+static void test_malformed_exit_2_one_line(void **state)
+{
+    (void)state;
+    const char *src = getenv("OPPROF_SOURCE_DIR");
+    char dir[1024], line[1024], path[2048];
+    snprintf(dir, sizeof dir, "%s/tests/import/malformed", src ? src : ".");
+    snprintf(path, sizeof path, "%s/expected.txt", dir);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    int n = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (line[0] == '#') continue;
+        char *file = strtok(line, "\t"), *off = strtok(NULL, "\t");
+        for (int from_stdin = 0; from_stdin < 2; from_stdin++) {
+            int rc = from_stdin ? opprof("summary - < %s/%s", dir, file) : opprof("summary %s/%s", dir, file);
+            char *err = slurp(g_err), *out = slurp(g_out);
+            char want[2100];
+            if (from_stdin) snprintf(want, sizeof want, "opprof summary: <stdin>: byte %s: ", off);
+            else snprintf(want, sizeof want, "opprof summary: %s/%s: byte %s: ", dir, file, off);
+            if (!strcmp(off, "-")) want[strlen(want) - 3] = '\0'; /* offset not fixed: "byte " only */
+            if (rc != 2 || lines(err) != 1 || strncmp(err, want, strlen(want)) != 0 || *out)
+                fail_msg("%s%s: exit %d, stderr '%s', wanted '%s...'", file, from_stdin ? " on stdin" : "", rc, err, want);
+            free(err);
+            free(out);
+        }
+        n++;
+    }
+    fclose(f);
+    assert_true(n >= 50);
+    /* Arguments: a missing file, an unknown option, a bad sort key. */
+    assert_int_equal(opprof("summary /nonexistent.json"), 2);
+    assert_int_equal(opprof("summary"), 2);
+    assert_int_equal(opprof("summary x.json --bogus"), 2);
+    assert_int_equal(opprof("diff only_one.json"), 2);
+    assert_int_equal(opprof("summary --help"), 0);
+}
+
+static void write_file(const char *name, const char *text)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/%s", g_tmp, name);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void test_summary_formats_and_stdin(void **state)
+{
+    (void)state;
+    write_file("t.json", "[{\"ph\":\"X\",\"name\":\"a,b\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":10,"
+                         "\"args\":{\"Input Dims\":[[2, 3]]}},"
+                         "{\"ph\":\"X\",\"name\":\"c\",\"pid\":1,\"tid\":1,\"ts\":2,\"dur\":4,"
+                         "\"args\":{\"Input Dims\":[[1]]}}]");
+    assert_int_equal(opprof("summary %s/t.json --format csv", g_tmp), 0);
+    char *out = slurp(g_out);
+    assert_non_null(strstr(out, "\"a,b\",1,6.000,10.000,"));
+    assert_non_null(strstr(out, "c,1,4.000,4.000,"));
+    free(out);
+    assert_int_equal(opprof("summary - --format json --group-by-input-shape < %s/t.json", g_tmp), 0);
+    out = slurp(g_out);
+    assert_non_null(strstr(out, "\"a,b\""));
+    assert_non_null(strstr(out, "[[2, 3]]"));
+    free(out);
+    assert_int_equal(opprof("summary %s/t.json --top-level --format csv", g_tmp), 0);
+    out = slurp(g_out);
+    assert_null(strstr(out, "\nc,"));
+    free(out);
+    assert_int_equal(opprof("summary %s/t.json --sort no_such_key", g_tmp), 2);
+}
+
+static void test_diff(void **state)
+{
+    (void)state;
+    write_file("base.json", "[{\"ph\":\"X\",\"name\":\"slow\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":10},"
+                            "{\"ph\":\"X\",\"name\":\"same\",\"pid\":1,\"tid\":1,\"ts\":20,\"dur\":5},"
+                            "{\"ph\":\"X\",\"name\":\"faster\",\"pid\":1,\"tid\":1,\"ts\":30,\"dur\":8},"
+                            "{\"ph\":\"X\",\"name\":\"gone\",\"pid\":1,\"tid\":1,\"ts\":40,\"dur\":1}]");
+    write_file("test.json", "[{\"ph\":\"X\",\"name\":\"slow\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":40},"
+                            "{\"ph\":\"X\",\"name\":\"slow\",\"pid\":1,\"tid\":1,\"ts\":50,\"dur\":10},"
+                            "{\"ph\":\"X\",\"name\":\"same\",\"pid\":1,\"tid\":1,\"ts\":60,\"dur\":5},"
+                            "{\"ph\":\"X\",\"name\":\"faster\",\"pid\":1,\"tid\":1,\"ts\":70,\"dur\":2},"
+                            "{\"ph\":\"X\",\"name\":\"new\",\"pid\":1,\"tid\":1,\"ts\":80,\"dur\":3}]");
+    assert_int_equal(opprof("diff %s/base.json %s/test.json --format csv", g_tmp, g_tmp), 0);
+    char *out = slurp(g_out);
+    /* Largest absolute change of self CPU time first: slow +40, faster -6, new +3, gone -1, same 0. */
+    const char *order[] = {"\nslow,", "\nfaster,", "\nnew,", "\ngone,", "\nsame,"};
+    const char *prev = out;
+    for (int i = 0; i < 5; i++) {
+        const char *at = strstr(out, order[i]);
+        if (!at || at < prev) fail_msg("row %s out of order in\n%s", order[i] + 1, out);
+        prev = at;
+    }
+    assert_non_null(strstr(out, "\nslow,,1,2,1,10.000,50.000,40.000,"));
+    assert_non_null(strstr(out, "\nnew,,0,1,1,0.000,3.000,3.000,"));
+    free(out);
+    assert_int_equal(opprof("diff %s/base.json %s/test.json", g_tmp, g_tmp), 0);
+    out = slurp(g_out);
+    assert_non_null(strstr(out, "Self CPU time total: base 24.000us, test 60.000us, diff +36.000us (+150.00%)"));
+    assert_non_null(strstr(out, "5 rows, 1 only in base, 1 only in test"));
+    free(out);
+    assert_int_equal(opprof("diff %s/base.json %s/test.json --sort count --format json", g_tmp, g_tmp), 0);
+    out = slurp(g_out);
+    assert_non_null(strstr(out, "\"sort\": \"count\""));
+    assert_non_null(strstr(out, "\"name\": \"slow\", \"input_shapes\": \"\", \"in_base\": true"));
+    free(out);
+    assert_int_equal(opprof("diff %s/base.json %s/missing.json", g_tmp, g_tmp), 2);
+}
+
+static void test_diff_of_a_fixture_with_itself(void **state)
+{
+    (void)state;
+    char path[1024];
+    if (!fixture_path(path, sizeof path, "kineto/nccl_data.json.gz")) skip();
+    assert_int_equal(opprof("diff %s %s --format csv", path, path), 0);
+    char *out = slurp(g_out);
+    /* Every change is zero. */
+    for (const char *l = strchr(out, '\n') + 1; *l; l = strchr(l, '\n') + 1) {
+        char f[1 << 12];
+        const char *p = l;
+        for (int c = 0; c < 17; c++) {
+            csv_field(&p, f, sizeof f);
+            if (c >= 2 && (c - 2) % 3 == 2 && strtod(f, NULL) != 0) fail_msg("a change in %.200s", l);
+        }
+    }
+    free(out);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_torch_tables_byte_for_byte),
+        cmocka_unit_test(test_kineto_csv),
+        cmocka_unit_test(test_malformed_exit_2_one_line),
+        cmocka_unit_test(test_summary_formats_and_stdin),
+        cmocka_unit_test(test_diff),
+        cmocka_unit_test(test_diff_of_a_fixture_with_itself),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

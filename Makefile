@@ -44,6 +44,8 @@ bench: build
 	@scripts/deps.sh bench
 	@$(BUILD)/bin/bench_overhead
 	@$(BUILD)/bin/bench_keyavg
+	@$(BUILD)/bin/bench_stacks
+	@$(BUILD)/bin/bench_instrument
 	@$(BUILD)/bin/bench_import
 	@bench/bench_summary.sh $(BUILD)
 

@@ -29,4 +29,6 @@ int cmd_diff(int argc, char **argv);
  * when out of memory). */
 int cli_load_trace(const char *command, const char *path, opprof_trace **out);
 
+int cmd_exec(int argc, char **argv);
+
 #endif

@@ -9,6 +9,7 @@
 static const cli_command COMMANDS[] = {
     {"summary", "read a trace file (Chrome/Kineto, .gz) and print its key averages", cmd_summary},
     {"diff", "compare two traces: per-operator change in calls and time", cmd_diff},
+    {"exec", "run a program with opprof preloaded (-finstrument-functions)", cmd_exec},
     {NULL, NULL, NULL},
 };
 

@@ -8,6 +8,7 @@
  *   4. recording (hot path)  9. import
  *   5. memory events        10. configuration from the environment
  *                           11. device activity (CUDA, NVTX)
+ *                           13. stacks and instrumented functions
  *
  * Every function returns 0 (OPPROF_OK) or a negative opprof_status unless it
  * says otherwise; opprof_strerror() explains a status and opprof_last_error()
@@ -254,11 +255,14 @@ OPPROF_API extern uint64_t opprof_active_;
 
 #if (defined(__GNUC__) || defined(__clang__)) && !defined(OPPROF_BUILDING_LIBRARY) && !defined(OPPROF_NO_INLINE)
 #define OPPROF_ACTIVE_() __builtin_expect(__atomic_load_n(&opprof_active_, __ATOMIC_RELAXED) != 0, 0)
-static inline void opprof_begin_inline_(const opprof_site *s)
+/* Always inlined, even without optimization: then the begin call is made
+ * from the caller's own frame, where with_stack's stacks start. */
+#define OPPROF_INLINE_ static inline __attribute__((always_inline))
+OPPROF_INLINE_ void opprof_begin_inline_(const opprof_site *s)
 {
     if (OPPROF_ACTIVE_()) (opprof_begin)(s);
 }
-static inline void opprof_begin_inputs_inline_(const opprof_site *s, const opprof_input *in, unsigned n)
+OPPROF_INLINE_ void opprof_begin_inputs_inline_(const opprof_site *s, const opprof_input *in, unsigned n)
 {
     if (OPPROF_ACTIVE_()) (opprof_begin_inputs)(s, in, n);
 }
@@ -281,7 +285,11 @@ static inline int opprof_end_flops_inline_(const opprof_site *s, uint64_t flops)
 /* A range that ends when the enclosing block is left, even by an early
  * return:   { OPPROF_SCOPE("my_op"); ... }  */
 static inline void opprof_scope_end_(const opprof_site *const *s) { opprof_end(*s); }
+#if defined(OPPROF_INLINE_)
+OPPROF_INLINE_ const opprof_site *opprof_scope_begin_(const opprof_site *s) { opprof_begin(s); return s; }
+#else
 static inline const opprof_site *opprof_scope_begin_(const opprof_site *s) { opprof_begin(s); return s; }
+#endif
 #define OPPROF_CAT2_(a, b) a##b
 #define OPPROF_CAT_(a, b) OPPROF_CAT2_(a, b)
 #define OPPROF_SCOPE(name_)                                                                      \
@@ -381,7 +389,7 @@ typedef struct opprof_event {
     int64_t parent;         /* index of the enclosing event, -1 at top level */
     uint32_t depth;         /* 0 at top level */
     const char *input_shapes; /* "[[5, 3, 224, 224], [64, 3, 7, 7]]", "" without shapes */
-    const char *input_types;  /* "['float', 'float']" style, "" without shapes */
+    const char *input_types;  /* a JSON array: ["float", "float", ""]; "" without shapes */
     uint64_t flops;           /* 0 when not counted */
     int64_t cpu_memory_usage;      /* bytes allocated minus freed inside, children included */
     int64_t self_cpu_memory_usage; /* the same without children */
@@ -543,6 +551,64 @@ OPPROF_API int opprof_trace_load_buffer(const void *buf, size_t len, opprof_trac
  * OPPROF_E_NODEV / OPPROF_E_UNSUPPORTED with the reason in
  * opprof_last_error() ("no CUDA device: ..."). Loads CUDA on first use. */
 OPPROF_API int opprof_cuda_device_count(void);
+
+/* ======================================================================
+ * 13. Stacks and instrumented functions
+ *
+ * With with_stack, the call stack of each operator is taken when it begins
+ * (libunwind; the cost is about one clock read per frame), kept once per
+ * distinct stack, and turned into names after the session (libdw). A frame
+ * reads "FILE(LINE): FUNC", the form PyTorch gives Python frames, with one
+ * frame per function inlined at a call; without line information it is
+ * "MODULE: FUNC", without a symbol "MODULE(+0xOFFSET): ??". Frames of
+ * opprof's own API are left out; max_stack_depth counts the frames taken
+ * (at most 128).
+ * ====================================================================== */
+
+/* The frames of event i's stack (0 when it has none). */
+OPPROF_API unsigned opprof_trace_event_stack_depth(const opprof_trace *t, size_t i);
+
+/* Frame k of event i's stack, 0 innermost; NULL past the end. The string
+ * lives as long as t. */
+OPPROF_API const char *opprof_trace_event_frame(const opprof_trace *t, size_t i, unsigned k);
+
+/* Where a folded line's frames come from. */
+enum {
+    OPPROF_STACKS_CALLS = 0,    /* the captured call stack (events without one are left out) */
+    OPPROF_STACKS_OPERATORS = 1 /* the enclosing operators: the operator call tree */
+};
+
+/* PyTorch's export_stacks(path, metric): flame-graph input in the folded
+ * format that FlameGraph (flamegraph.pl) and speedscope read, one line per
+ * event with a stack:  "root;...;innermost;OP_NAME VALUE". Frames are root
+ * first and the operator's name comes last (PyTorch stops at the calling
+ * line); ' ', ';', tab and newline in a frame become '_'; VALUE is the metric
+ * in microseconds truncated to an integer, and lines whose value is 0 are
+ * left out. metric: "self_cpu_time_total" (NULL), or "self_cuda_time_total"
+ * / "self_device_time_total" for device time. */
+OPPROF_API int opprof_export_stacks(const opprof_trace *t, const char *path, const char *metric);
+
+/* The same to a stream, with the frames of OPPROF_STACKS_CALLS or
+ * OPPROF_STACKS_OPERATORS (for instrumented functions, whose call tree is
+ * the operator tree, no stack capture is needed). */
+OPPROF_API int opprof_write_stacks(const opprof_trace *t, FILE *f, const char *metric, int frames);
+
+/* The site of the function whose entry address is fn: what the hooks of
+ * -finstrument-functions (libopprof_instrument) record each function under.
+ * Named by its symbol, with its source file and line where debug information
+ * exists; made on first use (a lock and a symbol lookup, a few microseconds)
+ * and kept for the life of the process: cache the pointer. NULL when the
+ * function is excluded (opprof_function_exclude), and for a NULL fn. */
+OPPROF_API const opprof_site *opprof_function_site(const void *fn);
+
+/* Functions to leave out: a comma-separated list of shell patterns matched
+ * against the function's name ("tiny_*,vec_add"), or, prefixed with
+ * "file:", against its source file's path or base name ("file:*.h" leaves
+ * out every function defined in a header). Replaces the list. Decisions are
+ * made once per function and kept, so set the list before the first
+ * instrumented call; until it is set, OPPROF_EXCLUDE in the environment
+ * gives it. */
+OPPROF_API int opprof_function_exclude(const char *patterns);
 
 #ifdef __cplusplus
 }

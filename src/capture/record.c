@@ -43,9 +43,11 @@ static OP_NOINLINE op_word *begin_room(op_tstate *t, const opprof_site *site, ui
     return atomic_load_explicit(&t->cur, memory_order_relaxed);
 }
 
-/* A range record with an extension: the optional flops slot, then the
- * inputs' descriptors (dtype and ndim, four to a word) and their dims. */
-static void begin_ext(op_tstate *t, const opprof_site *site, const opprof_input *in, unsigned n)
+/* A range record with an extension: the optional flops slot, the optional
+ * stack slot, then the inputs' descriptors (dtype and ndim, four to a word)
+ * and their dims. ra is the public call's return address: the stack starts
+ * at the frame it returns to. */
+static void begin_ext(op_tstate *t, const opprof_site *site, const opprof_input *in, unsigned n, const void *ra)
 {
     if (!(t->opts & (OP_OPT_SHAPES | OP_OPT_FLOPS)) || !in) n = 0;
     if (n > OPPROF_MAX_INPUTS) n = OPPROF_MAX_INPUTS;
@@ -58,7 +60,10 @@ static void begin_ext(op_tstate *t, const opprof_site *site, const opprof_input 
     }
     uint32_t ndesc = (n + 3) / 4;
     uint32_t has_flops = (t->opts & OP_OPT_FLOPS) ? 1u : 0u;
-    uint32_t payload = has_flops + ndesc + ndims;
+    uint32_t has_stack = (t->opts & OP_OPT_STACK) ? 1u : 0u;
+    /* Before t0, so that the walk is not counted in the range's own time. */
+    uint64_t stack = has_stack && t->depth < OP_MAX_DEPTH ? op_stack_capture(&t->stacks, ra) : 0;
+    uint32_t payload = has_flops + has_stack + ndesc + ndims;
     op_word *c = atomic_load_explicit(&t->cur, memory_order_relaxed);
     if (OP_UNLIKELY(t->depth >= OP_MAX_DEPTH || c + 4 + payload > t->lim || t->budget <= 0)) {
         c = begin_room(t, site, 4 + payload);
@@ -66,6 +71,7 @@ static void begin_ext(op_tstate *t, const opprof_site *site, const opprof_input 
     }
     op_word *p = c + 4;
     if (has_flops) *p++ = UINT64_MAX;
+    if (has_stack) *p++ = stack;
     for (uint32_t i = 0; i < ndesc; i++) *p++ = desc[i];
     for (unsigned i = 0; i < n; i++) {
         unsigned nd = in[i].ndim <= OPPROF_MAX_DIMS ? in[i].ndim : OPPROF_MAX_DIMS;
@@ -74,19 +80,20 @@ static void begin_ext(op_tstate *t, const opprof_site *site, const opprof_input 
     }
     c[0] = (uint64_t)(uintptr_t)site | OP_REC_EXT;
     c[2] = OP_OPEN;
-    c[3] = (uint64_t)n << 16 | (has_flops ? OP_EXT_HAS_FLOPS : 0) | payload;
+    c[3] = (uint64_t)n << 16 | (has_flops ? OP_EXT_HAS_FLOPS : 0) | (has_stack ? OP_EXT_HAS_STACK : 0) | payload;
     push_open(t, c, site);
     t->budget--;
     c[1] = op_now(t);
     op_publish(t, p);
 }
 
-static OP_NOINLINE void begin_slow(uint64_t g, const opprof_site *site, const opprof_input *in, unsigned n)
+static OP_NOINLINE void begin_slow(uint64_t g, const opprof_site *site, const opprof_input *in, unsigned n,
+                                   const void *ra)
 {
     op_tstate *t = op_state_for(g);
     if (!t) return;
     if (in || (t->opts & (OP_OPT_FLOPS | OP_OPT_STACK))) {
-        begin_ext(t, site, in, n);
+        begin_ext(t, site, in, n, ra);
         return;
     }
     op_word *c = begin_room(t, site, 3);
@@ -99,19 +106,20 @@ static OP_NOINLINE void begin_slow(uint64_t g, const opprof_site *site, const op
     op_publish(t, c + 3);
 }
 
-void opprof_begin(const opprof_site *site)
+/* The body of every plain begin; ra is where the public call returns to. */
+static inline void begin_at(const opprof_site *site, const void *ra)
 {
     uint64_t g = op_gen_load();
     if (OP_UNLIKELY(g == 0)) return;
     op_tstate *t = op_tls;
     if (OP_UNLIKELY(t == NULL || t->fast_gen != g)) {
-        begin_slow(g, site, NULL, 0);
+        begin_slow(g, site, NULL, 0, ra);
         return;
     }
     op_word *c = atomic_load_explicit(&t->cur, memory_order_relaxed);
     uint32_t d = t->depth;
     if (OP_UNLIKELY(d >= OP_MAX_DEPTH || c + 3 > t->lim || t->budget <= 0)) {
-        begin_slow(g, site, NULL, 0);
+        begin_slow(g, site, NULL, 0, ra);
         return;
     }
     t->stack[d].rec = c;
@@ -124,20 +132,26 @@ void opprof_begin(const opprof_site *site)
     op_publish(t, c + 3);
 }
 
+void opprof_begin(const opprof_site *site)
+{
+    begin_at(site, __builtin_return_address(0));
+}
+
 void opprof_begin_inputs(const opprof_site *site, const opprof_input *inputs, unsigned n_inputs)
 {
     uint64_t g = op_gen_load();
     if (OP_UNLIKELY(g == 0)) return;
     op_tstate *t = op_tls;
+    const void *ra = __builtin_return_address(0);
     if (OP_UNLIKELY(t == NULL || t->gen != g)) {
-        begin_slow(g, site, inputs, n_inputs);
+        begin_slow(g, site, inputs, n_inputs, ra);
         return;
     }
     if (!(t->opts & (OP_OPT_SHAPES | OP_OPT_FLOPS | OP_OPT_STACK))) {
-        opprof_begin(site);
+        begin_at(site, ra);
         return;
     }
-    begin_ext(t, site, inputs, n_inputs);
+    begin_ext(t, site, inputs, n_inputs, ra);
 }
 
 /* Closes stack entry k and, flagged as forced, every entry above it. */
@@ -196,6 +210,6 @@ int opprof_end_flops(const opprof_site *site, uint64_t flops)
 const opprof_site *opprof_annotation_begin(const char *name)
 {
     const opprof_site *s = opprof_intern(name, OPPROF_CAT_USER_ANNOTATION);
-    if (s) opprof_begin(s);
+    if (s) begin_at(s, __builtin_return_address(0));
     return s;
 }

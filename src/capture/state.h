@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "capture/clock.h"
+#include "capture/stacktab.h"
 #include "opprof.h"
 
 #if defined(__GNUC__)
@@ -105,6 +106,7 @@ typedef struct op_tstate {
     int64_t pid, tid;
     char name[32];
     struct op_tstate *next;   /* registry list */
+    op_stacktab stacks;       /* with_stack: this thread's distinct stacks */
     op_open stack[OP_MAX_DEPTH];
 } op_tstate;
 
@@ -184,5 +186,12 @@ op_tstate *op_registry_first(void);
 
 /* Frees the states of exited threads that generation g has collected. */
 void op_registry_reap(uint64_t g);
+
+/* Keeps the calling thread's memory events out while the profiler itself
+ * allocates on a path that runs during a session (a symbol lookup under a
+ * malloc interposer): op_thread_quiet_begin returns what to hand back to
+ * op_thread_quiet_end. */
+uint64_t op_thread_quiet_begin(void);
+void op_thread_quiet_end(uint64_t saved);
 
 #endif

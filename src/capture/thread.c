@@ -114,6 +114,7 @@ static op_tstate *state_new(void)
 
 static void state_free(op_tstate *t)
 {
+    op_stacktab_free(&t->stacks);
     munmap(t, sizeof *t);
 }
 
@@ -202,6 +203,10 @@ static int reset_for(op_tstate *t, uint64_t g)
     t->opts = op_g.opts;
     t->clock = op_g.clock;
     t->clock_ctx = op_g.clock_ctx;
+    /* Without its stack table a thread records its ranges stackless rather
+     * than not at all. */
+    if ((t->opts & OP_OPT_STACK) && op_stacktab_reset(&t->stacks, op_g.max_stack_depth) != 0)
+        t->opts &= ~(uint32_t)OP_OPT_STACK;
     t->gen = g;
     /* Plain begins take the slow path when every record needs an extension,
      * and both begin and end when a clock function must be called: the fast
@@ -282,4 +287,20 @@ drop:
     atomic_store_explicit(&t->dropped, atomic_load_explicit(&t->dropped, memory_order_relaxed) + 1,
                           memory_order_relaxed);
     return -1;
+}
+
+uint64_t op_thread_quiet_begin(void)
+{
+    uint64_t g = op_gen_load();
+    op_tstate *t = g ? op_state_for(g) : NULL;
+    if (!t || !(t->opts & OP_OPT_MEMORY)) return 0;
+    t->opts &= ~(uint32_t)OP_OPT_MEMORY;
+    return g;
+}
+
+void op_thread_quiet_end(uint64_t saved)
+{
+    op_tstate *t = op_tls;
+    /* A thread that moved on to a new session meanwhile has its options from it. */
+    if (saved && t && t->gen == saved) t->opts |= OP_OPT_MEMORY;
 }

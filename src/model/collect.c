@@ -11,6 +11,7 @@
 #include "common/error.h"
 #include "model/collect.h"
 #include "model/model.h"
+#include "model/stacks.h"
 
 #define LOAD(p) OP_LOAD(p)
 
@@ -178,6 +179,7 @@ typedef struct collector {
     uint32_t opts;
     site_map sites;
     shape_cache shapes;
+    op_stack_map stacks;
     uint64_t recorded;
 } collector;
 
@@ -221,7 +223,11 @@ static size_t decode_record(collector *cl, uint32_t thread, const op_word *p, co
         const op_word *q = p + 4;
         uint64_t flops = UINT64_MAX;
         if (hdr & OP_EXT_HAS_FLOPS) flops = LOAD(q++);
-        if (hdr & OP_EXT_HAS_STACK) ev->stack = (uint32_t)LOAD(q++);
+        if (hdr & OP_EXT_HAS_STACK) {
+            uint32_t st = op_stack_map_get(&cl->stacks, cl->tr, LOAD(q++));
+            if (st == UINT32_MAX) return SIZE_MAX;
+            ev->stack = st;
+        }
         unsigned n = OP_EXT_NINPUTS(hdr);
         uint32_t payload = (uint32_t)(p + len - q);
         if (n && (cl->opts & OP_OPT_SHAPES)) {
@@ -285,6 +291,7 @@ int op_collect(uint64_t gen, const op_timebase *tb, uint64_t stop_ticks, uint32_
     op_strtab_free(&cl.shapes.raw);
     free(cl.shapes.shapes);
     free(cl.shapes.types);
+    op_stack_map_free(&cl.stacks);
     if (rc != 0) {
         opprof_trace_free(tr);
         return op_fail(OPPROF_E_NOMEM, "out of memory collecting the session");

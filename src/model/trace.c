@@ -125,6 +125,18 @@ int opprof_trace_event(const opprof_trace *t, size_t i, opprof_event *out)
     return OPPROF_OK;
 }
 
+unsigned opprof_trace_event_stack_depth(const opprof_trace *t, size_t i)
+{
+    if (!t || i >= t->nev || !t->ev[i].stack || t->ev[i].stack > t->nstacks) return 0;
+    return t->stacks[t->ev[i].stack - 1].nframes;
+}
+
+const char *opprof_trace_event_frame(const opprof_trace *t, size_t i, unsigned k)
+{
+    if (k >= opprof_trace_event_stack_depth(t, i)) return NULL;
+    return op_strtab_get(&t->str, t->stacks[t->ev[i].stack - 1].frames[k]);
+}
+
 uint64_t opprof_trace_dropped(const opprof_trace *t)
 {
     return t ? t->dropped : 0;

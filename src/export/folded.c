@@ -1,0 +1,128 @@
+/* export_stacks: flame-graph input in the "folded" (collapsed) format that
+ * FlameGraph's flamegraph.pl and speedscope read: one line per event,
+ *
+ *     root_frame;...;innermost_frame;op_name VALUE
+ *
+ * with PyTorch's rules (torch.autograd.profiler_util.EventList.export_stacks):
+ * events in start order, one line each (the readers add equal stacks up);
+ * frames root first, joined by ';'; in each frame ' ', ';', tab and newline
+ * become '_'; the value is the metric in microseconds truncated to an
+ * integer, and events whose value is not positive are left out. One
+ * addition: the operator's name ends the line, so that the flame graph's
+ * leaves are operators (PyTorch stops at the calling line). */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/error.h"
+#include "model/model.h"
+
+enum { METRIC_SELF_CPU, METRIC_SELF_DEVICE };
+
+static const char *const k_metrics[] = {"self_cpu_time_total", "self_cuda_time_total", "self_device_time_total"};
+static const int k_metric_kind[] = {METRIC_SELF_CPU, METRIC_SELF_DEVICE, METRIC_SELF_DEVICE};
+
+static int parse_metric(const char *metric, int *kind)
+{
+    if (!metric) metric = k_metrics[0];
+    for (size_t i = 0; i < sizeof k_metrics / sizeof *k_metrics; i++) {
+        if (!strcmp(metric, k_metrics[i])) {
+            *kind = k_metric_kind[i];
+            return OPPROF_OK;
+        }
+    }
+    return op_fail(OPPROF_E_INVAL, "export_stacks: unknown metric '%s'; valid: self_cpu_time_total, "
+                   "self_cuda_time_total, self_device_time_total", metric);
+}
+
+/* Writes s with the separators of the format replaced. */
+static void put_frame(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        char c = *s;
+        putc(c == ' ' || c == ';' || c == '\t' || c == '\n' ? '_' : c, f);
+    }
+}
+
+static int64_t metric_us(const op_event *e, int kind)
+{
+    int64_t ns = kind == METRIC_SELF_CPU ? e->self_ns : e->dev_self_ns;
+    return ns / 1000; /* Python's int(): toward zero */
+}
+
+/* The captured call stack, root first, then the operator. */
+static void line_calls(FILE *f, const opprof_trace *t, const op_event *e)
+{
+    const op_stack *st = &t->stacks[e->stack - 1];
+    for (uint32_t k = st->nframes; k-- > 0;) {
+        put_frame(f, op_strtab_get(&t->str, st->frames[k]));
+        putc(';', f);
+    }
+    put_frame(f, op_strtab_get(&t->str, e->name));
+}
+
+/* The enclosing operators, outermost first, then the operator. */
+static int line_operators(FILE *f, const opprof_trace *t, size_t i, int32_t **chain, size_t *cap)
+{
+    size_t n = 0;
+    for (int64_t j = (int64_t)i; j >= 0; j = t->ev[j].parent) {
+        if (n == *cap) {
+            size_t c = *cap ? *cap * 2 : 64;
+            int32_t *p = realloc(*chain, c * sizeof *p);
+            if (!p) return -1;
+            *chain = p;
+            *cap = c;
+        }
+        (*chain)[n++] = (int32_t)j;
+    }
+    while (n-- > 0) {
+        put_frame(f, op_strtab_get(&t->str, t->ev[(*chain)[n]].name));
+        if (n) putc(';', f);
+    }
+    return 0;
+}
+
+int opprof_write_stacks(const opprof_trace *t, FILE *f, const char *metric, int frames)
+{
+    if (!t || !f) return op_fail(OPPROF_E_INVAL, "export_stacks: NULL argument");
+    if (frames != OPPROF_STACKS_CALLS && frames != OPPROF_STACKS_OPERATORS)
+        return op_fail(OPPROF_E_INVAL, "export_stacks: frames must be OPPROF_STACKS_CALLS or OPPROF_STACKS_OPERATORS");
+    if (!t->finished) return op_fail(OPPROF_E_INVAL, "export_stacks: the trace is not finished");
+    int kind;
+    int rc = parse_metric(metric, &kind);
+    if (rc != OPPROF_OK) return rc;
+    int32_t *chain = NULL;
+    size_t cap = 0;
+    for (size_t i = 0; i < t->nev; i++) {
+        const op_event *e = &t->ev[i];
+        if (frames == OPPROF_STACKS_CALLS ? !e->stack || e->stack > t->nstacks : !op_cat_is_host(e->cat)) continue;
+        int64_t v = metric_us(e, kind);
+        if (v <= 0) continue;
+        if (frames == OPPROF_STACKS_CALLS) {
+            line_calls(f, t, e);
+        } else if (line_operators(f, t, i, &chain, &cap) != 0) {
+            free(chain);
+            return op_fail(OPPROF_E_NOMEM, "export_stacks: out of memory");
+        }
+        fprintf(f, " %" PRId64 "\n", v);
+    }
+    free(chain);
+    if (ferror(f)) return op_fail(OPPROF_E_IO, "export_stacks: write failed: %s", strerror(errno));
+    return OPPROF_OK;
+}
+
+int opprof_export_stacks(const opprof_trace *t, const char *path, const char *metric)
+{
+    if (!t || !path) return op_fail(OPPROF_E_INVAL, "export_stacks: NULL argument");
+    int kind;
+    int rc = parse_metric(metric, &kind);
+    if (rc != OPPROF_OK) return rc;
+    FILE *f = fopen(path, "w");
+    if (!f) return op_fail(OPPROF_E_IO, "export_stacks: cannot open %s: %s", path, strerror(errno));
+    rc = opprof_write_stacks(t, f, metric, OPPROF_STACKS_CALLS);
+    if (fclose(f) != 0 && rc == OPPROF_OK)
+        rc = op_fail(OPPROF_E_IO, "export_stacks: cannot write %s: %s", path, strerror(errno));
+    return rc;
+}

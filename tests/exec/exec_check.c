@@ -1,0 +1,229 @@
+/* opprof exec on exec_target, a program of several files built with
+ * -finstrument-functions that knows nothing of opprof (see target.h): the
+ * table's call counts are exactly what the program does, names are resolved
+ * symbols, an excluded function is absent, the program's exit status,
+ * stdout and stderr come through unchanged, and a fork and an exec inside
+ * it keep working. */
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "slurp.h"
+
+static char g_dir[] = "/tmp/opprof_exec_XXXXXX";
+
+static void path_in(char *out, size_t cap, const char *name)
+{
+    snprintf(out, cap, "%s/%s", g_dir, name);
+}
+
+/* Runs argv with stdout and stderr into files of the temporary folder;
+ * returns the exit status. */
+static int run(char *const *argv, const char *out_name, const char *err_name)
+{
+    char out[512], err[512];
+    path_in(out, sizeof out, out_name);
+    path_in(err, sizeof err, err_name);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int fo = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644), fe = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fo < 0 || fe < 0 || dup2(fo, 1) < 0 || dup2(fe, 2) < 0) _exit(99);
+        execv(argv[0], argv);
+        _exit(98);
+    }
+    int st = 0;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st));
+    return WEXITSTATUS(st);
+}
+
+typedef struct row {
+    char name[128];
+    long count;
+    char where[512]; /* the first Source Location frame, "" without */
+} row;
+
+/* The table's rows: a row line has the name, then a percentage. */
+static int parse_table(const char *text, row *rows, int max)
+{
+    int n = 0;
+    char *copy = strdup(text);
+    for (char *line = strtok(copy, "\n"); line && n < max; line = strtok(NULL, "\n")) {
+        char *tok[16];
+        int nt = 0;
+        char *save;
+        char *dup = strdup(line);
+        for (char *t = strtok_r(dup, " ", &save); t && nt < 16; t = strtok_r(NULL, " ", &save)) tok[nt++] = t;
+        if (nt >= 7 && tok[1][strlen(tok[1]) - 1] == '%') {
+            snprintf(rows[n].name, sizeof rows[n].name, "%s", tok[0]);
+            rows[n].count = atol(tok[6]);
+            rows[n].where[0] = '\0';
+            if (nt >= 9) snprintf(rows[n].where, sizeof rows[n].where, "%s %s", tok[7], tok[8]);
+            n++;
+        }
+        free(dup);
+    }
+    free(copy);
+    return n;
+}
+
+static long count_of(const row *rows, int n, const char *name)
+{
+    long c = -1;
+    for (int i = 0; i < n; i++) {
+        if (strcmp(rows[i].name, name) != 0) continue;
+        assert_true(c == -1); /* one row per name when not split by stack */
+        c = rows[i].count;
+    }
+    return c;
+}
+
+static const char *bin(const char *var)
+{
+    const char *v = getenv(var);
+    if (!v) fail_msg("%s is not set (run under ctest)", var);
+    return v;
+}
+
+static const char k_stdout[] = "start\nforked child ran\nexec child ran\nfib(12) = 144\nsums 69975000 69975000\n";
+static const char k_stderr[] = "warning: this goes to stderr\n";
+
+static void test_counts_names_exclusion_and_passthrough(void **state)
+{
+    (void)state;
+    char table[512], stacks[512];
+    path_in(table, sizeof table, "table.txt");
+    path_in(stacks, sizeof stacks, "stacks.folded");
+    char *argv[] = {(char *)bin("OPPROF_BIN"), "exec", "--table", table, "--row-limit", "-1", "--stacks", stacks,
+                    "--exclude", "tiny_*", "--", (char *)bin("EXEC_TARGET"), NULL};
+    assert_int_equal(run(argv, "out1", "err1"), 3);
+    char p[512];
+    path_in(p, sizeof p, "out1");
+    char *out = slurp(p);
+    path_in(p, sizeof p, "err1");
+    char *err = slurp(p);
+    assert_string_equal(out, k_stdout);
+    assert_string_equal(err, k_stderr);
+
+    char *text = slurp(table);
+    assert_non_null(text);
+    row rows[64];
+    int n = parse_table(text, rows, 64);
+    assert_true(n >= 5);
+    assert_int_equal(count_of(rows, n, "main"), 1);
+    assert_int_equal(count_of(rows, n, "fib"), 465);
+    assert_int_equal(count_of(rows, n, "thread_main"), 2);
+    assert_int_equal(count_of(rows, n, "worker"), 10);
+    assert_int_equal(count_of(rows, n, "wait_child"), 2);
+    assert_int_equal(count_of(rows, n, "tiny_step"), -1);  /* excluded */
+    assert_int_equal(count_of(rows, n, "child_work"), -1); /* only in the forked child */
+    for (int i = 0; i < n; i++) {
+        assert_null(strstr(rows[i].name, "0x"));
+        assert_null(strstr(rows[i].name, "??"));
+    }
+
+    /* The folded stacks of the function call tree. */
+    char *folded = slurp(stacks);
+    assert_non_null(folded);
+    assert_non_null(strstr(folded, "thread_main;worker "));
+    assert_null(strstr(folded, "tiny_step"));
+    for (const char *l = folded; *l; l = strchr(l, '\n') + 1) {
+        const char *nl = strchr(l, '\n');
+        assert_non_null(nl);
+        const char *sp = nl;
+        while (sp > l && sp[-1] != ' ') sp--;
+        assert_true(sp > l && sp < nl && atol(sp) > 0);
+    }
+    free(folded);
+    free(text);
+    free(out);
+    free(err);
+}
+
+/* With stacks captured at each function: the rows split by call site, one
+ * frame each, and the Source Location names the caller's file and line. */
+static void test_with_stack_splits_by_call_site(void **state)
+{
+    (void)state;
+    char table[512];
+    path_in(table, sizeof table, "table2.txt");
+    char *argv[] = {(char *)bin("OPPROF_BIN"), "exec", "--table", table, "--row-limit", "-1", "--with-stack",
+                    "--group-by-stack", "1", (char *)bin("EXEC_TARGET"), NULL};
+    assert_int_equal(run(argv, "out2", "err2"), 3);
+    char *text = slurp(table);
+    assert_non_null(text);
+    assert_non_null(strstr(text, "Source Location"));
+    row rows[64];
+    int n = parse_table(text, rows, 64);
+    long fib_main = 0, fib_self[2] = {0, 0};
+    int nself = 0;
+    long tiny = 0;
+    for (int i = 0; i < n; i++) {
+        if (!strcmp(rows[i].name, "tiny_step")) tiny += rows[i].count;
+        if (strcmp(rows[i].name, "fib") != 0) continue;
+        if (strstr(rows[i].where, "target_main.c(") && strstr(rows[i].where, ": main")) {
+            fib_main += rows[i].count;
+        } else {
+            assert_non_null(strstr(rows[i].where, "target_math.c("));
+            assert_non_null(strstr(rows[i].where, ": fib"));
+            assert_true(nself < 2);
+            fib_self[nself++] = rows[i].count;
+        }
+    }
+    assert_int_equal(fib_main, 1);
+    assert_int_equal(nself, 2);
+    assert_int_equal(fib_self[0], 232);
+    assert_int_equal(fib_self[1], 232);
+    assert_int_equal(tiny, 20000); /* not excluded this time */
+    free(text);
+}
+
+static void test_errors(void **state)
+{
+    (void)state;
+    char *missing[] = {(char *)bin("OPPROF_BIN"), "exec", "--", "/nonexistent/program", NULL};
+    assert_int_equal(run(missing, "out3", "err3"), 127);
+    char p[512];
+    path_in(p, sizeof p, "err3");
+    char *err = slurp(p);
+    assert_non_null(strstr(err, "/nonexistent/program"));
+    free(err);
+    char *bad[] = {(char *)bin("OPPROF_BIN"), "exec", "--row-limit", "many", "true", NULL};
+    assert_int_equal(run(bad, "out4", "err4"), 2);
+    char *none[] = {(char *)bin("OPPROF_BIN"), "exec", NULL};
+    assert_int_equal(run(none, "out5", "err5"), 2);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    return mkdtemp(g_dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_counts_names_exclusion_and_passthrough),
+        cmocka_unit_test(test_with_stack_splits_by_call_site),
+        cmocka_unit_test(test_errors),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -48,6 +48,7 @@ bench: build
 	@$(BUILD)/bin/bench_instrument
 	@$(BUILD)/bin/bench_import
 	@bench/bench_summary.sh $(BUILD)
+	@$(BUILD)/bin/bench_export
 
 # The long variants of the stress tests (issue 9's sizes); minutes, not in `make test`.
 stress: build

@@ -158,8 +158,17 @@ typedef enum opprof_action {
     OPPROF_ACTION_RECORD_AND_SAVE = 3
 } opprof_action;
 
+/* A schedule of one's own: the action for a step (step >= 0). */
+typedef opprof_action (*opprof_schedule_fn)(int64_t step, void *ctx);
+
 /* torch.profiler.schedule(skip_first, wait, warmup, active, repeat).
- * enabled = 0 records every step (no schedule). */
+ * enabled = 0 records every step (no schedule). Skip the first skip_first
+ * steps, then cycle: wait steps doing nothing, warmup steps recording and
+ * throwing away, active steps recording; the last active step of a cycle is
+ * RECORD_AND_SAVE and on_trace_ready gets that cycle's events at the next
+ * opprof_step (or at opprof_stop). With skip_first_wait the first cycle
+ * starts without its wait. With a schedule each step is recorded as a
+ * "ProfilerStep#N" user annotation, as torch does. */
 typedef struct opprof_schedule {
     int enabled;
     unsigned skip_first;
@@ -168,7 +177,28 @@ typedef struct opprof_schedule {
     unsigned active;
     unsigned repeat; /* 0: cycle until the session stops */
     int skip_first_wait;
+    opprof_schedule_fn fn; /* when set (and enabled): decides each step instead of the numbers above */
+    void *fn_ctx;
 } opprof_schedule;
+
+/* The action of step `step` (torch's schedule_fn): NONE before skip_first,
+ * then by the cycle; RECORD for every step when the schedule is not enabled,
+ * NONE for a negative step. A pure function: tests compare it with torch. */
+OPPROF_API opprof_action opprof_schedule_action(const opprof_schedule *s, int64_t step);
+
+/* OPPROF_OK when torch.profiler.schedule would accept s (active > 0);
+ * else OPPROF_E_INVAL with a detail. opprof_start checks it too. */
+OPPROF_API int opprof_schedule_check(const opprof_schedule *s);
+
+/* Parses "skip_first=10,wait=5,warmup=1,active=3,repeat=2" (any order,
+ * skip_first_wait=0|1 too; absent keys are 0, active is required) into *out,
+ * enabled. OPPROF_E_PARSE with a detail naming the key or value and the valid
+ * choices; *out is then left disabled. */
+OPPROF_API int opprof_schedule_parse(const char *text, opprof_schedule *out);
+
+/* Writes s in the form opprof_schedule_parse reads ("" when not enabled);
+ * returns the length it needed, as snprintf does. */
+OPPROF_API int opprof_schedule_format(const opprof_schedule *s, char *buf, size_t size);
 
 typedef struct opprof_trace opprof_trace;
 
@@ -485,7 +515,78 @@ OPPROF_API int opprof_key_averages_write_json(const opprof_key_averages *ka, FIL
 
 /* ======================================================================
  * 8. Export
+ *
+ * Chrome trace JSON in Kineto's dialect, as torch.profiler writes it, so
+ * chrome://tracing, Perfetto, speedscope, TensorBoard and HTA open it: "X"
+ * events (cat "cpu_op", "user_annotation", ...) with ts and dur in
+ * microseconds to the nanosecond, numeric pid and tid, args "External id",
+ * "Ev Idx", and "Input Dims" / "Input type" / "flops" when recorded;
+ * "[memory]" instant events; process and thread names; and at top level
+ * "droppedEvents", the events the profiler could not keep.
+ *
+ * Files are replaced atomically: the text goes to a temporary file in the
+ * same directory, which is synced and renamed over the target. On failure
+ * (unwritable directory, full disk, file size limit) the call returns
+ * OPPROF_E_IO with a detail naming the path and the system's reason; the
+ * previous file is untouched and no temporary file is left.
  * ====================================================================== */
+
+typedef struct opprof_export_options {
+    int gzip;           /* -1 (default): when the path ends in ".gz"; 0: never; 1: always */
+    int gzip_level;     /* 1 (default: fastest) .. 9 */
+    int fsync;          /* 1 (default): on disk before it replaces the old file */
+    int64_t rank;       /* "distributedInfo" rank; -1 (default): RANK, OMPI_COMM_WORLD_RANK or
+                           PMI_RANK from the environment, no distributedInfo when none is set */
+    int64_t world_size; /* -1 (default): WORLD_SIZE, OMPI_COMM_WORLD_SIZE or PMI_SIZE */
+} opprof_export_options;
+
+OPPROF_API void opprof_export_options_init(opprof_export_options *o);
+
+/* Writes t to path (gzip-compressed when it ends in ".gz"). */
+OPPROF_API int opprof_export_chrome_trace(const opprof_trace *t, const char *path);
+
+/* The same with options (NULL: defaults). */
+OPPROF_API int opprof_export_chrome_trace_ex(const opprof_trace *t, const char *path, const opprof_export_options *o);
+
+/* To an open stream (stdout, a pipe): not atomic; gzip only when o->gzip is 1. */
+OPPROF_API int opprof_export_chrome_trace_stream(const opprof_trace *t, FILE *f, const opprof_export_options *o);
+
+/* The built-in on_trace_ready handler, torch.profiler.tensorboard_trace_handler:
+ * each ready trace goes to dir as "{worker}.{time_ns}.pt.trace.json[.gz]",
+ * worker defaulting to "{hostname}_{pid}"; the directory is made when
+ * missing. Optionally it prints the trace's key-averages table.
+ *
+ *     opprof_trace_handler h;
+ *     opprof_trace_handler_init(&h, "log", NULL, 0);
+ *     cfg.on_trace_ready = opprof_trace_handler_ready;
+ *     cfg.user = &h;
+ *
+ * A failure cannot be returned through the callback: it is printed on stderr
+ * and kept in last_status / last_error. */
+typedef struct opprof_trace_handler {
+    char dir[1024];       /* "": the session's output_dir, else "." */
+    char worker[256];     /* "": {hostname}_{pid}, fixed at the first trace */
+    char file_name[256];  /* when set: this name, replaced at each trace, instead */
+    int use_gzip;         /* append ".gz" and compress */
+    int table_only;       /* write no file, only print the table */
+    int print_table;      /* also print the trace's table */
+    char sort_by[64];     /* its sort key ("": the table's default) */
+    int row_limit;        /* its rows, -1 all (default 100, as torch) */
+    FILE *table_out;      /* NULL: stdout */
+    opprof_export_options export_options;
+    /* Set by the handler. */
+    unsigned traces_written;
+    int last_status;      /* 0, or the last failure */
+    char last_path[1536]; /* the file written (or attempted) last */
+    char last_error[512];
+} opprof_trace_handler;
+
+/* Sets h up: dir (NULL or "": the session's output_dir), worker (NULL: the
+ * default), gzip. OPPROF_E_INVAL when a name does not fit. */
+OPPROF_API int opprof_trace_handler_init(opprof_trace_handler *h, const char *dir, const char *worker, int use_gzip);
+
+/* The callback itself: pass it as on_trace_ready with user = the handler. */
+OPPROF_API void opprof_trace_handler_ready(const opprof_trace *trace, void *handler);
 
 /* ======================================================================
  * 9. Import
@@ -524,7 +625,55 @@ OPPROF_API int opprof_trace_load_buffer(const void *buf, size_t len, opprof_trac
 
 /* ======================================================================
  * 10. Configuration from the environment
+ *
+ * Profiling without code changes, as Accelerate's ProfileKwargs: a program
+ * (or the preload library) calls opprof_config_from_env once and starts a
+ * session when it says so. Variables (booleans take 1/0, true/false,
+ * yes/no, on/off):
+ *
+ *   OPPROF_ENABLE            on or off outright; by default profiling is on
+ *                            when any variable below is set
+ *   OPPROF_ACTIVITIES        cpu | cuda | cpu,cuda
+ *   OPPROF_SCHEDULE          skip_first=10,wait=5,warmup=1,active=3,repeat=2
+ *                            (and skip_first_wait=1)
+ *   OPPROF_RECORD_SHAPES     record input shapes
+ *   OPPROF_PROFILE_MEMORY    record allocations
+ *   OPPROF_WITH_STACK        record call stacks
+ *   OPPROF_WITH_FLOPS        count FLOPs
+ *   OPPROF_OUTPUT_TRACE_DIR  each ready trace is written there as
+ *                            profile_{rank}.json (the last one stays)
+ *   OPPROF_USE_GZIP          write profile_{rank}.json.gz instead
+ *   OPPROF_ROW_LIMIT         print the key-averages table of each ready trace
+ *                            (at exit without a schedule) with this many rows,
+ *                            -1 for all
+ *   OPPROF_SORT_BY           its sort key (setting either prints the table)
+ *   OPPROF_MAX_EVENTS        cap on recorded events per trace
+ *   OPPROF_CONFIG            all of them in one string, keys in lower case
+ *                            without the prefix, separated by ';':
+ *                            "record_shapes=1;schedule=wait=1,warmup=1,active=2;
+ *                             output_trace_dir=traces"
+ *                            (a variable of its own wins over the same key here)
+ *
+ * The rank is RANK, else OMPI_COMM_WORLD_RANK, else PMI_RANK, else the pid.
+ * An invalid value is reported on stderr and in the detail, naming the
+ * variable, the value and the valid choices; profiling then stays off.
  * ====================================================================== */
+
+typedef struct opprof_env {
+    int enabled;                 /* 1: start a session with the config */
+    int64_t rank;
+    opprof_trace_handler handler; /* the config's on_trace_ready when it has work */
+} opprof_env;
+
+/* Fills *cfg (from opprof_config_init) and *env from the environment.
+ * OPPROF_OK (env->enabled says whether to profile), or OPPROF_E_INVAL for an
+ * invalid value, with env->enabled 0 and *cfg at its defaults. env must
+ * outlive the session: cfg->user points to it. */
+OPPROF_API int opprof_config_from_env(opprof_config *cfg, opprof_env *env);
+
+/* The same from a string in OPPROF_CONFIG's form, ignoring the environment
+ * (but for the rank). */
+OPPROF_API int opprof_config_from_string(opprof_config *cfg, opprof_env *env, const char *settings);
 
 /* ======================================================================
  * 11. Device activity

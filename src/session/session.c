@@ -1,6 +1,16 @@
 /* Sessions: start, stop and step, and the hand-over of each finished trace
- * to the caller or to on_trace_ready. One session is active per process. */
+ * to the caller or to on_trace_ready. One session is active per process.
+ *
+ * With a schedule, start, step and stop run the transitions of
+ * torch.profiler.profile (session/schedule.c): recording generations are
+ * opened for warmup (thrown away) or for keeps, closed into a pending trace,
+ * and handed to on_trace_ready outside the lock, at the same points as
+ * torch. Each step is a "ProfilerStep#N" annotation on the stepping thread,
+ * closed before the transition and opened after it, as torch's
+ * record_function is. */
+#include <inttypes.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,6 +20,7 @@
 #include "device/device.h"
 #include "model/collect.h"
 #include "model/model.h"
+#include "session/schedule.h"
 #include "session/session.h"
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -24,6 +35,13 @@ static struct {
     uint64_t gen_counter;
     uint32_t opts;
     int64_t step_num;
+    int action;                   /* the schedule's action for step_num */
+    int keeping;                  /* the open generation is kept (not warmup) */
+    int record_steps;             /* ProfilerStep#N annotations (with a schedule) */
+    const opprof_site *step_site; /* the open ProfilerStep#N range */
+    opprof_trace *pending;        /* stopped, not yet handed out */
+    uint64_t serial;              /* sessions started so far */
+    int status;                   /* first failure inside a transition */
 } S;
 
 static int64_t mono_clock(void *ctx)
@@ -51,6 +69,8 @@ static void fork_child(void)
     op_gen_store(0);
     S.active = 0;
     S.gen = 0;
+    S.step_site = NULL;
+    S.pending = NULL; /* the parent's; the child's copy is left alone */
     op_registry_unlock();
     pthread_mutex_unlock(&g_lock);
 }
@@ -127,11 +147,81 @@ int op_session_close_gen(int keep, opprof_trace **out)
     return OPPROF_OK;
 }
 
+/* Throws the open generation away (warmup data). */
+static void discard_gen(void)
+{
+    opprof_trace *tr = NULL;
+    int rc = op_session_close_gen(0, &tr);
+    if (rc != OPPROF_OK && !S.status) S.status = rc;
+}
+
+/* Runs a transition's operations from *i on; stops after one that makes a
+ * trace ready and returns that trace (the caller hands it out without the
+ * lock, then resumes). The lock is held. */
+static opprof_trace *run_ops(const op_sched_ops *ops, unsigned *i)
+{
+    int fresh = 0; /* the open generation was prepared in this run: nothing to throw away */
+    while (*i < ops->n) {
+        switch (ops->op[(*i)++]) {
+        case OP_SCHED_WARN: op_sched_warn_once(ops->warning); break;
+        case OP_SCHED_PREPARE:
+            if (S.gen) discard_gen();
+            op_session_open_gen();
+            S.keeping = 0;
+            fresh = 1;
+            break;
+        case OP_SCHED_START:
+            if (S.gen && !fresh) discard_gen(); /* what warmup recorded goes */
+            if (!S.gen) op_session_open_gen();
+            S.keeping = 1;
+            fresh = 0;
+            break;
+        case OP_SCHED_STOP:
+            if (S.gen) {
+                opprof_trace *tr = NULL;
+                int rc = op_session_close_gen(S.keeping, &tr);
+                if (rc != OPPROF_OK && !S.status) S.status = rc;
+                opprof_trace_free(S.pending);
+                S.pending = tr;
+            }
+            S.keeping = 0;
+            break;
+        case OP_SCHED_READY: {
+            opprof_trace *tr = S.pending;
+            S.pending = NULL;
+            if (tr) return tr;
+            break;
+        }
+        default: break;
+        }
+    }
+    return NULL;
+}
+
+static void step_range_end(void)
+{
+    if (S.step_site) (void)opprof_end(S.step_site); /* another thread's step range ends at the cycle's end */
+    S.step_site = NULL;
+}
+
+static void step_range_begin(void)
+{
+    if (!S.record_steps || !S.gen) return; /* torch's range exists then too, but records nothing */
+    char name[48];
+    snprintf(name, sizeof name, "ProfilerStep#%" PRId64, S.step_num);
+    const opprof_site *site = opprof_intern(name, OPPROF_CAT_USER_ANNOTATION);
+    if (!site) return;
+    opprof_begin(site);
+    S.step_site = site;
+}
+
 int opprof_start(const opprof_config *cfg)
 {
     if (!cfg) return op_fail(OPPROF_E_INVAL, "opprof_start: config is NULL (use opprof_config_init)");
     if (cfg->activities & ~(uint32_t)(OPPROF_ACTIVITY_CPU | OPPROF_ACTIVITY_CUDA))
         return op_fail(OPPROF_E_INVAL, "opprof_start: unknown activity bits 0x%x", (unsigned)cfg->activities);
+    int rc = opprof_schedule_check(&cfg->schedule);
+    if (rc != OPPROF_OK) return rc;
     pthread_once(&g_fork_once, install_fork_handlers);
     pthread_mutex_lock(&g_lock);
     if (S.active) {
@@ -152,10 +242,20 @@ int opprof_start(const opprof_config *cfg)
     S.opts = opts_of(&S.cfg);
     S.step_num = 0;
     S.active = 1;
+    S.serial++;
+    S.status = 0;
+    S.keeping = 0;
+    S.step_site = NULL;
+    S.record_steps = S.cfg.schedule.enabled; /* torch 1.13: step annotations only with a schedule */
     op_capture_prefill(OP_PREFILL_CHUNKS);
     if (S.opts & OP_OPT_MEMORY) op_memtrack_reset();
     op_device_start(&S.cfg);
-    op_session_open_gen();
+    const char *warning = op_sched_config_warning(&S.cfg.schedule);
+    if (warning) op_sched_warn_once(warning);
+    S.action = opprof_schedule_action(&S.cfg.schedule, 0);
+    unsigned i = 0;
+    (void)run_ops(op_sched_transition(OPPROF_ACTION_NONE, S.action), &i); /* nothing is ready at start */
+    step_range_begin();
     pthread_mutex_unlock(&g_lock);
     op_clear_error();
     return OPPROF_OK;
@@ -169,10 +269,15 @@ int opprof_stop(opprof_trace **out)
         pthread_mutex_unlock(&g_lock);
         return op_fail(OPPROF_E_NO_SESSION, "opprof_stop: no session is active");
     }
-    opprof_trace *tr = NULL;
-    int rc = op_session_close_gen(1, &tr);
+    step_range_end();
+    unsigned i = 0;
+    opprof_trace *tr = run_ops(op_sched_transition(S.action, OP_SCHED_EXIT), &i);
+    if (S.gen) discard_gen();
+    opprof_trace_free(S.pending);
+    S.pending = NULL;
     op_device_stop();
     S.active = 0;
+    int rc = S.status;
     opprof_trace_ready_fn ready = S.cfg.on_trace_ready;
     void *user = S.cfg.user;
     pthread_mutex_unlock(&g_lock);
@@ -192,9 +297,42 @@ int opprof_step(void)
         pthread_mutex_unlock(&g_lock);
         return op_fail(OPPROF_E_NO_SESSION, "opprof_step: no session is active");
     }
+    uint64_t serial = S.serial;
+    step_range_end();
+    int prev = S.action;
     S.step_num++;
+    S.action = opprof_schedule_action(&S.cfg.schedule, S.step_num);
+    const op_sched_ops *ops = op_sched_transition(prev, S.action);
+    unsigned i = 0;
+    opprof_trace *tr;
+    while ((tr = run_ops(ops, &i)) != NULL) {
+        /* torch calls on_trace_ready in the middle of the transition, before
+         * the next cycle starts recording: so do we, without the lock. */
+        opprof_trace_ready_fn ready = S.cfg.on_trace_ready;
+        void *user = S.cfg.user;
+        pthread_mutex_unlock(&g_lock);
+        if (ready) ready(tr, user);
+        opprof_trace_free(tr);
+        pthread_mutex_lock(&g_lock);
+        if (!S.active || S.serial != serial) { /* the callback stopped the session */
+            pthread_mutex_unlock(&g_lock);
+            return OPPROF_OK;
+        }
+    }
+    step_range_begin();
+    int rc = S.status;
+    S.status = 0;
     pthread_mutex_unlock(&g_lock);
-    return OPPROF_OK;
+    return rc;
+}
+
+int op_session_output_dir(char *buf, size_t size)
+{
+    pthread_mutex_lock(&g_lock);
+    int have = S.output_dir && *S.output_dir;
+    if (have) snprintf(buf, size, "%s", S.output_dir);
+    pthread_mutex_unlock(&g_lock);
+    return have;
 }
 
 int opprof_is_active(void)

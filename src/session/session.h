@@ -3,9 +3,15 @@
 #ifndef OPPROF_SESSION_SESSION_H
 #define OPPROF_SESSION_SESSION_H
 
+#include <stddef.h>
+
 #include "opprof.h"
 
 void op_session_open_gen(void);
 int op_session_close_gen(int keep, opprof_trace **out);
+
+/* Copies the current (or last) session's output_dir into buf; returns 0 when
+ * it has none. Takes the session lock. */
+int op_session_output_dir(char *buf, size_t size);
 
 #endif

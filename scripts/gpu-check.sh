@@ -16,6 +16,13 @@
 #    --sort self_cuda_time_total --trace trace.json, and checks the trace,
 # and prints a summary last. Exit status: 0 when every check passed.
 # Logs go to $BUILD/gpu-check/.
+#
+# Where the GPU machine cannot build (no cmocka or oneDNN headers there),
+# build on a CPU machine that has CUDA, and carry build-gpu over (about 40 MB):
+#   cmake -S . -B build-gpu -DOPPROF_BUILD_BENCH=OFF -DCMAKE_CUDA_ARCHITECTURES=90
+#   cmake --build build-gpu -j
+# The run-time libraries (libdnnl, libcmocka, CUDA 13) must be there too; the
+# script names any that are missing.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build-gpu}

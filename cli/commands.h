@@ -21,6 +21,7 @@ typedef struct cli_avg_opts {
     int by_shape, top_level;   /* --group-by-input-shape, --top-level */
 } cli_avg_opts;
 
+int cmd_run(int argc, char **argv);
 int cmd_summary(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 

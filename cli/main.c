@@ -7,6 +7,7 @@
 #include "opprof.h"
 
 static const cli_command COMMANDS[] = {
+    {"run", "profile a built-in model (ResNet-18, an MLP) and print the table", cmd_run},
     {"summary", "read a trace file (Chrome/Kineto, .gz) and print its key averages", cmd_summary},
     {"diff", "compare two traces: per-operator change in calls and time", cmd_diff},
     {"exec", "run a program with opprof preloaded (-finstrument-functions)", cmd_exec},

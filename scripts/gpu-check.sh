@@ -76,6 +76,7 @@ run_test() {
 echo "== device tests"
 run_test test_device_map
 run_test test_cupti_decode
+run_test test_device_export
 run_test test_nvtx NVTX_INJECTION64_PATH="$(readlink -f "$BUILD/lib/libopprof.so")"
 run_test test_gpu_ops
 grep -E "max relative error|kernels,|device time" "$LOG/test_gpu_ops.txt" 2>/dev/null

@@ -16,12 +16,14 @@
 #include "opprof.h"
 #include "opprof_nn.h"
 #include "opts.h"
+#include "run_cuda.h"
 
 typedef struct run_opts {
     const char *model;
     long batch, image_size, steps, warmup, threads;
     long seed;
     const char *sort;
+    const char *device, *activities, *trace;
     long row_limit;
     int group_by_input_shape, shapes, flops;
     const char *report;
@@ -50,6 +52,17 @@ static const cli_option OPTIONS[] = {
      "row order, largest first: cpu_time_total (default), self_cpu_time_total,\n"
      "                             cpu_time, count, flops, cpu_memory_usage, self_cpu_memory_usage"
          CLI_EXAMPLE("opprof run resnet18 --sort self_cpu_time_total")},
+    {"--device", "DEV", CLI_OPT_STRING, FIELD(device), 0, 0, "cpu|cuda",
+     "where the model runs: cpu (default), or cuda: resnet18 on the GPU runtime\n"
+     "                             (cuDNN convolutions, cuBLAS, CUDA C kernels)"
+         CLI_EXAMPLE("opprof run resnet18 --device cuda")},
+    {"--activities", "LIST", CLI_OPT_STRING, FIELD(activities), 0, 0, "cpu|cuda|cpu,cuda",
+     "what is recorded (ProfilerActivity): cpu, cuda or cpu,cuda; default cpu,\n"
+     "                             cpu,cuda with --device cuda"
+         CLI_EXAMPLE("opprof run resnet18 --device cuda --activities cpu,cuda --sort self_cuda_time_total")},
+    {"--trace", "FILE", CLI_OPT_STRING, FIELD(trace), 0, 0, NULL,
+     "also write the trace there (Chrome/Kineto JSON; gzip when FILE ends in .gz)"
+         CLI_EXAMPLE("opprof run resnet18 --trace trace.json")},
     {"--row-limit", "N", CLI_OPT_LONG, FIELD(row_limit), -1, INT_MAX, NULL,
      "table rows printed; -1: all (default 10)" CLI_EXAMPLE("opprof run resnet18 --row-limit -1")},
     {"--shapes", NULL, CLI_OPT_FLAG, FIELD(shapes), 0, 0, NULL,
@@ -94,6 +107,7 @@ typedef struct run_ctx {
     opprof_nn_tensor *x;
     int64_t *targets;
     int train;
+    run_cuda *gpu; /* --device cuda */
 } run_ctx;
 
 typedef struct model_spec {
@@ -123,6 +137,7 @@ static int setup(run_ctx *c, const model_spec *ms)
     if (rc) return rc;
     opprof_nn_tensor_normal(c->x, 0.0f, 1.0f, (uint64_t)o->seed + 1);
     c->train = ms->train;
+    if (!strcmp(o->device, "cuda")) return run_cuda_setup(c->model, c->x, classes, &c->gpu);
     if (!c->train) return OPPROF_OK;
     c->targets = malloc((size_t)o->batch * sizeof *c->targets);
     if (!c->targets) return OPPROF_E_NOMEM;
@@ -134,6 +149,7 @@ static int setup(run_ctx *c, const model_spec *ms)
 /* One inference or one training step. */
 static int run_step(run_ctx *c)
 {
+    if (c->gpu) return run_cuda_step(c->gpu);
     if (c->train) {
         float loss;
         return opprof_nn_train_step(c->model, c->sgd, c->x, c->targets, &loss);
@@ -146,6 +162,7 @@ static int run_step(run_ctx *c)
 
 static void teardown(run_ctx *c)
 {
+    run_cuda_free(c->gpu);
     opprof_nn_sgd_free(c->sgd);
     opprof_nn_model_free(c->model);
     opprof_nn_tensor_release(c->x);
@@ -153,6 +170,12 @@ static void teardown(run_ctx *c)
 }
 
 /* ---- the run ---- */
+
+static uint32_t activity_bits(const run_opts *o)
+{
+    const char *a = o->activities ? o->activities : !strcmp(o->device, "cuda") ? "cpu,cuda" : "cpu";
+    return (strstr(a, "cpu") ? OPPROF_ACTIVITY_CPU : 0) | (strstr(a, "cuda") ? OPPROF_ACTIVITY_CUDA : 0);
+}
 
 /* Checks the sort key before the model runs, with the table's own
  * validator, on the key averages of an empty session. */
@@ -204,7 +227,7 @@ static int write_report(const opprof_trace *tr, const run_opts *o, const char *m
 
 static int run_model(const run_opts *o, const model_spec *ms)
 {
-    run_ctx c = {o, NULL, NULL, NULL, NULL, 0};
+    run_ctx c = {.o = o};
     opprof_nn_set_threads((int)o->threads);
     int rc = setup(&c, ms);
     for (long i = 0; !rc && i < o->warmup; i++) rc = run_step(&c);
@@ -214,16 +237,23 @@ static int run_model(const run_opts *o, const model_spec *ms)
         opprof_config_init(&cfg);
         cfg.record_shapes = o->shapes || o->group_by_input_shape;
         cfg.with_flops = o->flops;
+        cfg.activities = activity_bits(o);
         rc = opprof_start(&cfg);
         for (long i = 0; !rc && i < o->steps; i++) rc = run_step(&c);
         int stop_rc = opprof_stop(&tr);
         if (!rc) rc = stop_rc;
     }
     if (!rc) {
-        fprintf(stderr, "opprof run: %s, batch %ld, %ld %s%s, %d thread%s\n", ms->name, o->batch, o->steps,
-                c.train ? "training step" : "forward pass", o->steps == 1 ? "" : c.train ? "s" : "es",
-                opprof_nn_threads(), opprof_nn_threads() == 1 ? "" : "s");
+        if (c.gpu)
+            fprintf(stderr, "opprof run: %s, batch %ld, %ld forward pass%s on %s\n", ms->name, o->batch, o->steps,
+                    o->steps == 1 ? "" : "es", run_cuda_device(c.gpu));
+        else
+            fprintf(stderr, "opprof run: %s, batch %ld, %ld %s%s, %d thread%s\n", ms->name, o->batch, o->steps,
+                    c.train ? "training step" : "forward pass", o->steps == 1 ? "" : c.train ? "s" : "es",
+                    opprof_nn_threads(), opprof_nn_threads() == 1 ? "" : "s");
         rc = print_table(tr, o);
+        if (!rc && o->trace && (rc = opprof_export_chrome_trace(tr, o->trace)) != 0)
+            fprintf(stderr, "opprof run: --trace: %s\n", opprof_last_error());
         if (!rc && o->report) rc = write_report(tr, o, ms->name);
     } else
         fprintf(stderr, "opprof run: %s: %s\n", ms->name, opprof_strerror(rc));
@@ -235,7 +265,8 @@ static int run_model(const run_opts *o, const model_spec *ms)
 
 int cmd_run(int argc, char **argv)
 {
-    run_opts o = {NULL, -1, -1, -1, 1, 0, 0, "cpu_time_total", 10, 0, 0, 0, NULL};
+    run_opts o = {.batch = -1, .image_size = -1, .steps = -1, .warmup = 1, .sort = "cpu_time_total",
+                  .device = "cpu", .row_limit = 10};
     const char *pos[1];
     int npos, p = cli_parse(&SPEC, argc, argv, &o, pos, &npos);
     if (p) return p > 0 ? CLI_OK : CLI_BAD_INPUT;
@@ -246,6 +277,10 @@ int cmd_run(int argc, char **argv)
     if (!ms) {
         fprintf(stderr, "opprof run: unknown model '%s' (resnet18, resnet18-train, mlp-train)\n", o.model);
         cli_usage(&SPEC, stderr, 0);
+        return CLI_BAD_INPUT;
+    }
+    if (!strcmp(o.device, "cuda") && strcmp(ms->name, "resnet18")) {
+        fprintf(stderr, "opprof run: --device cuda runs resnet18 (inference) only, not '%s'\n", ms->name);
         return CLI_BAD_INPUT;
     }
     if (check_sort_key(o.sort)) return CLI_BAD_INPUT;

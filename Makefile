@@ -22,7 +22,7 @@ build: deps
 	@cmake --build $(BUILD) -j$(JOBS)
 
 demo: build
-	@$(BUILD)/bin/opprof_demo
+	@$(BUILD)/bin/opprof run resnet18
 
 # The normal build's suite.
 test-fast: build
@@ -49,6 +49,7 @@ bench: build
 	@$(BUILD)/bin/bench_import
 	@bench/bench_summary.sh $(BUILD)
 	@$(BUILD)/bin/bench_export
+	@/usr/bin/python3 bench/nn_vs_torch.py --bin $(BUILD)/bin/bench_nn
 	@if [ -x $(BUILD)/bin/bench_mpi ]; then OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -np 1 $(BUILD)/bin/bench_mpi; fi
 
 # The long variants of the stress tests (issue 9's sizes); minutes, not in `make test`.

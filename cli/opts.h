@@ -18,6 +18,10 @@ typedef struct cli_option {
     const char *help;
 } cli_option;
 
+/* Appends an example line to an option's help, aligned under the help text
+ * that cli_usage prints at column 29. */
+#define CLI_EXAMPLE(cmd) "\n                             e.g. " cmd
+
 typedef struct cli_spec {
     const char *command;    /* "summary" */
     const char *usage;      /* "TRACE [options]" */

@@ -14,6 +14,7 @@ build_pkgs=(
   libunwind-dev libdw-dev     # stacks
   python3                     # fixture checks
   openmpi-bin libopenmpi-dev  # the MPI profiling library and its tests (mpirun)
+  chromium                    # the HTML report's tests, headless
 )
 bench_pkgs=(python3-torch python3-torchvision hyperfine time) # time: /usr/bin/time for peak RSS
 fuzz_pkgs=(clang-14 libclang-rt-14-dev) # libFuzzer with ASan/UBSan

@@ -1,0 +1,291 @@
+/* opprof run MODEL [options]: runs a built-in model (nn/) under the profiler
+ * and prints PyTorch's key-averages table, so every example of the PyTorch
+ * profiler guide has a one-line equivalent.
+ *
+ * Options are rows of one table (opts.h): parsing, validation and --help all
+ * come from it, so a new option is one row plus the code that uses its
+ * field in run_opts. */
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "opprof.h"
+#include "opprof_nn.h"
+#include "opts.h"
+#include "run_cuda.h"
+
+typedef struct run_opts {
+    const char *model;
+    long batch, image_size, steps, warmup, threads;
+    long seed;
+    const char *sort;
+    const char *device, *activities, *trace;
+    long row_limit;
+    int group_by_input_shape, shapes, flops;
+    const char *report;
+} run_opts;
+
+#define FIELD(f) offsetof(run_opts, f)
+
+static const cli_option OPTIONS[] = {
+    {"--batch", "N", CLI_OPT_LONG, FIELD(batch), 1, 4096, NULL,
+     "batch size (default: resnet18 5, resnet18-train 8, mlp-train 32)" CLI_EXAMPLE("opprof run resnet18 --batch 1")},
+    {"--image-size", "PX", CLI_OPT_LONG, FIELD(image_size), 16, 4096, NULL,
+     "image height and width (default 224); mlp-train: input features (64)"
+         CLI_EXAMPLE("opprof run resnet18 --image-size 112")},
+    {"--steps", "N", CLI_OPT_LONG, FIELD(steps), 1, 1000000, NULL,
+     "passes profiled: forwards or training steps (default 1; mlp-train 3)"
+         CLI_EXAMPLE("opprof run resnet18-train --steps 3")},
+    {"--warmup", "N", CLI_OPT_LONG, FIELD(warmup), 0, 1000000, NULL,
+     "passes before profiling starts, keeping setup out of the table (default 1)"
+         CLI_EXAMPLE("opprof run resnet18 --warmup 0")},
+    {"--threads", "N", CLI_OPT_LONG, FIELD(threads), 0, 4096, NULL,
+     "threads for the operators; 0: OMP_NUM_THREADS, else all cores (default 0)"
+         CLI_EXAMPLE("opprof run resnet18 --threads 1")},
+    {"--seed", "S", CLI_OPT_LONG, FIELD(seed), 0, LONG_MAX, NULL,
+     "seed of the weights and the input data (default 0)" CLI_EXAMPLE("opprof run resnet18 --seed 42")},
+    {"--sort", "KEY", CLI_OPT_STRING, FIELD(sort), 0, 0, NULL,
+     "row order, largest first: cpu_time_total (default), self_cpu_time_total,\n"
+     "                             cpu_time, count, flops, cpu_memory_usage, self_cpu_memory_usage"
+         CLI_EXAMPLE("opprof run resnet18 --sort self_cpu_time_total")},
+    {"--device", "DEV", CLI_OPT_STRING, FIELD(device), 0, 0, "cpu|cuda",
+     "where the model runs: cpu (default), or cuda: resnet18 on the GPU runtime\n"
+     "                             (cuDNN convolutions, cuBLAS, CUDA C kernels)"
+         CLI_EXAMPLE("opprof run resnet18 --device cuda")},
+    {"--activities", "LIST", CLI_OPT_STRING, FIELD(activities), 0, 0, "cpu|cuda|cpu,cuda",
+     "what is recorded (ProfilerActivity): cpu, cuda or cpu,cuda; default cpu,\n"
+     "                             cpu,cuda with --device cuda"
+         CLI_EXAMPLE("opprof run resnet18 --device cuda --activities cpu,cuda --sort self_cuda_time_total")},
+    {"--trace", "FILE", CLI_OPT_STRING, FIELD(trace), 0, 0, NULL,
+     "also write the trace there (Chrome/Kineto JSON; gzip when FILE ends in .gz)"
+         CLI_EXAMPLE("opprof run resnet18 --trace trace.json")},
+    {"--row-limit", "N", CLI_OPT_LONG, FIELD(row_limit), -1, INT_MAX, NULL,
+     "table rows printed; -1: all (default 10)" CLI_EXAMPLE("opprof run resnet18 --row-limit -1")},
+    {"--shapes", NULL, CLI_OPT_FLAG, FIELD(shapes), 0, 0, NULL,
+     "record operator input shapes (record_shapes=True)" CLI_EXAMPLE("opprof run resnet18 --shapes")},
+    {"--group-by-input-shape", NULL, CLI_OPT_FLAG, FIELD(group_by_input_shape), 0, 0, NULL,
+     "one row per (name, input shapes); implies --shapes"
+         CLI_EXAMPLE("opprof run resnet18 --group-by-input-shape")},
+    {"--flops", NULL, CLI_OPT_FLAG, FIELD(flops), 0, 0, NULL,
+     "count FLOPs (with_flops=True): a Total FLOPs column" CLI_EXAMPLE("opprof run resnet18 --flops --sort flops")},
+    {"--report", "FILE", CLI_OPT_STRING, FIELD(report), 0, 0, NULL,
+     "also write the run's HTML report: timeline, operators, memory, ... (opprof report)"
+         CLI_EXAMPLE("opprof run resnet18 --shapes --flops --report resnet18.html")},
+};
+
+static const cli_spec SPEC = {
+    "run",
+    "MODEL [options]",
+    "Runs a built-in model under the profiler and prints its key averages, as PyTorch's\n"
+    "prof.key_averages().table(sort_by=\"cpu_time_total\", row_limit=10) does.\n\n"
+    "models:\n"
+    "  resnet18         torchvision ResNet-18, inference (eval mode, batch x 3 x 224 x 224)\n"
+    "  resnet18-train   ResNet-18 training steps: forward, cross-entropy, backward, SGD\n"
+    "  mlp-train        Linear(64,128)-ReLU-Linear(128,10) training steps with SGD\n\n"
+    "examples:\n"
+    "  opprof run resnet18                            the guide's first table\n"
+    "  opprof run resnet18 --group-by-input-shape     ... split by input shapes\n"
+    "  opprof run resnet18 --flops --sort flops       ... with FLOPs\n"
+    "  opprof run mlp-train --row-limit -1            a training loop, every row\n\n"
+    "Exit status: 0 done, 1 the run failed, 2 bad arguments.",
+    OPTIONS,
+    sizeof OPTIONS / sizeof *OPTIONS,
+    1,
+    1,
+};
+
+/* ---- the models ---- */
+
+typedef struct run_ctx {
+    const run_opts *o;
+    opprof_nn_model *model;
+    opprof_nn_sgd *sgd;
+    opprof_nn_tensor *x;
+    int64_t *targets;
+    int train;
+    run_cuda *gpu; /* --device cuda */
+} run_ctx;
+
+typedef struct model_spec {
+    const char *name;
+    long batch, steps;
+    int train;
+} model_spec;
+
+static const model_spec MODELS[] = {
+    {"resnet18", 5, 1, 0},
+    {"resnet18-train", 8, 1, 1},
+    {"mlp-train", 32, 3, 1},
+};
+
+static int setup(run_ctx *c, const model_spec *ms)
+{
+    const run_opts *o = c->o;
+    int is_mlp = !strcmp(ms->name, "mlp-train"), classes = is_mlp ? 10 : 1000, rc;
+    if (is_mlp) {
+        const int sizes[3] = {(int)o->image_size, 128, 10};
+        rc = opprof_nn_mlp(3, sizes, (uint64_t)o->seed, &c->model);
+    } else
+        rc = opprof_nn_resnet18(classes, (uint64_t)o->seed, &c->model);
+    if (rc) return rc;
+    int64_t img[4] = {o->batch, 3, o->image_size, o->image_size}, vec[2] = {o->batch, o->image_size};
+    rc = is_mlp ? opprof_nn_tensor_new(2, vec, &c->x) : opprof_nn_tensor_new(4, img, &c->x);
+    if (rc) return rc;
+    opprof_nn_tensor_normal(c->x, 0.0f, 1.0f, (uint64_t)o->seed + 1);
+    c->train = ms->train;
+    if (!strcmp(o->device, "cuda")) return run_cuda_setup(c->model, c->x, classes, &c->gpu);
+    if (!c->train) return OPPROF_OK;
+    c->targets = malloc((size_t)o->batch * sizeof *c->targets);
+    if (!c->targets) return OPPROF_E_NOMEM;
+    for (long i = 0; i < o->batch; i++) c->targets[i] = (i * 7 + o->seed) % classes;
+    opprof_nn_sgd_options so = {is_mlp ? 0.1f : 0.01f, 0.9f, 0.0f, is_mlp ? 0.0f : 1e-4f, 0};
+    return opprof_nn_sgd_new(c->model, &so, &c->sgd);
+}
+
+/* One inference or one training step. */
+static int run_step(run_ctx *c)
+{
+    if (c->gpu) return run_cuda_step(c->gpu);
+    if (c->train) {
+        float loss;
+        return opprof_nn_train_step(c->model, c->sgd, c->x, c->targets, &loss);
+    }
+    opprof_nn_tensor *y = NULL;
+    int rc = opprof_nn_model_forward(c->model, c->x, 0, &y);
+    opprof_nn_tensor_release(y);
+    return rc;
+}
+
+static void teardown(run_ctx *c)
+{
+    run_cuda_free(c->gpu);
+    opprof_nn_sgd_free(c->sgd);
+    opprof_nn_model_free(c->model);
+    opprof_nn_tensor_release(c->x);
+    free(c->targets);
+}
+
+/* ---- the run ---- */
+
+static uint32_t activity_bits(const run_opts *o)
+{
+    const char *a = o->activities ? o->activities : !strcmp(o->device, "cuda") ? "cpu,cuda" : "cpu";
+    return (strstr(a, "cpu") ? OPPROF_ACTIVITY_CPU : 0) | (strstr(a, "cuda") ? OPPROF_ACTIVITY_CUDA : 0);
+}
+
+/* Checks the sort key before the model runs, with the table's own
+ * validator, on the key averages of an empty session. */
+static int check_sort_key(const char *key)
+{
+    opprof_config cfg;
+    opprof_config_init(&cfg);
+    opprof_trace *tr = NULL;
+    opprof_key_averages *ka = NULL;
+    int rc = opprof_start(&cfg);
+    if (!rc) rc = opprof_stop(&tr);
+    if (!rc) rc = opprof_key_averages(tr, NULL, &ka);
+    if (!rc) rc = opprof_key_averages_sort(ka, key);
+    if (rc) fprintf(stderr, "opprof run: --sort %s: %s\n", key, *opprof_last_error() ? opprof_last_error() : opprof_strerror(rc));
+    opprof_key_averages_free(ka);
+    opprof_trace_free(tr);
+    return rc;
+}
+
+static int print_table(const opprof_trace *tr, const run_opts *o)
+{
+    opprof_avg_options ao = {o->group_by_input_shape, 0, 0};
+    opprof_key_averages *ka = NULL;
+    int rc = opprof_key_averages(tr, &ao, &ka);
+    if (!rc) rc = opprof_table_write(ka, o->sort, (int)o->row_limit, stdout);
+    if (!rc) putchar('\n'); /* the table text ends without one, as PyTorch's does */
+    if (rc) fprintf(stderr, "opprof run: %s: %s\n", opprof_strerror(rc), opprof_last_error());
+    opprof_key_averages_free(ka);
+    return rc;
+}
+
+/* --report: the run's HTML report, with the options that produced it. */
+static int write_report(const opprof_trace *tr, const run_opts *o, const char *model)
+{
+    char batch[24], size[24], steps[24], threads[24], seed[24];
+    snprintf(batch, sizeof batch, "%ld", o->batch);
+    snprintf(size, sizeof size, "%ld", o->image_size);
+    snprintf(steps, sizeof steps, "%ld (after %ld warm-up)", o->steps, o->warmup);
+    snprintf(threads, sizeof threads, "%d", opprof_nn_threads());
+    snprintf(seed, sizeof seed, "%ld", o->seed);
+    const char *config[] = {"command", "opprof run", "model", model, "batch", batch, "image size", size,
+                            "steps", steps, "threads", threads, "seed", seed, NULL};
+    opprof_report_options ro = {.title = "opprof run", .label_a = model, .config = config};
+    int rc = opprof_report_write(tr, NULL, &ro, o->report);
+    if (rc) fprintf(stderr, "opprof run: --report %s: %s\n", o->report, opprof_last_error());
+    else fprintf(stderr, "opprof run: wrote %s\n", o->report);
+    return rc;
+}
+
+static int run_model(const run_opts *o, const model_spec *ms)
+{
+    run_ctx c = {.o = o};
+    opprof_nn_set_threads((int)o->threads);
+    int rc = setup(&c, ms);
+    for (long i = 0; !rc && i < o->warmup; i++) rc = run_step(&c);
+    opprof_trace *tr = NULL;
+    if (!rc) {
+        opprof_config cfg;
+        opprof_config_init(&cfg);
+        cfg.record_shapes = o->shapes || o->group_by_input_shape;
+        cfg.with_flops = o->flops;
+        cfg.activities = activity_bits(o);
+        rc = opprof_start(&cfg);
+        for (long i = 0; !rc && i < o->steps; i++) rc = run_step(&c);
+        int stop_rc = opprof_stop(&tr);
+        if (!rc) rc = stop_rc;
+    }
+    if (!rc) {
+        if (c.gpu)
+            fprintf(stderr, "opprof run: %s, batch %ld, %ld forward pass%s on %s\n", ms->name, o->batch, o->steps,
+                    o->steps == 1 ? "" : "es", run_cuda_device(c.gpu));
+        else
+            fprintf(stderr, "opprof run: %s, batch %ld, %ld %s%s, %d thread%s\n", ms->name, o->batch, o->steps,
+                    c.train ? "training step" : "forward pass", o->steps == 1 ? "" : c.train ? "s" : "es",
+                    opprof_nn_threads(), opprof_nn_threads() == 1 ? "" : "s");
+        rc = print_table(tr, o);
+        if (!rc && o->trace && (rc = opprof_export_chrome_trace(tr, o->trace)) != 0)
+            fprintf(stderr, "opprof run: --trace: %s\n", opprof_last_error());
+        if (!rc && o->report) rc = write_report(tr, o, ms->name);
+    } else
+        fprintf(stderr, "opprof run: %s: %s\n", ms->name, opprof_strerror(rc));
+    opprof_trace_free(tr);
+    teardown(&c);
+    opprof_nn_shutdown();
+    return rc ? CLI_FAIL : CLI_OK;
+}
+
+int cmd_run(int argc, char **argv)
+{
+    run_opts o = {.batch = -1, .image_size = -1, .steps = -1, .warmup = 1, .sort = "cpu_time_total",
+                  .device = "cpu", .row_limit = 10};
+    const char *pos[1];
+    int npos, p = cli_parse(&SPEC, argc, argv, &o, pos, &npos);
+    if (p) return p > 0 ? CLI_OK : CLI_BAD_INPUT;
+    o.model = pos[0];
+    const model_spec *ms = NULL;
+    for (size_t i = 0; i < sizeof MODELS / sizeof *MODELS; i++)
+        if (!strcmp(MODELS[i].name, o.model)) ms = &MODELS[i];
+    if (!ms) {
+        fprintf(stderr, "opprof run: unknown model '%s' (resnet18, resnet18-train, mlp-train)\n", o.model);
+        cli_usage(&SPEC, stderr, 0);
+        return CLI_BAD_INPUT;
+    }
+    if (!strcmp(o.device, "cuda") && strcmp(ms->name, "resnet18")) {
+        fprintf(stderr, "opprof run: --device cuda runs resnet18 (inference) only, not '%s'\n", ms->name);
+        return CLI_BAD_INPUT;
+    }
+    if (check_sort_key(o.sort)) return CLI_BAD_INPUT;
+    if (o.batch < 0) o.batch = ms->batch;
+    if (o.steps < 0) o.steps = ms->steps;
+    if (o.image_size < 0) o.image_size = !strcmp(ms->name, "mlp-train") ? 64 : 224;
+    return run_model(&o, ms);
+}

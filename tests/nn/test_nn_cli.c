@@ -1,0 +1,167 @@
+/* `opprof run`: the table it prints for each model and option, --help that
+ * documents every option with an example, and bad command lines refused
+ * with status 2. Runs the built CLI (OPPROF_BIN) on small inputs. */
+#define _GNU_SOURCE /* memmem */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include <cmocka.h>
+
+/* Runs `opprof ARGS` and returns its stdout (free it); *status gets the exit status. */
+static char *run(const char *args, int *status)
+{
+    const char *bin = getenv("OPPROF_BIN");
+    if (!bin) bin = "opprof";
+    char cmd[1024];
+    /* one thread: OpenMP's workers are not instrumented for TSan */
+    snprintf(cmd, sizeof cmd, "OMP_NUM_THREADS=1 '%s' %s 2>/dev/null", bin, args);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    size_t cap = 1 << 16, n = 0;
+    char *out = malloc(cap);
+    assert_non_null(out);
+    size_t got;
+    while ((got = fread(out + n, 1, cap - n - 1, p)) > 0) {
+        n += got;
+        if (n + 1 == cap) {
+            out = realloc(out, cap *= 2);
+            assert_non_null(out);
+        }
+    }
+    out[n] = 0;
+    int st = pclose(p);
+    *status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return out;
+}
+
+/* The "# of Calls" of the first row named name, -1 when absent. Columns are
+ * fixed width and right-aligned: the number ends where its heading ends. */
+static long calls_of(const char *table, const char *name)
+{
+    const char *head = strstr(table, "# of Calls");
+    if (!head) return -1;
+    const char *line = head;
+    while (line > table && line[-1] != '\n') line--;
+    size_t end = (size_t)(head - line) + strlen("# of Calls");
+    char pat[128];
+    snprintf(pat, sizeof pat, " %s ", name);
+    const char *p = strstr(head, pat);
+    if (!p) return -1;
+    while (p > table && p[-1] != '\n') p--;
+    const char *eol = strchr(p, '\n');
+    if (!eol || (size_t)(eol - p) < end) return -1;
+    const char *q = p + end;
+    while (q > p && q[-1] >= '0' && q[-1] <= '9') q--;
+    return strtol(q, NULL, 10);
+}
+
+static void test_resnet18_table(void **state)
+{
+    (void)state;
+    int st;
+    char *out = run("run resnet18 --batch 1 --image-size 64 --threads 1", &st);
+    assert_int_equal(st, 0);
+    assert_non_null(strstr(out, "Self CPU %"));
+    assert_non_null(strstr(out, "Self CPU time total:"));
+    /* ten rows by default (which ten depends on timing at this size), no FLOPs column */
+    assert_null(strstr(out, "FLOPs"));
+    int rows = 0;
+    for (const char *p = out; (p = strstr(p, "aten::")); p++) rows++;
+    assert_int_equal(rows, 10);
+    free(out);
+}
+
+static void test_options_change_the_table(void **state)
+{
+    (void)state;
+    int st;
+    char *out = run("run resnet18 --batch 1 --image-size 64 --threads 1 --row-limit -1 --flops --sort flops "
+                    "--group-by-input-shape",
+                    &st);
+    assert_int_equal(st, 0);
+    assert_non_null(strstr(out, "FLOPs  ")); /* "Total MFLOPs": PyTorch scales the unit */
+    assert_non_null(strstr(out, "Input Shapes"));
+    const char *first_row = strstr(out, "aten::");
+    assert_true(first_row && !strncmp(first_row, "aten::conv2d ", 13));
+    /* one row per shape: layer1's four 64->64 convolutions lead by FLOPs;
+     * the stem's is a row of its own */
+    assert_int_equal(calls_of(out, "aten::conv2d"), 4);
+    assert_non_null(strstr(out, "[[1, 3, 64, 64], [64, 3, 7, 7], [], [], [], [], []]"));
+    assert_int_equal(calls_of(out, "aten::linear"), 1);
+    free(out);
+    out = run("run mlp-train --steps 3 --row-limit -1 --sort count", &st);
+    assert_int_equal(st, 0);
+    assert_int_equal(calls_of(out, "train_step"), 3);
+    assert_int_equal(calls_of(out, "AddmmBackward0"), 6);
+    assert_int_equal(calls_of(out, "Optimizer.step#SGD.step"), 3);
+    free(out);
+    out = run("run resnet18-train --batch 2 --image-size 32 --warmup 0 --row-limit -1", &st);
+    assert_int_equal(st, 0);
+    assert_int_equal(calls_of(out, "ConvolutionBackward0"), 20);
+    assert_int_equal(calls_of(out, "train_step"), 1);
+    free(out);
+}
+
+static void test_help_documents_every_option(void **state)
+{
+    (void)state;
+    int st;
+    char *out = run("run --help", &st);
+    assert_int_equal(st, 0);
+    static const char *const opts[] = {"--batch",     "--image-size", "--steps",  "--warmup",
+                                       "--threads",   "--seed",       "--sort",   "--row-limit",
+                                       "--shapes",    "--group-by-input-shape", "--flops"};
+    const char *section = strstr(out, "\noptions:\n");
+    assert_non_null(section);
+    for (size_t i = 0; i < sizeof opts / sizeof *opts; i++) {
+        /* the option's entry: "\n  --name" followed by a space or its metavariable */
+        char head[64];
+        snprintf(head, sizeof head, "\n  %s ", opts[i]);
+        const char *p = strstr(section, head);
+        if (!p) fail_msg("--help does not document %s", opts[i]);
+        const char *next = strstr(p + 1, "\n  --"), *eg = strstr(p, "e.g. opprof run");
+        if (!eg || (next && eg > next)) fail_msg("--help gives no example for %s", opts[i]);
+        const char *eol = strchr(eg, '\n');
+        size_t len = eol ? (size_t)(eol - eg) : strlen(eg);
+        if (!memmem(eg, len, opts[i], strlen(opts[i]))) fail_msg("the example for %s does not use it", opts[i]);
+    }
+    assert_non_null(strstr(out, "resnet18-train"));
+    assert_non_null(strstr(out, "mlp-train"));
+    free(out);
+}
+
+static void test_bad_command_lines(void **state)
+{
+    (void)state;
+    static const char *const bad[] = {"run",
+                                      "run vgg16",
+                                      "run resnet18 --batch 0",
+                                      "run resnet18 --batch x",
+                                      "run resnet18 --frobnicate",
+                                      "run resnet18 --steps",
+                                      "run resnet18 --flops=1",
+                                      "run resnet18 mlp-train",
+                                      "run resnet18 --sort nonsense"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        int st;
+        free(run(bad[i], &st));
+        if (st != 2) fail_msg("'opprof %s' exited %d, want 2", bad[i], st);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_resnet18_table),
+        cmocka_unit_test(test_options_change_the_table),
+        cmocka_unit_test(test_help_documents_every_option),
+        cmocka_unit_test(test_bad_command_lines),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -17,6 +17,7 @@
 #include "opprof_nn.h"
 #include "opts.h"
 #include "run_cuda.h"
+#include "run_dist.h"
 
 typedef struct run_opts {
     const char *model;
@@ -27,6 +28,8 @@ typedef struct run_opts {
     long row_limit;
     int group_by_input_shape, shapes, flops;
     const char *report;
+    int distributed, print_loss;
+    const char *trace_dir;
 } run_opts;
 
 #define FIELD(f) offsetof(run_opts, f)
@@ -75,6 +78,18 @@ static const cli_option OPTIONS[] = {
     {"--report", "FILE", CLI_OPT_STRING, FIELD(report), 0, 0, NULL,
      "also write the run's HTML report: timeline, operators, memory, ... (opprof report)"
          CLI_EXAMPLE("opprof run resnet18 --shapes --flops --report resnet18.html")},
+    {"--distributed", NULL, CLI_OPT_FLAG, FIELD(distributed), 0, 0, NULL,
+     "data-parallel training under mpirun: each rank trains on its slice of the batch,\n"
+     "                             gradients averaged with MPI_Allreduce (DistributedDataParallel);\n"
+     "                             rank 0 prints the table"
+         CLI_EXAMPLE("mpirun -np 4 opprof run mlp-train --distributed --trace-dir traces")},
+    {"--trace-dir", "DIR", CLI_OPT_STRING, FIELD(trace_dir), 0, 0, NULL,
+     "write the trace to DIR/rank_R.json (R: the rank, 0 when not distributed);\n"
+     "                             merge the ranks' with opprof merge"
+         CLI_EXAMPLE("opprof run mlp-train --trace-dir traces")},
+    {"--print-loss", NULL, CLI_OPT_FLAG, FIELD(print_loss), 0, 0, NULL,
+     "print each profiled training step's loss (the mean over ranks) on stderr"
+         CLI_EXAMPLE("opprof run mlp-train --print-loss")},
 };
 
 static const cli_spec SPEC = {
@@ -90,7 +105,8 @@ static const cli_spec SPEC = {
     "  opprof run resnet18                            the guide's first table\n"
     "  opprof run resnet18 --group-by-input-shape     ... split by input shapes\n"
     "  opprof run resnet18 --flops --sort flops       ... with FLOPs\n"
-    "  opprof run mlp-train --row-limit -1            a training loop, every row\n\n"
+    "  opprof run mlp-train --row-limit -1            a training loop, every row\n"
+    "  mpirun -np 4 opprof run mlp-train --distributed --trace-dir t   data-parallel, one trace a rank\n\n"
     "Exit status: 0 done, 1 the run failed, 2 bad arguments.",
     OPTIONS,
     sizeof OPTIONS / sizeof *OPTIONS,
@@ -108,6 +124,8 @@ typedef struct run_ctx {
     int64_t *targets;
     int train;
     run_cuda *gpu; /* --device cuda */
+    int rank, size; /* --distributed: this rank of size; else 0 of 1 */
+    long step;      /* profiled steps done */
 } run_ctx;
 
 typedef struct model_spec {
@@ -121,6 +139,24 @@ static const model_spec MODELS[] = {
     {"resnet18-train", 8, 1, 1},
     {"mlp-train", 32, 3, 1},
 };
+
+/* --distributed: this rank keeps its slice of the batch (the same batch on
+ * every rank, from the seed), as a DistributedSampler gives it. */
+static int take_slice(run_ctx *c)
+{
+    opprof_nn_tensor *x = c->x;
+    int64_t rows = x->dims[0] / c->size, first = rows * c->rank, per_row = x->numel / x->dims[0];
+    int64_t dims[OPPROF_NN_MAX_DIMS];
+    memcpy(dims, x->dims, sizeof dims);
+    dims[0] = rows;
+    opprof_nn_tensor *mine = NULL;
+    int rc = opprof_nn_tensor_from(x->ndim, dims, x->data + first * per_row, (size_t)(rows * per_row), &mine);
+    if (rc) return rc;
+    opprof_nn_tensor_release(x);
+    c->x = mine;
+    memmove(c->targets, c->targets + first, (size_t)rows * sizeof *c->targets);
+    return OPPROF_OK;
+}
 
 static int setup(run_ctx *c, const model_spec *ms)
 {
@@ -142,8 +178,11 @@ static int setup(run_ctx *c, const model_spec *ms)
     c->targets = malloc((size_t)o->batch * sizeof *c->targets);
     if (!c->targets) return OPPROF_E_NOMEM;
     for (long i = 0; i < o->batch; i++) c->targets[i] = (i * 7 + o->seed) % classes;
+    if (c->size > 1 && (rc = take_slice(c)) != OPPROF_OK) return rc;
     opprof_nn_sgd_options so = {is_mlp ? 0.1f : 0.01f, 0.9f, 0.0f, is_mlp ? 0.0f : 1e-4f, 0};
-    return opprof_nn_sgd_new(c->model, &so, &c->sgd);
+    rc = opprof_nn_sgd_new(c->model, &so, &c->sgd);
+    if (!rc && c->size > 1) opprof_nn_sgd_set_grad_hook(c->sgd, run_dist_grad_hook, NULL);
+    return rc;
 }
 
 /* One inference or one training step. */
@@ -152,7 +191,20 @@ static int run_step(run_ctx *c)
     if (c->gpu) return run_cuda_step(c->gpu);
     if (c->train) {
         float loss;
-        return opprof_nn_train_step(c->model, c->sgd, c->x, c->targets, &loss);
+        int rc = opprof_nn_train_step(c->model, c->sgd, c->x, c->targets, &loss);
+        if (rc || c->step < 0) return rc;
+        c->step++;
+        /* Every rank takes part in both collectives; rank 0 speaks. */
+        float mean = c->size > 1 ? run_dist_mean(loss) : loss;
+        int same = c->size > 1 ? run_dist_same_weights(c->model) : 1;
+        if (c->o->print_loss && c->rank == 0)
+            fprintf(stderr, "step %ld: loss %.9g%s\n", c->step, (double)mean,
+                    c->size > 1 ? (same ? ", weights identical on every rank" : ", WEIGHTS DIFFER") : "");
+        if (!same) {
+            fprintf(stderr, "opprof run: rank %d: the ranks' weights differ after step %ld\n", c->rank, c->step);
+            return OPPROF_E_RANGE;
+        }
+        return OPPROF_OK;
     }
     opprof_nn_tensor *y = NULL;
     int rc = opprof_nn_model_forward(c->model, c->x, 0, &y);
@@ -225,12 +277,26 @@ static int write_report(const opprof_trace *tr, const run_opts *o, const char *m
     return rc;
 }
 
-static int run_model(const run_opts *o, const model_spec *ms)
+/* --trace-dir: DIR/rank_R.json */
+static int write_rank_trace(const opprof_trace *tr, const run_opts *o, int rank)
 {
-    run_ctx c = {.o = o};
+    size_t n = strlen(o->trace_dir) + 32;
+    char *path = malloc(n);
+    if (!path) return OPPROF_E_NOMEM;
+    snprintf(path, n, "%s/rank_%d.json", o->trace_dir, rank);
+    int rc = opprof_export_chrome_trace(tr, path);
+    if (rc) fprintf(stderr, "opprof run: --trace-dir: %s\n", opprof_last_error());
+    free(path);
+    return rc;
+}
+
+static int run_model(const run_opts *o, const model_spec *ms, int rank, int size)
+{
+    run_ctx c = {.o = o, .rank = rank, .size = size, .step = -1};
     opprof_nn_set_threads((int)o->threads);
     int rc = setup(&c, ms);
     for (long i = 0; !rc && i < o->warmup; i++) rc = run_step(&c);
+    c.step = 0;
     opprof_trace *tr = NULL;
     if (!rc) {
         opprof_config cfg;
@@ -240,10 +306,15 @@ static int run_model(const run_opts *o, const model_spec *ms)
         cfg.activities = activity_bits(o);
         rc = opprof_start(&cfg);
         for (long i = 0; !rc && i < o->steps; i++) rc = run_step(&c);
+        if (size > 1) run_dist_clock_sync(); /* the session's end, for the drift */
         int stop_rc = opprof_stop(&tr);
         if (!rc) rc = stop_rc;
     }
-    if (!rc) {
+    if (!rc && rank != 0) { /* rank 0 prints for the job */
+        if (o->trace_dir) rc = write_rank_trace(tr, o, rank);
+    } else if (!rc) {
+        if (size > 1) fprintf(stderr, "opprof run: rank 0 of %d, each training on %ld of the batch\n", size,
+                              o->batch / size);
         if (c.gpu)
             fprintf(stderr, "opprof run: %s, batch %ld, %ld forward pass%s on %s\n", ms->name, o->batch, o->steps,
                     o->steps == 1 ? "" : "es", run_cuda_device(c.gpu));
@@ -254,6 +325,7 @@ static int run_model(const run_opts *o, const model_spec *ms)
         rc = print_table(tr, o);
         if (!rc && o->trace && (rc = opprof_export_chrome_trace(tr, o->trace)) != 0)
             fprintf(stderr, "opprof run: --trace: %s\n", opprof_last_error());
+        if (!rc && o->trace_dir) rc = write_rank_trace(tr, o, rank);
         if (!rc && o->report) rc = write_report(tr, o, ms->name);
     } else
         fprintf(stderr, "opprof run: %s: %s\n", ms->name, opprof_strerror(rc));
@@ -287,5 +359,19 @@ int cmd_run(int argc, char **argv)
     if (o.batch < 0) o.batch = ms->batch;
     if (o.steps < 0) o.steps = ms->steps;
     if (o.image_size < 0) o.image_size = !strcmp(ms->name, "mlp-train") ? 64 : 224;
-    return run_model(&o, ms);
+    if (!o.distributed) return run_model(&o, ms, 0, 1);
+    if (!ms->train || !strcmp(o.device, "cuda")) {
+        fprintf(stderr, "opprof run: --distributed trains: resnet18-train or mlp-train, on the CPU\n");
+        return CLI_BAD_INPUT;
+    }
+    int rank, size;
+    if (run_dist_init(&rank, &size) != 0) return CLI_FAIL;
+    if (o.batch % size) {
+        if (rank == 0) fprintf(stderr, "opprof run: --batch %ld is not a multiple of the %d ranks\n", o.batch, size);
+        run_dist_finish();
+        return CLI_BAD_INPUT;
+    }
+    int rc = run_model(&o, ms, rank, size);
+    run_dist_finish();
+    return rc;
 }

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <math.h>
 
 #include "opprof.h"
 #include "ranks/ranks.h"
@@ -330,6 +331,111 @@ static void test_straggler_4_ranks(void **state)
     straggler(4);
 }
 
+/* `opprof run MODEL ARGS` (under mpirun -np n when n > 0), its stderr in
+ * buf: the steps' losses. */
+static void run_cli(int n, const char *args, const char *dir, char *buf, size_t cap)
+{
+    char cmd[2048];
+    int k = 0;
+    if (n > 0) k = snprintf(cmd, sizeof cmd, "'%s' --oversubscribe -np %d ", getenv("MPIEXEC"), n);
+    snprintf(cmd + k, sizeof cmd - (size_t)k, "'%s' run %s --print-loss --threads 1%s%s%s 2>&1 >/dev/null",
+             getenv("OPPROF_BIN"), args, dir ? " --distributed --trace-dir '" : "", dir ? dir : "", dir ? "'" : "");
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    size_t len = fread(buf, 1, cap - 1, p);
+    buf[len] = '\0';
+    int status = pclose(p);
+    if (status != 0) print_message("%s\n%s", cmd, buf);
+    assert_int_equal(status, 0);
+}
+
+/* The losses of "step N: loss X" lines; the count. */
+static int losses(const char *out, double *v, int max, int *identical)
+{
+    int n = 0;
+    *identical = 0;
+    for (const char *p = strstr(out, "step "); p && n < max; p = strstr(p + 1, "step ")) {
+        int step;
+        if (sscanf(p, "step %d: loss %lf", &step, &v[n]) != 2 || step != n + 1) continue;
+        const char *eol = strchr(p, '\n');
+        const char *same = strstr(p, "weights identical on every rank");
+        *identical += same && (!eol || same < eol);
+        n++;
+    }
+    return n;
+}
+
+/* Data-parallel MLP training on 4 ranks: the weights agree on every rank
+ * after each step, and the loss curve is that of one process training on
+ * the whole batch. */
+static void test_distributed_training_matches_one_process(void **state)
+{
+    (void)state;
+    run r = {.n = 0};
+    snprintf(r.dir, sizeof r.dir, "/tmp/opprof_test_train_XXXXXX");
+    assert_non_null(mkdtemp(r.dir));
+    static char dist[65536], one[65536];
+    run_cli(4, "mlp-train --steps 5 --batch 32", r.dir, dist, sizeof dist);
+    run_cli(0, "mlp-train --steps 5 --batch 32", NULL, one, sizeof one);
+    double a[8], b[8];
+    int same_a, same_b;
+    assert_int_equal(losses(dist, a, 8, &same_a), 5);
+    assert_int_equal(losses(one, b, 8, &same_b), 5);
+    assert_int_equal(same_a, 5);
+    for (int i = 0; i < 5; i++) {
+        print_message("step %d: loss %.9f on 4 ranks, %.9f on one\n", i + 1, a[i], b[i]);
+        assert_true(fabs(a[i] - b[i]) <= 1e-5);
+    }
+    assert_true(a[4] < a[0]); /* it learns */
+
+    /* One trace per rank, the gradients' allreduces in it: 4 parameters a
+     * step, the first layer's weight 128 x 64 floats. */
+    r.n = 4;
+    for (int k = 0; k < 4; k++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/rank_%d.json", r.dir, k);
+        assert_int_equal(opprof_trace_load(path, &r.t[k]), OPPROF_OK);
+        assert_int_equal(count(r.t[k], "MPI_Allreduce"), 20);
+        opprof_event e;
+        assert_true(nth_event(r.t[k], "MPI_Allreduce", 0, &e) >= 0);
+        assert_int_equal(arg(&e, "In msg bytes"), 128 * 64 * 4);
+        opprof_distributed_info d;
+        assert_int_equal(opprof_trace_distributed_info(r.t[k], &d), OPPROF_OK);
+        assert_int_equal(d.rank, k);
+        assert_int_equal(d.world_size, 4);
+    }
+    opprof_ranks_report *rep = NULL;
+    assert_int_equal(opprof_ranks_report_new((const opprof_trace *const *)r.t, 4, &rep), OPPROF_OK);
+    assert_int_equal(opprof_ranks_report_collective_count(rep), 20);
+    opprof_ranks_report_free(rep);
+    run_free(&r);
+}
+
+/* ResNet-18 at a small size on 2 ranks: the weights agree after each step.
+ * (Its loss is not one process's: batch norm normalises each rank's slice
+ * by its own statistics, as DistributedDataParallel without SyncBatchNorm.) */
+static void test_distributed_resnet18_keeps_ranks_identical(void **state)
+{
+    (void)state;
+    run r = {.n = 0};
+    snprintf(r.dir, sizeof r.dir, "/tmp/opprof_test_train_XXXXXX");
+    assert_non_null(mkdtemp(r.dir));
+    static char out[65536];
+    run_cli(2, "resnet18-train --steps 2 --batch 4 --image-size 32 --warmup 0", r.dir, out, sizeof out);
+    double l[4];
+    int same;
+    assert_int_equal(losses(out, l, 4, &same), 2);
+    assert_int_equal(same, 2);
+    r.n = 2;
+    for (int k = 0; k < 2; k++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/rank_%d.json", r.dir, k);
+        assert_int_equal(opprof_trace_load(path, &r.t[k]), OPPROF_OK);
+        assert_int_equal(count(r.t[k], "MPI_Allreduce"), 2 * 62); /* 62 trainable tensors a step */
+    }
+    run_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -337,6 +443,8 @@ int main(void)
         cmocka_unit_test(test_collectives_4_ranks),
         cmocka_unit_test(test_straggler_2_ranks),
         cmocka_unit_test(test_straggler_4_ranks),
+        cmocka_unit_test(test_distributed_training_matches_one_process),
+        cmocka_unit_test(test_distributed_resnet18_keeps_ranks_identical),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -22,7 +22,7 @@
  * session is active, it starts one at MPI_Init and stops it at MPI_Finalize,
  * each rank writing profile_{rank}.json:
  *
- *   OPPROF_OUTPUT_TRACE_DIR=traces LD_PRELOAD=libopprof_mpi.so mpirun -np 4 ./app
+ *   mpirun -x OPPROF_OUTPUT_TRACE_DIR=traces -x LD_PRELOAD=libopprof_mpi.so -np 4 ./app
  *   opprof merge traces/profile_*.json -o merged.json
  */
 #ifndef OPPROF_MPI_H

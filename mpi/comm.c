@@ -158,3 +158,19 @@ int64_t opmpi_type_size(MPI_Datatype t)
     if (t == MPI_DATATYPE_NULL || PMPI_Type_size(t, &s) != MPI_SUCCESS) return 0;
     return s;
 }
+
+void opmpi_input(opprof_input *in, MPI_Datatype t, int64_t count)
+{
+    int d = OPPROF_DTYPE_NONE;
+    if (t == MPI_FLOAT) d = OPPROF_DTYPE_FLOAT;
+    else if (t == MPI_DOUBLE) d = OPPROF_DTYPE_DOUBLE;
+    else if (t == MPI_INT || t == MPI_INT32_T) d = OPPROF_DTYPE_INT32;
+    else if (t == MPI_LONG || t == MPI_LONG_LONG || t == MPI_INT64_T) d = OPPROF_DTYPE_INT64;
+    else if (t == MPI_BYTE || t == MPI_UNSIGNED_CHAR || t == MPI_UINT8_T) d = OPPROF_DTYPE_UINT8;
+    else if (t == MPI_CHAR || t == MPI_SIGNED_CHAR || t == MPI_INT8_T) d = OPPROF_DTYPE_INT8;
+    else if (t == MPI_SHORT || t == MPI_INT16_T) d = OPPROF_DTYPE_INT16;
+    else if (t == MPI_C_BOOL) d = OPPROF_DTYPE_BOOL;
+    in->dtype = (uint8_t)d;
+    in->ndim = 1;
+    in->dims[0] = count;
+}

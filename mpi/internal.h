@@ -45,6 +45,10 @@ static inline int opmpi_world_rank(const opmpi_comm *c, int r)
 const char *opmpi_dtype_name(MPI_Datatype t);
 int64_t opmpi_type_size(MPI_Datatype t);
 
+/* The message as an operator input, for record_shapes: a 1-d tensor of
+ * its elements ([count], its dtype), as c10d's ops show their tensors. */
+void opmpi_input(opprof_input *in, MPI_Datatype t, int64_t count);
+
 /* Outstanding non-blocking operations, so that the call completing one
  * (MPI_Wait, MPI_Test, ...) can name it. Lock-free; a full table leaves
  * the operation untracked. */

@@ -34,6 +34,7 @@ OPMPI_SITE(s_testsome, "MPI_Testsome");
 static void p2p_args(opmpi_args *x, const char *coll, MPI_Comm comm, int n, MPI_Datatype t, int peer, int tag,
                      int sending)
 {
+    opmpi_input(&x->in, t, n);
     opmpi_comm *c = opmpi_comm_get(comm);
     int64_t bytes = (int64_t)n * opmpi_type_size(t);
     x->n = 0;
@@ -70,7 +71,7 @@ int MPI_Send(const void *buf, int n, MPI_Datatype t, int dest, int tag, MPI_Comm
     if (!OPMPI_RECORDING()) return PMPI_Send(buf, n, t, dest, tag, comm);
     opmpi_args x;
     p2p_args(&x, "send", comm, n, t, dest, tag, 1);
-    opprof_begin_args(&s_send, x.a, x.n);
+    opprof_begin_inputs_args(&s_send, &x.in, 1, x.a, x.n);
     int rc = PMPI_Send(buf, n, t, dest, tag, comm);
     opprof_end(&s_send);
     return rc;
@@ -81,7 +82,7 @@ int MPI_Ssend(const void *buf, int n, MPI_Datatype t, int dest, int tag, MPI_Com
     if (!OPMPI_RECORDING()) return PMPI_Ssend(buf, n, t, dest, tag, comm);
     opmpi_args x;
     p2p_args(&x, "send", comm, n, t, dest, tag, 1);
-    opprof_begin_args(&s_ssend, x.a, x.n);
+    opprof_begin_inputs_args(&s_ssend, &x.in, 1, x.a, x.n);
     int rc = PMPI_Ssend(buf, n, t, dest, tag, comm);
     opprof_end(&s_ssend);
     return rc;
@@ -94,7 +95,7 @@ int MPI_Recv(void *buf, int n, MPI_Datatype t, int src, int tag, MPI_Comm comm, 
     MPI_Status own;
     if (status == MPI_STATUS_IGNORE) status = &own;
     p2p_args(&x, "recv", comm, n, t, src, tag, 0);
-    opprof_begin_args(&s_recv, x.a, x.n);
+    opprof_begin_inputs_args(&s_recv, &x.in, 1, x.a, x.n);
     int rc = PMPI_Recv(buf, n, t, src, tag, comm, status);
     if (rc == MPI_SUCCESS) recv_end(&s_recv, comm, t, status);
     else opprof_end(&s_recv);
@@ -111,7 +112,7 @@ int MPI_Sendrecv(const void *sb, int sn, MPI_Datatype st, int dest, int stag, vo
     x.a[1] = opprof_arg_int(K_IN_N, sn);
     x.a[3] = opprof_arg_int(K_IN_B, (int64_t)sn * opmpi_type_size(st));
     arg_i(&x, K_DST, opmpi_world_rank(c, dest));
-    opprof_begin_args(&s_sendrecv, x.a, x.n);
+    opprof_begin_inputs_args(&s_sendrecv, &x.in, 1, x.a, x.n);
     int rc = PMPI_Sendrecv(sb, sn, st, dest, stag, rb, rn, rt, src, rtag, comm, status);
     opprof_end(&s_sendrecv);
     return rc;
@@ -122,7 +123,7 @@ static int64_t post_begin(const opprof_site *site, opmpi_args *x)
 {
     int64_t id = opmpi_req_next_id();
     arg_i(x, K_REQ, id);
-    opprof_begin_args(site, x->a, x->n);
+    opprof_begin_inputs_args(site, &x->in, 1, x->a, x->n);
     return id;
 }
 

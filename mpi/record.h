@@ -20,6 +20,7 @@ static const char K_COLL[] = "Collective name", K_IN_N[] = "In msg nelems", K_OU
 typedef struct opmpi_args {
     opprof_arg a[OPPROF_MAX_ARGS];
     unsigned n;
+    opprof_input in; /* point-to-point: the message */
 } opmpi_args;
 
 static inline void arg_i(opmpi_args *x, const char *k, int64_t v)
@@ -76,7 +77,9 @@ static inline void coll_begin(opmpi_coll *k, const opprof_site *site, int64_t in
         k->req_id = opmpi_req_next_id();
         arg_i(&x, K_REQ, k->req_id);
     }
-    opprof_begin_args(site, x.a, x.n);
+    opprof_input in;
+    opmpi_input(&in, in_n ? tin : tout, in_n ? in_n : out_n);
+    opprof_begin_inputs_args(site, &in, tin == MPI_DATATYPE_NULL ? 0 : 1, x.a, x.n);
 }
 
 /* After a non-blocking call returned its request. */

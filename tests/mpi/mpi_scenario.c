@@ -98,6 +98,7 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     opprof_config cfg;
     opprof_config_init(&cfg);
+    cfg.record_shapes = 1; /* messages as inputs: [count] of their dtype */
     if (opprof_start(&cfg) != OPPROF_OK) return 1;
     if (!strcmp(argv[1], "collectives")) collectives(rank, size);
     else straggler(rank);

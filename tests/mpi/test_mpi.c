@@ -126,6 +126,10 @@ static void check_rank(const opprof_trace *t, int rank, int n)
     assert_true(nth_event(t, "MPI_Allreduce", 0, &e) >= 0);
     assert_int_equal(arg(&e, "In msg nelems"), 1000);
     assert_true(arg_is(&e, "dtype", "Float") && arg_is(&e, "Collective name", "allreduce"));
+    assert_string_equal(e.input_shapes, "[[1000]]");
+    assert_string_equal(e.input_types, "[\"float\"]");
+    assert_true(nth_event(t, "MPI_Barrier", 0, &e) >= 0);
+    assert_string_equal(e.input_shapes, ""); /* no message, no input */
     assert_true(nth_event(t, "MPI_Bcast", 0, &e) >= 0);
     assert_int_equal(arg(&e, "Root"), 0);
 

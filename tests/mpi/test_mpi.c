@@ -440,6 +440,39 @@ static void test_distributed_resnet18_keeps_ranks_identical(void **state)
     run_free(&r);
 }
 
+/* A program that never heard of opprof, libopprof_mpi.so preloaded: the
+ * environment's session writes profile_{rank}.json at MPI_Finalize. */
+static void test_preloaded_into_an_unmodified_program(void **state)
+{
+    (void)state;
+    const char *prog = getenv("PLAIN_MPI"), *lib = getenv("OPPROF_MPI_LIB");
+    if (!prog || !lib) {
+        print_message("skipped: no preload library in a sanitizer build\n");
+        skip();
+    }
+    run r = {.n = 2};
+    snprintf(r.dir, sizeof r.dir, "/tmp/opprof_test_mpi_XXXXXX");
+    assert_non_null(mkdtemp(r.dir));
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "'%s' --oversubscribe -np 2 -x OPPROF_OUTPUT_TRACE_DIR='%s' -x LD_PRELOAD='%s' '%s'",
+             getenv("MPIEXEC"), r.dir, lib, prog);
+    assert_int_equal(system(cmd), 0);
+    for (int k = 0; k < 2; k++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/profile_%d.json", r.dir, k);
+        assert_int_equal(opprof_trace_load(path, &r.t[k]), OPPROF_OK);
+        unlink(path);
+        assert_int_equal(count(r.t[k], "MPI_Allreduce"), 3);
+        assert_int_equal(count(r.t[k], "MPI_Barrier"), 1);
+        opprof_distributed_info d;
+        assert_int_equal(opprof_trace_distributed_info(r.t[k], &d), OPPROF_OK);
+        assert_int_equal(d.rank, k);
+        assert_true(d.clock_end.valid);
+    }
+    r.n = 2;
+    run_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -449,6 +482,7 @@ int main(void)
         cmocka_unit_test(test_straggler_4_ranks),
         cmocka_unit_test(test_distributed_training_matches_one_process),
         cmocka_unit_test(test_distributed_resnet18_keeps_ranks_identical),
+        cmocka_unit_test(test_preloaded_into_an_unmodified_program),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

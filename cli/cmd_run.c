@@ -93,7 +93,8 @@ static const cli_option OPTIONS[] = {
          CLI_EXAMPLE("opprof run resnet18 --stacks-out resnet18.folded")},
     {"--stacks-metric", "METRIC", CLI_OPT_STRING, FIELD(stacks_metric), 0, 0,
      "self_cpu_time_total|self_cuda_time_total|self_device_time_total",
-     "the value of --stacks-out's lines (default self_cpu_time_total)"
+     "the value of --stacks-out's lines: self_cpu_time_total (default),\n"
+     "                             self_cuda_time_total or self_device_time_total (device time)"
          CLI_EXAMPLE("opprof run resnet18 --stacks-out r.folded --stacks-metric self_cpu_time_total")},
     {"--group-by-stack", "N", CLI_OPT_LONG, FIELD(group_by_stack), 0, 128, NULL,
      "one row per (name, top N frames), with a Source Location column; implies --stack"

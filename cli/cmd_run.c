@@ -16,17 +16,20 @@
 #include "opprof.h"
 #include "opprof_nn.h"
 #include "opts.h"
+#include "run_cuda.h"
 
 typedef struct run_opts {
     const char *model;
     long batch, image_size, steps, warmup, threads;
     long seed;
     const char *sort;
+    const char *device, *activities, *trace;
     long row_limit;
     int group_by_input_shape, shapes, flops;
     int memory, stack, gzip;
     long group_by_stack;
-    const char *memory_timeline, *trace, *schedule, *trace_dir, *stacks_out, *stacks_metric;
+    const char *memory_timeline, *schedule, *trace_dir, *stacks_out, *stacks_metric;
+    const char *report;
 } run_opts;
 
 #define FIELD(f) offsetof(run_opts, f)
@@ -52,6 +55,18 @@ static const cli_option OPTIONS[] = {
      "row order, largest first: cpu_time_total (default), self_cpu_time_total,\n"
      "                             cpu_time, count, flops, cpu_memory_usage, self_cpu_memory_usage"
          CLI_EXAMPLE("opprof run resnet18 --sort self_cpu_time_total")},
+    {"--device", "DEV", CLI_OPT_STRING, FIELD(device), 0, 0, "cpu|cuda",
+     "where the model runs: cpu (default), or cuda: resnet18 on the GPU runtime\n"
+     "                             (cuDNN convolutions, cuBLAS, CUDA C kernels)"
+         CLI_EXAMPLE("opprof run resnet18 --device cuda")},
+    {"--activities", "LIST", CLI_OPT_STRING, FIELD(activities), 0, 0, "cpu|cuda|cpu,cuda",
+     "what is recorded (ProfilerActivity): cpu, cuda or cpu,cuda; default cpu,\n"
+     "                             cpu,cuda with --device cuda"
+         CLI_EXAMPLE("opprof run resnet18 --device cuda --activities cpu,cuda --sort self_cuda_time_total")},
+    {"--trace", "FILE", CLI_OPT_STRING, FIELD(trace), 0, 0, NULL,
+     "write a Chrome trace (chrome://tracing, Perfetto); gzip'd when FILE ends\n"
+     "                             in .gz; with --schedule, each cycle's (the last stays)"
+         CLI_EXAMPLE("opprof run resnet18 --trace trace.json")},
     {"--row-limit", "N", CLI_OPT_LONG, FIELD(row_limit), -1, INT_MAX, NULL,
      "table rows printed; -1: all (default 10)" CLI_EXAMPLE("opprof run resnet18 --row-limit -1")},
     {"--shapes", NULL, CLI_OPT_FLAG, FIELD(shapes), 0, 0, NULL,
@@ -69,10 +84,6 @@ static const cli_option OPTIONS[] = {
      "write live bytes after each allocation and free, CSV (JSON when FILE ends\n"
      "                             in .json); implies --memory"
          CLI_EXAMPLE("opprof run resnet18 --memory-timeline mem.csv")},
-    {"--trace", "FILE", CLI_OPT_STRING, FIELD(trace), 0, 0, NULL,
-     "write a Chrome trace (chrome://tracing, Perfetto); gzip'd when FILE ends\n"
-     "                             in .gz; with --schedule, each cycle's (the last stays)"
-         CLI_EXAMPLE("opprof run resnet18 --trace trace.json")},
     {"--schedule", "SPEC", CLI_OPT_STRING, FIELD(schedule), 0, 0, NULL,
      "torch.profiler.schedule: steps skip_first, then cycles of wait, warmup and\n"
      "                             active steps, repeat times (0: until the end); a table per cycle"
@@ -99,6 +110,9 @@ static const cli_option OPTIONS[] = {
     {"--group-by-stack", "N", CLI_OPT_LONG, FIELD(group_by_stack), 0, 128, NULL,
      "one row per (name, top N frames), with a Source Location column; implies --stack"
          CLI_EXAMPLE("opprof run resnet18 --group-by-stack 5")},
+    {"--report", "FILE", CLI_OPT_STRING, FIELD(report), 0, 0, NULL,
+     "also write the run's HTML report: timeline, operators, memory, ... (opprof report)"
+         CLI_EXAMPLE("opprof run resnet18 --shapes --flops --report resnet18.html")},
 };
 
 static const cli_spec SPEC = {
@@ -137,6 +151,7 @@ typedef struct run_ctx {
     opprof_nn_tensor *x;
     int64_t *targets;
     int train;
+    run_cuda *gpu; /* --device cuda */
 } run_ctx;
 
 typedef struct model_spec {
@@ -166,6 +181,7 @@ static int setup(run_ctx *c, const model_spec *ms)
     if (rc) return rc;
     opprof_nn_tensor_normal(c->x, 0.0f, 1.0f, (uint64_t)o->seed + 1);
     c->train = ms->train;
+    if (!strcmp(o->device, "cuda")) return run_cuda_setup(c->model, c->x, classes, &c->gpu);
     if (!c->train) return OPPROF_OK;
     c->targets = malloc((size_t)o->batch * sizeof *c->targets);
     if (!c->targets) return OPPROF_E_NOMEM;
@@ -177,6 +193,7 @@ static int setup(run_ctx *c, const model_spec *ms)
 /* One inference or one training step. */
 static int run_step(run_ctx *c)
 {
+    if (c->gpu) return run_cuda_step(c->gpu);
     if (c->train) {
         float loss;
         return opprof_nn_train_step(c->model, c->sgd, c->x, c->targets, &loss);
@@ -189,6 +206,7 @@ static int run_step(run_ctx *c)
 
 static void teardown(run_ctx *c)
 {
+    run_cuda_free(c->gpu);
     opprof_nn_sgd_free(c->sgd);
     opprof_nn_model_free(c->model);
     opprof_nn_tensor_release(c->x);
@@ -196,6 +214,12 @@ static void teardown(run_ctx *c)
 }
 
 /* ---- the run ---- */
+
+static uint32_t activity_bits(const run_opts *o)
+{
+    const char *a = o->activities ? o->activities : !strcmp(o->device, "cuda") ? "cpu,cuda" : "cpu";
+    return (strstr(a, "cpu") ? OPPROF_ACTIVITY_CPU : 0) | (strstr(a, "cuda") ? OPPROF_ACTIVITY_CUDA : 0);
+}
 
 /* Checks the sort key before the model runs, with the table's own
  * validator, on the key averages of an empty session. */
@@ -278,10 +302,29 @@ static int write_memory_timeline(const opprof_trace *tr, const char *path)
     return rc;
 }
 
+/* --report: the run's HTML report, with the options that produced it. */
+static int write_report(const opprof_trace *tr, const run_opts *o, const char *model)
+{
+    char batch[24], size[24], steps[24], threads[24], seed[24];
+    snprintf(batch, sizeof batch, "%ld", o->batch);
+    snprintf(size, sizeof size, "%ld", o->image_size);
+    snprintf(steps, sizeof steps, "%ld (after %ld warm-up)", o->steps, o->warmup);
+    snprintf(threads, sizeof threads, "%d", opprof_nn_threads());
+    snprintf(seed, sizeof seed, "%ld", o->seed);
+    const char *config[] = {"command", "opprof run", "model", model, "batch", batch, "image size", size,
+                            "steps", steps, "threads", threads, "seed", seed, NULL};
+    opprof_report_options ro = {.title = "opprof run", .label_a = model, .config = config};
+    int rc = opprof_report_write(tr, NULL, &ro, o->report);
+    if (rc) fprintf(stderr, "opprof run: --report %s: %s\n", o->report, opprof_last_error());
+    else fprintf(stderr, "opprof run: wrote %s\n", o->report);
+    return rc;
+}
+
 /* What each ready trace becomes: the whole session's at stop, or each
  * schedule cycle's as it ends. */
 typedef struct run_out {
     const run_opts *o;
+    const char *model;
     opprof_trace_handler handler; /* --trace-dir */
     unsigned traces;
     int rc;                       /* the first failure */
@@ -325,6 +368,7 @@ static void on_trace_ready(const opprof_trace *tr, void *user)
     if (o->memory_timeline && (rc = write_memory_timeline(tr, o->memory_timeline))) fail_out(out, rc, o->memory_timeline);
     if (o->stacks_out && (rc = opprof_export_stacks(tr, o->stacks_out, o->stacks_metric)))
         fail_out(out, rc, o->stacks_out);
+    if (o->report && (rc = write_report(tr, o, out->model)) && !out->rc) out->rc = rc; /* it says why */
 }
 
 static int configure(const run_opts *o, run_out *out, opprof_config *cfg)
@@ -334,6 +378,7 @@ static int configure(const run_opts *o, run_out *out, opprof_config *cfg)
     cfg->with_flops = o->flops;
     cfg->profile_memory = o->memory;
     cfg->with_stack = o->stack;
+    cfg->activities = activity_bits(o);
     cfg->on_trace_ready = on_trace_ready;
     cfg->user = out;
     if (o->schedule && opprof_schedule_parse(o->schedule, &cfg->schedule)) return OPPROF_E_PARSE;
@@ -357,17 +402,21 @@ static int profile(run_ctx *c, const opprof_config *cfg)
 
 static int run_model(const run_opts *o, const model_spec *ms)
 {
-    run_ctx c = {o, NULL, NULL, NULL, NULL, 0};
-    run_out out = {.o = o};
+    run_ctx c = {.o = o};
+    run_out out = {.o = o, .model = ms->name};
     opprof_config cfg;
     opprof_nn_set_threads((int)o->threads);
     int rc = configure(o, &out, &cfg);
     if (!rc) rc = setup(&c, ms);
     for (long i = 0; !rc && i < o->warmup; i++) rc = run_step(&c);
     if (!rc) {
-        fprintf(stderr, "opprof run: %s, batch %ld, %ld %s%s, %d thread%s\n", ms->name, o->batch, o->steps,
-                c.train ? "training step" : "forward pass", o->steps == 1 ? "" : c.train ? "s" : "es",
-                opprof_nn_threads(), opprof_nn_threads() == 1 ? "" : "s");
+        if (c.gpu)
+            fprintf(stderr, "opprof run: %s, batch %ld, %ld forward pass%s on %s\n", ms->name, o->batch, o->steps,
+                    o->steps == 1 ? "" : "es", run_cuda_device(c.gpu));
+        else
+            fprintf(stderr, "opprof run: %s, batch %ld, %ld %s%s, %d thread%s\n", ms->name, o->batch, o->steps,
+                    c.train ? "training step" : "forward pass", o->steps == 1 ? "" : c.train ? "s" : "es",
+                    opprof_nn_threads(), opprof_nn_threads() == 1 ? "" : "s");
         rc = profile(&c, &cfg);
     }
     if (rc)
@@ -398,7 +447,8 @@ static int check_args(run_opts *o)
 
 int cmd_run(int argc, char **argv)
 {
-    run_opts o = {.batch = -1, .image_size = -1, .steps = -1, .warmup = 1, .sort = "cpu_time_total", .row_limit = 10};
+    run_opts o = {.batch = -1, .image_size = -1, .steps = -1, .warmup = 1, .sort = "cpu_time_total",
+                  .device = "cpu", .row_limit = 10};
     const char *pos[1];
     int npos, p = cli_parse(&SPEC, argc, argv, &o, pos, &npos);
     if (p) return p > 0 ? CLI_OK : CLI_BAD_INPUT;
@@ -409,6 +459,10 @@ int cmd_run(int argc, char **argv)
     if (!ms) {
         fprintf(stderr, "opprof run: unknown model '%s' (resnet18, resnet18-train, mlp-train)\n", o.model);
         cli_usage(&SPEC, stderr, 0);
+        return CLI_BAD_INPUT;
+    }
+    if (!strcmp(o.device, "cuda") && strcmp(ms->name, "resnet18")) {
+        fprintf(stderr, "opprof run: --device cuda runs resnet18 (inference) only, not '%s'\n", ms->name);
         return CLI_BAD_INPUT;
     }
     if ((p = check_args(&o))) return p;

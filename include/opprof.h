@@ -7,6 +7,7 @@
  *   3. sessions              8. export
  *   4. recording (hot path)  9. import
  *   5. memory events        10. configuration from the environment
+ *                           11. device activity (CUDA, NVTX)
  *                           13. stacks and instrumented functions
  *
  * Every function returns 0 (OPPROF_OK) or a negative opprof_status unless it
@@ -673,6 +674,56 @@ OPPROF_API int opprof_config_from_env(opprof_config *cfg, opprof_env *env);
 /* The same from a string in OPPROF_CONFIG's form, ignoring the environment
  * (but for the rank). */
 OPPROF_API int opprof_config_from_string(opprof_config *cfg, opprof_env *env, const char *settings);
+
+/* ======================================================================
+ * 11. Device activity
+ *
+ * With OPPROF_ACTIVITY_CUDA a session also records, through CUPTI, the
+ * kernels (name, grid, block, registers, shared memory), memory copies and
+ * memsets of every CUDA device, on a process per device (pid = device index)
+ * and a thread per stream (tid = stream id), and the CUDA runtime and
+ * driver calls that launched them, on the calling thread. Each activity is
+ * linked to the operator open on the launching thread (its "External id"),
+ * whose device time it counts (Self CUDA). Activity CUPTI had to drop is
+ * counted in opprof_trace_dropped. CUDA and CUPTI are loaded at run time:
+ * without them, or without a device, opprof_start prints one line
+ * "opprof: no CUDA device: ..." on stderr and records CPU activity only.
+ *
+ * NVTX: libopprof.so is an NVTX injection library. Run a program that
+ * links libopprof.so with NVTX_INJECTION64_PATH=/path/to/libopprof.so and
+ * the NVTX ranges it or its libraries open (nvtxRangePush/Pop,
+ * nvtxRangeStart/End, domain ranges) become user annotations of the
+ * active session.
+ * ====================================================================== */
+
+/* The number of CUDA devices activity can be recorded on (> 0), or
+ * OPPROF_E_NODEV / OPPROF_E_UNSUPPORTED with the reason in
+ * opprof_last_error() ("no CUDA device: ..."). Loads CUDA on first use. */
+OPPROF_API int opprof_cuda_device_count(void);
+
+/* ======================================================================
+ * 12. Report
+ *
+ * One self-contained HTML file per run: data, script and style inline, no
+ * network, opens from file://. Views: overview, operators (key averages),
+ * timeline (flame chart of every thread and device stream), memory, devices,
+ * and, with two traces, the per-operator diff.
+ * ====================================================================== */
+
+typedef struct opprof_report_options {
+    const char *title;           /* the page's title; NULL: "opprof report" */
+    const char *label_a;         /* how the page names trace a (e.g. its file); NULL: "trace" ("base" with b) */
+    const char *label_b;         /* trace b; NULL: "test" */
+    const char *const *config;   /* the run's configuration for the overview: key, value, key, value, ...,
+                                    NULL; NULL for none */
+} opprof_report_options;
+
+/* Writes the report of trace a to path (atomically: a temporary file beside
+ * it, then a rename). With b not NULL the page compares b against a. opt may
+ * be NULL. Names and arguments are user data: the page shows them as text
+ * and never runs them. */
+OPPROF_API int opprof_report_write(const opprof_trace *a, const opprof_trace *b, const opprof_report_options *opt,
+                                   const char *path);
 
 /* ======================================================================
  * 13. Stacks and instrumented functions

@@ -13,6 +13,7 @@ build_pkgs=(
   libopenblas-dev libdnnl-dev # the model runtime's GEMM and convolution
   libunwind-dev libdw-dev     # stacks
   python3                     # fixture checks
+  chromium                    # the HTML report's tests, headless
 )
 bench_pkgs=(python3-torch python3-torchvision hyperfine time) # time: /usr/bin/time for peak RSS
 fuzz_pkgs=(clang-14 libclang-rt-14-dev) # libFuzzer with ASan/UBSan

@@ -309,7 +309,13 @@ static void put_header(cw *c, const opprof_export_options *o)
 {
     const opprof_trace *t = c->t;
     op_jw *w = c->w;
-    OP_JW_LIT(w, "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [\n  ],\n");
+    OP_JW_LIT(w, "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [\n");
+    if (t->device_props && op_strtab_len(&t->str, t->device_props)) { /* made by src/device from the driver */
+        OP_JW_LIT(w, "    ");
+        op_jw_put(w, op_strtab_get(&t->str, t->device_props), op_strtab_len(&t->str, t->device_props));
+        OP_JW_LIT(w, "\n");
+    }
+    OP_JW_LIT(w, "  ],\n");
     int64_t rank = o->rank, world = o->world_size;
     if (rank < 0 || world < 0) {
         int64_t er = -1, ew = -1;
@@ -376,6 +382,68 @@ static void cw_free(cw *c)
     free(c->arena);
 }
 
+/* One end of an ac2g flow: "s" at a launch, "f" (bound to the enclosing
+ * slice, "bp": "e") at the device activity it launched, as Kineto writes them. */
+static void put_flow_end(cw *c, const op_event *e, int finish)
+{
+    op_jw *w = c->w;
+    begin_event(c);
+    if (finish)
+        OP_JW_LIT(w, "{\"ph\": \"f\", \"id\": ");
+    else
+        OP_JW_LIT(w, "{\"ph\": \"s\", \"id\": ");
+    op_jw_i64(w, e->correlation);
+    op_jw_need(w, 128);
+    memcpy(w->p, c->thread_text[e->thread], c->thread_len[e->thread]);
+    w->p += c->thread_len[e->thread];
+    w->p = op_fmt_us3(w->p, e->start_ns);
+    if (finish)
+        OP_JW_LIT(w, ", \"cat\": \"ac2g\", \"name\": \"ac2g\", \"bp\": \"e\"}");
+    else
+        OP_JW_LIT(w, ", \"cat\": \"ac2g\", \"name\": \"ac2g\"}");
+}
+
+typedef struct corr_ref {
+    int64_t corr;
+    size_t idx;
+} corr_ref;
+
+static int corr_cmp(const void *a, const void *b)
+{
+    const corr_ref *x = a, *y = b;
+    if (x->corr != y->corr) return x->corr < y->corr ? -1 : 1;
+    return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/* A flow from each launch to each device activity with its correlation. */
+static int put_flows(cw *c)
+{
+    const opprof_trace *t = c->t;
+    if (!(t->options & OP_TRACE_DEVICE)) return 0;
+    corr_ref *l = malloc((t->nev ? t->nev : 1) * sizeof *l);
+    if (!l) return -1;
+    size_t n = 0;
+    for (size_t i = 0; i < t->nev; i++)
+        if (op_cat_is_launch(t->ev[i].cat) && (t->ev[i].flags & OP_EV_HAS_CORR))
+            l[n++] = (corr_ref){t->ev[i].correlation, i};
+    qsort(l, n, sizeof *l, corr_cmp);
+    for (size_t i = 0; i < t->nev && !c->w->status; i++) {
+        const op_event *d = &t->ev[i];
+        if (!op_cat_is_device(d->cat) || !(d->flags & OP_EV_HAS_CORR)) continue;
+        size_t lo = 0, hi = n;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (l[mid].corr < d->correlation) lo = mid + 1;
+            else hi = mid;
+        }
+        if (lo == n || l[lo].corr != d->correlation) continue;
+        put_flow_end(c, &t->ev[l[lo].idx], 0);
+        put_flow_end(c, d, 1);
+    }
+    free(l);
+    return 0;
+}
+
 /* Writes the whole trace into w; returns w's status (or NOMEM). */
 static int write_trace(const opprof_trace *t, op_jw *w, const opprof_export_options *o)
 {
@@ -392,6 +460,10 @@ static int write_trace(const opprof_trace *t, op_jw *w, const opprof_export_opti
         put_event(&c, i);
     }
     for (; m < t->nmem && !w->status; m++) put_memory(&c, &t->mem[m]);
+    if (put_flows(&c) != 0) {
+        cw_free(&c);
+        return op_fail(OPPROF_E_NOMEM, "out of memory while exporting flows");
+    }
     if (t->dropped) {
         char buf[160];
         snprintf(buf, sizeof buf, "opprof: %llu events dropped (event cap reached)", (unsigned long long)t->dropped);

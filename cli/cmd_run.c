@@ -27,9 +27,11 @@ typedef struct run_opts {
     const char *device, *activities, *trace;
     long row_limit;
     int group_by_input_shape, shapes, flops;
+    int memory, stack, gzip;
+    long group_by_stack;
+    const char *memory_timeline, *schedule, *trace_dir, *stacks_out, *stacks_metric;
     const char *report;
     int distributed, print_loss;
-    const char *trace_dir;
 } run_opts;
 
 #define FIELD(f) offsetof(run_opts, f)
@@ -64,7 +66,8 @@ static const cli_option OPTIONS[] = {
      "                             cpu,cuda with --device cuda"
          CLI_EXAMPLE("opprof run resnet18 --device cuda --activities cpu,cuda --sort self_cuda_time_total")},
     {"--trace", "FILE", CLI_OPT_STRING, FIELD(trace), 0, 0, NULL,
-     "also write the trace there (Chrome/Kineto JSON; gzip when FILE ends in .gz)"
+     "write a Chrome trace (chrome://tracing, Perfetto); gzip'd when FILE ends\n"
+     "                             in .gz; with --schedule, each cycle's (the last stays)"
          CLI_EXAMPLE("opprof run resnet18 --trace trace.json")},
     {"--row-limit", "N", CLI_OPT_LONG, FIELD(row_limit), -1, INT_MAX, NULL,
      "table rows printed; -1: all (default 10)" CLI_EXAMPLE("opprof run resnet18 --row-limit -1")},
@@ -75,18 +78,49 @@ static const cli_option OPTIONS[] = {
          CLI_EXAMPLE("opprof run resnet18 --group-by-input-shape")},
     {"--flops", NULL, CLI_OPT_FLAG, FIELD(flops), 0, 0, NULL,
      "count FLOPs (with_flops=True): a Total FLOPs column" CLI_EXAMPLE("opprof run resnet18 --flops --sort flops")},
+    {"--memory", NULL, CLI_OPT_FLAG, FIELD(memory), 0, 0, NULL,
+     "record tensor allocations (profile_memory=True): CPU Mem and Self CPU Mem\n"
+     "                             columns, and the peak under the table"
+         CLI_EXAMPLE("opprof run resnet18 --memory --sort self_cpu_memory_usage")},
+    {"--memory-timeline", "FILE", CLI_OPT_STRING, FIELD(memory_timeline), 0, 0, NULL,
+     "write live bytes after each allocation and free, CSV (JSON when FILE ends\n"
+     "                             in .json); implies --memory"
+         CLI_EXAMPLE("opprof run resnet18 --memory-timeline mem.csv")},
+    {"--schedule", "SPEC", CLI_OPT_STRING, FIELD(schedule), 0, 0, NULL,
+     "torch.profiler.schedule: steps skip_first, then cycles of wait, warmup and\n"
+     "                             active steps, repeat times (0: until the end); a table per cycle"
+         CLI_EXAMPLE("opprof run resnet18-train --steps 30 --schedule skip_first=10,wait=5,warmup=1,active=3,repeat=2")},
+    {"--trace-dir", "DIR", CLI_OPT_STRING, FIELD(trace_dir), 0, 0, NULL,
+     "write each trace to DIR/{host}_{pid}.{time_ns}.pt.trace.json\n"
+     "                             (tensorboard_trace_handler)"
+         CLI_EXAMPLE("opprof run resnet18-train --steps 8 --schedule wait=1,warmup=1,active=2 --trace-dir log")},
+    {"--gzip", NULL, CLI_OPT_FLAG, FIELD(gzip), 0, 0, NULL,
+     "gzip the files of --trace-dir (.pt.trace.json.gz)"
+         CLI_EXAMPLE("opprof run resnet18 --trace-dir log --gzip")},
+    {"--stack", NULL, CLI_OPT_FLAG, FIELD(stack), 0, 0, NULL,
+     "record where each operator was called from (with_stack=True)"
+         CLI_EXAMPLE("opprof run resnet18 --stack --trace trace.json")},
+    {"--stacks-out", "FILE", CLI_OPT_STRING, FIELD(stacks_out), 0, 0, NULL,
+     "write folded stacks for flamegraph.pl and speedscope (export_stacks);\n"
+     "                             implies --stack"
+         CLI_EXAMPLE("opprof run resnet18 --stacks-out resnet18.folded")},
+    {"--stacks-metric", "METRIC", CLI_OPT_STRING, FIELD(stacks_metric), 0, 0,
+     "self_cpu_time_total|self_cuda_time_total|self_device_time_total",
+     "the value of --stacks-out's lines: self_cpu_time_total (default),\n"
+     "                             self_cuda_time_total or self_device_time_total (device time)"
+         CLI_EXAMPLE("opprof run resnet18 --stacks-out r.folded --stacks-metric self_cpu_time_total")},
+    {"--group-by-stack", "N", CLI_OPT_LONG, FIELD(group_by_stack), 0, 128, NULL,
+     "one row per (name, top N frames), with a Source Location column; implies --stack"
+         CLI_EXAMPLE("opprof run resnet18 --group-by-stack 5")},
     {"--report", "FILE", CLI_OPT_STRING, FIELD(report), 0, 0, NULL,
      "also write the run's HTML report: timeline, operators, memory, ... (opprof report)"
          CLI_EXAMPLE("opprof run resnet18 --shapes --flops --report resnet18.html")},
     {"--distributed", NULL, CLI_OPT_FLAG, FIELD(distributed), 0, 0, NULL,
      "data-parallel training under mpirun: each rank trains on its slice of the batch,\n"
      "                             gradients averaged with MPI_Allreduce (DistributedDataParallel);\n"
-     "                             rank 0 prints the table"
+     "                             rank 0 prints the table; with --trace-dir each rank writes\n"
+     "                             DIR/rank_R.{time}.pt.trace.json (merge them with opprof merge)"
          CLI_EXAMPLE("mpirun -np 4 opprof run mlp-train --distributed --trace-dir traces")},
-    {"--trace-dir", "DIR", CLI_OPT_STRING, FIELD(trace_dir), 0, 0, NULL,
-     "write the trace to DIR/rank_R.json (R: the rank, 0 when not distributed);\n"
-     "                             merge the ranks' with opprof merge"
-         CLI_EXAMPLE("opprof run mlp-train --trace-dir traces")},
     {"--print-loss", NULL, CLI_OPT_FLAG, FIELD(print_loss), 0, 0, NULL,
      "print each profiled training step's loss (the mean over ranks) on stderr"
          CLI_EXAMPLE("opprof run mlp-train --print-loss")},
@@ -105,6 +139,12 @@ static const cli_spec SPEC = {
     "  opprof run resnet18                            the guide's first table\n"
     "  opprof run resnet18 --group-by-input-shape     ... split by input shapes\n"
     "  opprof run resnet18 --flops --sort flops       ... with FLOPs\n"
+    "  opprof run resnet18 --memory --sort self_cpu_memory_usage\n"
+    "                                                 ... memory per operator\n"
+    "  opprof run resnet18 --trace trace.json         ... and a Chrome trace\n"
+    "  opprof run resnet18-train --steps 30 --schedule skip_first=10,wait=5,warmup=1,active=3,repeat=2 \\\n"
+    "      --trace-dir log                            a long job: a trace and a table per cycle\n"
+    "  opprof run resnet18 --stacks-out r.folded      flame-graph input (flamegraph.pl, speedscope)\n"
     "  opprof run mlp-train --row-limit -1            a training loop, every row\n"
     "  mpirun -np 4 opprof run mlp-train --distributed --trace-dir t   data-parallel, one trace a rank\n\n"
     "Exit status: 0 done, 1 the run failed, 2 bad arguments.",
@@ -247,15 +287,66 @@ static int check_sort_key(const char *key)
     return rc;
 }
 
+/* PyTorch's memory units (torch.autograd.profiler_util._format_memory). */
+static void format_memory(int64_t b, char *buf, size_t size)
+{
+    const double kb = 1024.0, mb = kb * 1024, gb = mb * 1024;
+    double a = b < 0 ? -(double)b : (double)b;
+    if (a >= gb)
+        snprintf(buf, size, "%.2f Gb", (double)b / gb);
+    else if (a >= mb)
+        snprintf(buf, size, "%.2f Mb", (double)b / mb);
+    else if (a >= kb)
+        snprintf(buf, size, "%.2f Kb", (double)b / kb);
+    else
+        snprintf(buf, size, "%lld b", (long long)b);
+}
+
+/* The peak under the memory table: what the table's per-operator sums
+ * cannot show. */
+static int print_memory_peak(const opprof_trace *tr)
+{
+    opprof_memory_stats st;
+    int rc = opprof_trace_memory_stats(tr, &st);
+    if (rc) return rc;
+    char peak[32], alloc[32], freed[32], live[32];
+    format_memory(st.peak_bytes, peak, sizeof peak);
+    format_memory(st.bytes_allocated, alloc, sizeof alloc);
+    format_memory(st.bytes_freed, freed, sizeof freed);
+    format_memory(st.final_bytes, live, sizeof live);
+    printf("Peak CPU memory: %s at %.3fms in %s; allocated %s (%llu blocks), freed %s (%llu), live at the end %s\n",
+           peak, (double)st.peak_time_ns / 1e6, st.peak_op ? st.peak_op : "[memory]", alloc,
+           (unsigned long long)st.allocations, freed, (unsigned long long)st.frees, live);
+    if (st.unknown_frees || st.double_frees)
+        printf("Frees of unknown blocks: %llu, double frees: %llu\n", (unsigned long long)st.unknown_frees,
+               (unsigned long long)st.double_frees);
+    return OPPROF_OK;
+}
+
 static int print_table(const opprof_trace *tr, const run_opts *o)
 {
-    opprof_avg_options ao = {o->group_by_input_shape, 0, 0};
+    opprof_avg_options ao = {o->group_by_input_shape, (int)o->group_by_stack, 0};
     opprof_key_averages *ka = NULL;
     int rc = opprof_key_averages(tr, &ao, &ka);
     if (!rc) rc = opprof_table_write(ka, o->sort, (int)o->row_limit, stdout);
-    if (!rc) putchar('\n'); /* the table text ends without one, as PyTorch's does */
-    if (rc) fprintf(stderr, "opprof run: %s: %s\n", opprof_strerror(rc), opprof_last_error());
+    if (!rc && o->memory) rc = print_memory_peak(tr);
+    if (!rc) putchar('\n'); /* the blank line Python's print(table) leaves */
     opprof_key_averages_free(ka);
+    fflush(stdout);
+    return rc;
+}
+
+static int write_memory_timeline(const opprof_trace *tr, const char *path)
+{
+    size_t n = strlen(path);
+    int json = n >= 5 && !strcmp(path + n - 5, ".json");
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "opprof run: --memory-timeline %s: cannot create it\n", path);
+        return OPPROF_E_IO;
+    }
+    int rc = opprof_memory_timeline_write(tr, f, json ? OPPROF_FORMAT_JSON : OPPROF_FORMAT_CSV);
+    if ((ferror(f) | fclose(f)) && !rc) rc = OPPROF_E_IO;
     return rc;
 }
 
@@ -277,44 +368,106 @@ static int write_report(const opprof_trace *tr, const run_opts *o, const char *m
     return rc;
 }
 
-/* --trace-dir: DIR/rank_R.json */
-static int write_rank_trace(const opprof_trace *tr, const run_opts *o, int rank)
+/* What each ready trace becomes: the whole session's at stop, or each
+ * schedule cycle's as it ends. */
+typedef struct run_out {
+    const run_opts *o;
+    const char *model;
+    int rank;                     /* --distributed: only rank 0 prints and writes single files */
+    opprof_trace_handler handler; /* --trace-dir */
+    unsigned traces;
+    int rc;                       /* the first failure */
+} run_out;
+
+static void fail_out(run_out *out, int rc, const char *what)
 {
-    size_t n = strlen(o->trace_dir) + 32;
-    char *path = malloc(n);
-    if (!path) return OPPROF_E_NOMEM;
-    snprintf(path, n, "%s/rank_%d.json", o->trace_dir, rank);
-    int rc = opprof_export_chrome_trace(tr, path);
-    if (rc) fprintf(stderr, "opprof run: --trace-dir: %s\n", opprof_last_error());
-    free(path);
-    return rc;
+    fprintf(stderr, "opprof run: %s: %s%s%s\n", what, opprof_strerror(rc), *opprof_last_error() ? ": " : "",
+            opprof_last_error());
+    if (!out->rc) out->rc = rc;
+}
+
+/* Which steps a cycle's trace holds, from its ProfilerStep#N ranges. */
+static void print_steps(const opprof_trace *tr)
+{
+    long long lo = -1, hi = -1;
+    for (size_t i = 0; i < opprof_trace_event_count(tr); i++) {
+        opprof_event e;
+        if (opprof_trace_event(tr, i, &e) || strncmp(e.name, "ProfilerStep#", 13)) continue;
+        long long n = strtoll(e.name + 13, NULL, 10);
+        if (lo < 0 || n < lo) lo = n;
+        if (n > hi) hi = n;
+    }
+    if (lo >= 0) fprintf(stderr, "opprof run: the trace of steps %lld-%lld\n", lo, hi);
+}
+
+static void on_trace_ready(const opprof_trace *tr, void *user)
+{
+    run_out *out = user;
+    const run_opts *o = out->o;
+    int rc;
+    out->traces++;
+    if (o->trace_dir) {
+        opprof_trace_handler_ready(tr, &out->handler); /* it prints its own failure */
+        if (out->handler.last_status && !out->rc) out->rc = out->handler.last_status;
+        if (!out->handler.last_status && out->rank == 0)
+            fprintf(stderr, "opprof run: wrote %s%s\n", out->handler.last_path,
+                    o->distributed ? " (and the other ranks theirs)" : "");
+    }
+    if (out->rank != 0) return; /* rank 0 speaks for the job */
+    if (o->schedule) print_steps(tr);
+    if ((rc = print_table(tr, o))) fail_out(out, rc, "the table");
+    if (o->trace && (rc = opprof_export_chrome_trace(tr, o->trace))) fail_out(out, rc, o->trace);
+    if (o->memory_timeline && (rc = write_memory_timeline(tr, o->memory_timeline))) fail_out(out, rc, o->memory_timeline);
+    if (o->stacks_out && (rc = opprof_export_stacks(tr, o->stacks_out, o->stacks_metric)))
+        fail_out(out, rc, o->stacks_out);
+    if (o->report && (rc = write_report(tr, o, out->model)) && !out->rc) out->rc = rc; /* it says why */
+}
+
+static int configure(const run_opts *o, run_out *out, opprof_config *cfg)
+{
+    opprof_config_init(cfg);
+    cfg->record_shapes = o->shapes || o->group_by_input_shape;
+    cfg->with_flops = o->flops;
+    cfg->profile_memory = o->memory;
+    cfg->with_stack = o->stack;
+    cfg->activities = activity_bits(o);
+    cfg->on_trace_ready = on_trace_ready;
+    cfg->user = out;
+    if (o->schedule && opprof_schedule_parse(o->schedule, &cfg->schedule)) return OPPROF_E_PARSE;
+    if (!o->trace_dir) return OPPROF_OK;
+    char worker[32]; /* --distributed: each rank's files named after it */
+    snprintf(worker, sizeof worker, "rank_%d", out->rank);
+    return opprof_trace_handler_init(&out->handler, o->trace_dir, o->distributed ? worker : NULL, o->gzip);
+}
+
+/* The profiled passes; with a schedule each is a step (ProfilerStep#N). */
+static int profile(run_ctx *c, const opprof_config *cfg)
+{
+    const run_opts *o = c->o;
+    int rc = opprof_start(cfg);
+    if (rc) return rc;
+    for (long i = 0; !rc && i < o->steps; i++) {
+        rc = run_step(c);
+        if (!rc && o->schedule) rc = opprof_step();
+    }
+    if (c->size > 1) run_dist_clock_sync(); /* the session's end: the clocks' drift */
+    int stop_rc = opprof_stop(NULL); /* the trace goes to on_trace_ready */
+    return rc ? rc : stop_rc;
 }
 
 static int run_model(const run_opts *o, const model_spec *ms, int rank, int size)
 {
     run_ctx c = {.o = o, .rank = rank, .size = size, .step = -1};
+    run_out out = {.o = o, .model = ms->name, .rank = rank};
+    opprof_config cfg;
     opprof_nn_set_threads((int)o->threads);
-    int rc = setup(&c, ms);
+    int rc = configure(o, &out, &cfg);
+    if (!rc) rc = setup(&c, ms);
     for (long i = 0; !rc && i < o->warmup; i++) rc = run_step(&c);
     c.step = 0;
-    opprof_trace *tr = NULL;
-    if (!rc) {
-        opprof_config cfg;
-        opprof_config_init(&cfg);
-        cfg.record_shapes = o->shapes || o->group_by_input_shape;
-        cfg.with_flops = o->flops;
-        cfg.activities = activity_bits(o);
-        rc = opprof_start(&cfg);
-        for (long i = 0; !rc && i < o->steps; i++) rc = run_step(&c);
-        if (size > 1) run_dist_clock_sync(); /* the session's end, for the drift */
-        int stop_rc = opprof_stop(&tr);
-        if (!rc) rc = stop_rc;
-    }
-    if (!rc && rank != 0) { /* rank 0 prints for the job */
-        if (o->trace_dir) rc = write_rank_trace(tr, o, rank);
-    } else if (!rc) {
-        if (size > 1) fprintf(stderr, "opprof run: rank 0 of %d, each training on %ld of the batch\n", size,
-                              o->batch / size);
+    if (!rc && rank == 0) { /* rank 0 speaks for a distributed job */
+        if (size > 1)
+            fprintf(stderr, "opprof run: rank 0 of %d, each training on %ld of the batch\n", size, o->batch / size);
         if (c.gpu)
             fprintf(stderr, "opprof run: %s, batch %ld, %ld forward pass%s on %s\n", ms->name, o->batch, o->steps,
                     o->steps == 1 ? "" : "es", run_cuda_device(c.gpu));
@@ -322,17 +475,34 @@ static int run_model(const run_opts *o, const model_spec *ms, int rank, int size
             fprintf(stderr, "opprof run: %s, batch %ld, %ld %s%s, %d thread%s\n", ms->name, o->batch, o->steps,
                     c.train ? "training step" : "forward pass", o->steps == 1 ? "" : c.train ? "s" : "es",
                     opprof_nn_threads(), opprof_nn_threads() == 1 ? "" : "s");
-        rc = print_table(tr, o);
-        if (!rc && o->trace && (rc = opprof_export_chrome_trace(tr, o->trace)) != 0)
-            fprintf(stderr, "opprof run: --trace: %s\n", opprof_last_error());
-        if (!rc && o->trace_dir) rc = write_rank_trace(tr, o, rank);
-        if (!rc && o->report) rc = write_report(tr, o, ms->name);
-    } else
+    }
+    if (!rc) rc = profile(&c, &cfg);
+    if (rc && size > 1)
+        fprintf(stderr, "opprof run: rank %d: %s: %s\n", rank, ms->name, opprof_strerror(rc));
+    else if (rc)
         fprintf(stderr, "opprof run: %s: %s\n", ms->name, opprof_strerror(rc));
-    opprof_trace_free(tr);
+    else if (!out.traces && rank == 0)
+        fprintf(stderr, "opprof run: the schedule recorded nothing in %ld steps; give more --steps\n", o->steps);
     teardown(&c);
     opprof_nn_shutdown();
-    return rc ? CLI_FAIL : CLI_OK;
+    return rc || out.rc ? CLI_FAIL : CLI_OK;
+}
+
+/* Checks what can be checked before the model runs: bad arguments exit 2. */
+static int check_args(run_opts *o)
+{
+    opprof_schedule s;
+    if (o->schedule && opprof_schedule_parse(o->schedule, &s)) {
+        fprintf(stderr, "opprof run: --schedule %s: %s\n", o->schedule, opprof_last_error());
+        return CLI_BAD_INPUT;
+    }
+    if (o->gzip && !o->trace_dir) {
+        fprintf(stderr, "opprof run: --gzip compresses the files of --trace-dir; give one (or --trace FILE.gz)\n");
+        return CLI_BAD_INPUT;
+    }
+    o->memory |= o->memory_timeline != NULL;
+    o->stack |= o->stacks_out != NULL || o->group_by_stack > 0;
+    return check_sort_key(o->sort) ? CLI_BAD_INPUT : CLI_OK;
 }
 
 int cmd_run(int argc, char **argv)
@@ -355,7 +525,7 @@ int cmd_run(int argc, char **argv)
         fprintf(stderr, "opprof run: --device cuda runs resnet18 (inference) only, not '%s'\n", ms->name);
         return CLI_BAD_INPUT;
     }
-    if (check_sort_key(o.sort)) return CLI_BAD_INPUT;
+    if ((p = check_args(&o))) return p;
     if (o.batch < 0) o.batch = ms->batch;
     if (o.steps < 0) o.steps = ms->steps;
     if (o.image_size < 0) o.image_size = !strcmp(ms->name, "mlp-train") ? 64 : 224;

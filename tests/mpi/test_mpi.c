@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -335,6 +336,29 @@ static void test_straggler_4_ranks(void **state)
     straggler(4);
 }
 
+/* The trace `opprof run --distributed --trace-dir DIR` wrote for rank k
+ * (DIR/rank_K.{time}.pt.trace.json, the only one of that rank), loaded;
+ * the file is removed. */
+static opprof_trace *load_rank_file(const char *dir, int k)
+{
+    char prefix[32], path[1024] = "";
+    snprintf(prefix, sizeof prefix, "rank_%d.", k);
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    int found = 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        if (strncmp(e->d_name, prefix, strlen(prefix))) continue;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        found++;
+    }
+    closedir(d);
+    assert_int_equal(found, 1);
+    opprof_trace *t = NULL;
+    assert_int_equal(opprof_trace_load(path, &t), OPPROF_OK);
+    unlink(path);
+    return t;
+}
+
 /* `opprof run MODEL ARGS` (under mpirun -np n when n > 0), its stderr in
  * buf: the steps' losses. */
 static void run_cli(int n, const char *args, const char *dir, char *buf, size_t cap)
@@ -396,9 +420,7 @@ static void test_distributed_training_matches_one_process(void **state)
      * step, the first layer's weight 128 x 64 floats. */
     r.n = 4;
     for (int k = 0; k < 4; k++) {
-        char path[512];
-        snprintf(path, sizeof path, "%s/rank_%d.json", r.dir, k);
-        assert_int_equal(opprof_trace_load(path, &r.t[k]), OPPROF_OK);
+        r.t[k] = load_rank_file(r.dir, k);
         assert_int_equal(count(r.t[k], "MPI_Allreduce"), 20);
         opprof_event e;
         assert_true(nth_event(r.t[k], "MPI_Allreduce", 0, &e) >= 0);
@@ -432,9 +454,7 @@ static void test_distributed_resnet18_keeps_ranks_identical(void **state)
     assert_int_equal(same, 2);
     r.n = 2;
     for (int k = 0; k < 2; k++) {
-        char path[512];
-        snprintf(path, sizeof path, "%s/rank_%d.json", r.dir, k);
-        assert_int_equal(opprof_trace_load(path, &r.t[k]), OPPROF_OK);
+        r.t[k] = load_rank_file(r.dir, k);
         assert_int_equal(count(r.t[k], "MPI_Allreduce"), 2 * 62); /* 62 trainable tensors a step */
     }
     run_free(&r);

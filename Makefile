@@ -51,6 +51,7 @@ bench: build
 	@bench/bench_summary.sh $(BUILD)
 	@$(BUILD)/bin/bench_export
 	@/usr/bin/python3 bench/nn_vs_torch.py --bin $(BUILD)/bin/bench_nn
+	@if [ -x $(BUILD)/bin/bench_mpi ]; then OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -np 1 $(BUILD)/bin/bench_mpi; fi
 
 # The long variants of the stress tests (issue 9's sizes: 16 threads x 50M events
 # against a cap of 10M, 10,000 sessions, 10,000 schedule cycles); not in `make test`.

@@ -16,14 +16,22 @@
 #include "opprof.h"
 #include "opprof_nn.h"
 #include "opts.h"
+#include "run_cuda.h"
+#include "run_dist.h"
 
 typedef struct run_opts {
     const char *model;
     long batch, image_size, steps, warmup, threads;
     long seed;
     const char *sort;
+    const char *device, *activities, *trace;
     long row_limit;
     int group_by_input_shape, shapes, flops;
+    int memory, stack, gzip;
+    long group_by_stack;
+    const char *memory_timeline, *schedule, *trace_dir, *stacks_out, *stacks_metric;
+    const char *report;
+    int distributed, print_loss;
 } run_opts;
 
 #define FIELD(f) offsetof(run_opts, f)
@@ -49,6 +57,18 @@ static const cli_option OPTIONS[] = {
      "row order, largest first: cpu_time_total (default), self_cpu_time_total,\n"
      "                             cpu_time, count, flops, cpu_memory_usage, self_cpu_memory_usage"
          CLI_EXAMPLE("opprof run resnet18 --sort self_cpu_time_total")},
+    {"--device", "DEV", CLI_OPT_STRING, FIELD(device), 0, 0, "cpu|cuda",
+     "where the model runs: cpu (default), or cuda: resnet18 on the GPU runtime\n"
+     "                             (cuDNN convolutions, cuBLAS, CUDA C kernels)"
+         CLI_EXAMPLE("opprof run resnet18 --device cuda")},
+    {"--activities", "LIST", CLI_OPT_STRING, FIELD(activities), 0, 0, "cpu|cuda|cpu,cuda",
+     "what is recorded (ProfilerActivity): cpu, cuda or cpu,cuda; default cpu,\n"
+     "                             cpu,cuda with --device cuda"
+         CLI_EXAMPLE("opprof run resnet18 --device cuda --activities cpu,cuda --sort self_cuda_time_total")},
+    {"--trace", "FILE", CLI_OPT_STRING, FIELD(trace), 0, 0, NULL,
+     "write a Chrome trace (chrome://tracing, Perfetto); gzip'd when FILE ends\n"
+     "                             in .gz; with --schedule, each cycle's (the last stays)"
+         CLI_EXAMPLE("opprof run resnet18 --trace trace.json")},
     {"--row-limit", "N", CLI_OPT_LONG, FIELD(row_limit), -1, INT_MAX, NULL,
      "table rows printed; -1: all (default 10)" CLI_EXAMPLE("opprof run resnet18 --row-limit -1")},
     {"--shapes", NULL, CLI_OPT_FLAG, FIELD(shapes), 0, 0, NULL,
@@ -58,6 +78,52 @@ static const cli_option OPTIONS[] = {
          CLI_EXAMPLE("opprof run resnet18 --group-by-input-shape")},
     {"--flops", NULL, CLI_OPT_FLAG, FIELD(flops), 0, 0, NULL,
      "count FLOPs (with_flops=True): a Total FLOPs column" CLI_EXAMPLE("opprof run resnet18 --flops --sort flops")},
+    {"--memory", NULL, CLI_OPT_FLAG, FIELD(memory), 0, 0, NULL,
+     "record tensor allocations (profile_memory=True): CPU Mem and Self CPU Mem\n"
+     "                             columns, and the peak under the table"
+         CLI_EXAMPLE("opprof run resnet18 --memory --sort self_cpu_memory_usage")},
+    {"--memory-timeline", "FILE", CLI_OPT_STRING, FIELD(memory_timeline), 0, 0, NULL,
+     "write live bytes after each allocation and free, CSV (JSON when FILE ends\n"
+     "                             in .json); implies --memory"
+         CLI_EXAMPLE("opprof run resnet18 --memory-timeline mem.csv")},
+    {"--schedule", "SPEC", CLI_OPT_STRING, FIELD(schedule), 0, 0, NULL,
+     "torch.profiler.schedule: steps skip_first, then cycles of wait, warmup and\n"
+     "                             active steps, repeat times (0: until the end); a table per cycle"
+         CLI_EXAMPLE("opprof run resnet18-train --steps 30 --schedule skip_first=10,wait=5,warmup=1,active=3,repeat=2")},
+    {"--trace-dir", "DIR", CLI_OPT_STRING, FIELD(trace_dir), 0, 0, NULL,
+     "write each trace to DIR/{host}_{pid}.{time_ns}.pt.trace.json\n"
+     "                             (tensorboard_trace_handler)"
+         CLI_EXAMPLE("opprof run resnet18-train --steps 8 --schedule wait=1,warmup=1,active=2 --trace-dir log")},
+    {"--gzip", NULL, CLI_OPT_FLAG, FIELD(gzip), 0, 0, NULL,
+     "gzip the files of --trace-dir (.pt.trace.json.gz)"
+         CLI_EXAMPLE("opprof run resnet18 --trace-dir log --gzip")},
+    {"--stack", NULL, CLI_OPT_FLAG, FIELD(stack), 0, 0, NULL,
+     "record where each operator was called from (with_stack=True)"
+         CLI_EXAMPLE("opprof run resnet18 --stack --trace trace.json")},
+    {"--stacks-out", "FILE", CLI_OPT_STRING, FIELD(stacks_out), 0, 0, NULL,
+     "write folded stacks for flamegraph.pl and speedscope (export_stacks);\n"
+     "                             implies --stack"
+         CLI_EXAMPLE("opprof run resnet18 --stacks-out resnet18.folded")},
+    {"--stacks-metric", "METRIC", CLI_OPT_STRING, FIELD(stacks_metric), 0, 0,
+     "self_cpu_time_total|self_cuda_time_total|self_device_time_total",
+     "the value of --stacks-out's lines: self_cpu_time_total (default),\n"
+     "                             self_cuda_time_total or self_device_time_total (device time)"
+         CLI_EXAMPLE("opprof run resnet18 --stacks-out r.folded --stacks-metric self_cpu_time_total")},
+    {"--group-by-stack", "N", CLI_OPT_LONG, FIELD(group_by_stack), 0, 128, NULL,
+     "one row per (name, top N frames), with a Source Location column; implies --stack"
+         CLI_EXAMPLE("opprof run resnet18 --group-by-stack 5")},
+    {"--report", "FILE", CLI_OPT_STRING, FIELD(report), 0, 0, NULL,
+     "also write the run's HTML report: timeline, operators, memory, ... (opprof report)"
+         CLI_EXAMPLE("opprof run resnet18 --shapes --flops --report resnet18.html")},
+    {"--distributed", NULL, CLI_OPT_FLAG, FIELD(distributed), 0, 0, NULL,
+     "data-parallel training under mpirun: each rank trains on its slice of the batch,\n"
+     "                             gradients averaged with MPI_Allreduce (DistributedDataParallel);\n"
+     "                             rank 0 prints the table; with --trace-dir each rank writes\n"
+     "                             DIR/rank_R.{time}.pt.trace.json (merge them with opprof merge)"
+         CLI_EXAMPLE("mpirun -np 4 opprof run mlp-train --distributed --trace-dir traces")},
+    {"--print-loss", NULL, CLI_OPT_FLAG, FIELD(print_loss), 0, 0, NULL,
+     "print each profiled training step's loss (the mean over ranks) on stderr"
+         CLI_EXAMPLE("opprof run mlp-train --print-loss")},
 };
 
 static const cli_spec SPEC = {
@@ -73,7 +139,14 @@ static const cli_spec SPEC = {
     "  opprof run resnet18                            the guide's first table\n"
     "  opprof run resnet18 --group-by-input-shape     ... split by input shapes\n"
     "  opprof run resnet18 --flops --sort flops       ... with FLOPs\n"
-    "  opprof run mlp-train --row-limit -1            a training loop, every row\n\n"
+    "  opprof run resnet18 --memory --sort self_cpu_memory_usage\n"
+    "                                                 ... memory per operator\n"
+    "  opprof run resnet18 --trace trace.json         ... and a Chrome trace\n"
+    "  opprof run resnet18-train --steps 30 --schedule skip_first=10,wait=5,warmup=1,active=3,repeat=2 \\\n"
+    "      --trace-dir log                            a long job: a trace and a table per cycle\n"
+    "  opprof run resnet18 --stacks-out r.folded      flame-graph input (flamegraph.pl, speedscope)\n"
+    "  opprof run mlp-train --row-limit -1            a training loop, every row\n"
+    "  mpirun -np 4 opprof run mlp-train --distributed --trace-dir t   data-parallel, one trace a rank\n\n"
     "Exit status: 0 done, 1 the run failed, 2 bad arguments.",
     OPTIONS,
     sizeof OPTIONS / sizeof *OPTIONS,
@@ -90,6 +163,9 @@ typedef struct run_ctx {
     opprof_nn_tensor *x;
     int64_t *targets;
     int train;
+    run_cuda *gpu; /* --device cuda */
+    int rank, size; /* --distributed: this rank of size; else 0 of 1 */
+    long step;      /* profiled steps done */
 } run_ctx;
 
 typedef struct model_spec {
@@ -103,6 +179,24 @@ static const model_spec MODELS[] = {
     {"resnet18-train", 8, 1, 1},
     {"mlp-train", 32, 3, 1},
 };
+
+/* --distributed: this rank keeps its slice of the batch (the same batch on
+ * every rank, from the seed), as a DistributedSampler gives it. */
+static int take_slice(run_ctx *c)
+{
+    opprof_nn_tensor *x = c->x;
+    int64_t rows = x->dims[0] / c->size, first = rows * c->rank, per_row = x->numel / x->dims[0];
+    int64_t dims[OPPROF_NN_MAX_DIMS];
+    memcpy(dims, x->dims, sizeof dims);
+    dims[0] = rows;
+    opprof_nn_tensor *mine = NULL;
+    int rc = opprof_nn_tensor_from(x->ndim, dims, x->data + first * per_row, (size_t)(rows * per_row), &mine);
+    if (rc) return rc;
+    opprof_nn_tensor_release(x);
+    c->x = mine;
+    memmove(c->targets, c->targets + first, (size_t)rows * sizeof *c->targets);
+    return OPPROF_OK;
+}
 
 static int setup(run_ctx *c, const model_spec *ms)
 {
@@ -119,20 +213,38 @@ static int setup(run_ctx *c, const model_spec *ms)
     if (rc) return rc;
     opprof_nn_tensor_normal(c->x, 0.0f, 1.0f, (uint64_t)o->seed + 1);
     c->train = ms->train;
+    if (!strcmp(o->device, "cuda")) return run_cuda_setup(c->model, c->x, classes, &c->gpu);
     if (!c->train) return OPPROF_OK;
     c->targets = malloc((size_t)o->batch * sizeof *c->targets);
     if (!c->targets) return OPPROF_E_NOMEM;
     for (long i = 0; i < o->batch; i++) c->targets[i] = (i * 7 + o->seed) % classes;
+    if (c->size > 1 && (rc = take_slice(c)) != OPPROF_OK) return rc;
     opprof_nn_sgd_options so = {is_mlp ? 0.1f : 0.01f, 0.9f, 0.0f, is_mlp ? 0.0f : 1e-4f, 0};
-    return opprof_nn_sgd_new(c->model, &so, &c->sgd);
+    rc = opprof_nn_sgd_new(c->model, &so, &c->sgd);
+    if (!rc && c->size > 1) opprof_nn_sgd_set_grad_hook(c->sgd, run_dist_grad_hook, NULL);
+    return rc;
 }
 
 /* One inference or one training step. */
 static int run_step(run_ctx *c)
 {
+    if (c->gpu) return run_cuda_step(c->gpu);
     if (c->train) {
         float loss;
-        return opprof_nn_train_step(c->model, c->sgd, c->x, c->targets, &loss);
+        int rc = opprof_nn_train_step(c->model, c->sgd, c->x, c->targets, &loss);
+        if (rc || c->step < 0) return rc;
+        c->step++;
+        /* Every rank takes part in both collectives; rank 0 speaks. */
+        float mean = c->size > 1 ? run_dist_mean(loss) : loss;
+        int same = c->size > 1 ? run_dist_same_weights(c->model) : 1;
+        if (c->o->print_loss && c->rank == 0)
+            fprintf(stderr, "step %ld: loss %.9g%s\n", c->step, (double)mean,
+                    c->size > 1 ? (same ? ", weights identical on every rank" : ", WEIGHTS DIFFER") : "");
+        if (!same) {
+            fprintf(stderr, "opprof run: rank %d: the ranks' weights differ after step %ld\n", c->rank, c->step);
+            return OPPROF_E_RANGE;
+        }
+        return OPPROF_OK;
     }
     opprof_nn_tensor *y = NULL;
     int rc = opprof_nn_model_forward(c->model, c->x, 0, &y);
@@ -142,6 +254,7 @@ static int run_step(run_ctx *c)
 
 static void teardown(run_ctx *c)
 {
+    run_cuda_free(c->gpu);
     opprof_nn_sgd_free(c->sgd);
     opprof_nn_model_free(c->model);
     opprof_nn_tensor_release(c->x);
@@ -149,6 +262,12 @@ static void teardown(run_ctx *c)
 }
 
 /* ---- the run ---- */
+
+static uint32_t activity_bits(const run_opts *o)
+{
+    const char *a = o->activities ? o->activities : !strcmp(o->device, "cuda") ? "cpu,cuda" : "cpu";
+    return (strstr(a, "cpu") ? OPPROF_ACTIVITY_CPU : 0) | (strstr(a, "cuda") ? OPPROF_ACTIVITY_CUDA : 0);
+}
 
 /* Checks the sort key before the model runs, with the table's own
  * validator, on the key averages of an empty session. */
@@ -168,51 +287,228 @@ static int check_sort_key(const char *key)
     return rc;
 }
 
+/* PyTorch's memory units (torch.autograd.profiler_util._format_memory). */
+static void format_memory(int64_t b, char *buf, size_t size)
+{
+    const double kb = 1024.0, mb = kb * 1024, gb = mb * 1024;
+    double a = b < 0 ? -(double)b : (double)b;
+    if (a >= gb)
+        snprintf(buf, size, "%.2f Gb", (double)b / gb);
+    else if (a >= mb)
+        snprintf(buf, size, "%.2f Mb", (double)b / mb);
+    else if (a >= kb)
+        snprintf(buf, size, "%.2f Kb", (double)b / kb);
+    else
+        snprintf(buf, size, "%lld b", (long long)b);
+}
+
+/* The peak under the memory table: what the table's per-operator sums
+ * cannot show. */
+static int print_memory_peak(const opprof_trace *tr)
+{
+    opprof_memory_stats st;
+    int rc = opprof_trace_memory_stats(tr, &st);
+    if (rc) return rc;
+    char peak[32], alloc[32], freed[32], live[32];
+    format_memory(st.peak_bytes, peak, sizeof peak);
+    format_memory(st.bytes_allocated, alloc, sizeof alloc);
+    format_memory(st.bytes_freed, freed, sizeof freed);
+    format_memory(st.final_bytes, live, sizeof live);
+    printf("Peak CPU memory: %s at %.3fms in %s; allocated %s (%llu blocks), freed %s (%llu), live at the end %s\n",
+           peak, (double)st.peak_time_ns / 1e6, st.peak_op ? st.peak_op : "[memory]", alloc,
+           (unsigned long long)st.allocations, freed, (unsigned long long)st.frees, live);
+    if (st.unknown_frees || st.double_frees)
+        printf("Frees of unknown blocks: %llu, double frees: %llu\n", (unsigned long long)st.unknown_frees,
+               (unsigned long long)st.double_frees);
+    return OPPROF_OK;
+}
+
 static int print_table(const opprof_trace *tr, const run_opts *o)
 {
-    opprof_avg_options ao = {o->group_by_input_shape, 0, 0};
+    opprof_avg_options ao = {o->group_by_input_shape, (int)o->group_by_stack, 0};
     opprof_key_averages *ka = NULL;
     int rc = opprof_key_averages(tr, &ao, &ka);
     if (!rc) rc = opprof_table_write(ka, o->sort, (int)o->row_limit, stdout);
-    if (!rc) putchar('\n'); /* the table text ends without one, as PyTorch's does */
-    if (rc) fprintf(stderr, "opprof run: %s: %s\n", opprof_strerror(rc), opprof_last_error());
+    if (!rc && o->memory) rc = print_memory_peak(tr);
+    if (!rc) putchar('\n'); /* the blank line Python's print(table) leaves */
     opprof_key_averages_free(ka);
+    fflush(stdout);
     return rc;
 }
 
-static int run_model(const run_opts *o, const model_spec *ms)
+static int write_memory_timeline(const opprof_trace *tr, const char *path)
 {
-    run_ctx c = {o, NULL, NULL, NULL, NULL, 0};
-    opprof_nn_set_threads((int)o->threads);
-    int rc = setup(&c, ms);
-    for (long i = 0; !rc && i < o->warmup; i++) rc = run_step(&c);
-    opprof_trace *tr = NULL;
-    if (!rc) {
-        opprof_config cfg;
-        opprof_config_init(&cfg);
-        cfg.record_shapes = o->shapes || o->group_by_input_shape;
-        cfg.with_flops = o->flops;
-        rc = opprof_start(&cfg);
-        for (long i = 0; !rc && i < o->steps; i++) rc = run_step(&c);
-        int stop_rc = opprof_stop(&tr);
-        if (!rc) rc = stop_rc;
+    size_t n = strlen(path);
+    int json = n >= 5 && !strcmp(path + n - 5, ".json");
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "opprof run: --memory-timeline %s: cannot create it\n", path);
+        return OPPROF_E_IO;
     }
-    if (!rc) {
-        fprintf(stderr, "opprof run: %s, batch %ld, %ld %s%s, %d thread%s\n", ms->name, o->batch, o->steps,
-                c.train ? "training step" : "forward pass", o->steps == 1 ? "" : c.train ? "s" : "es",
-                opprof_nn_threads(), opprof_nn_threads() == 1 ? "" : "s");
-        rc = print_table(tr, o);
-    } else
+    int rc = opprof_memory_timeline_write(tr, f, json ? OPPROF_FORMAT_JSON : OPPROF_FORMAT_CSV);
+    if ((ferror(f) | fclose(f)) && !rc) rc = OPPROF_E_IO;
+    return rc;
+}
+
+/* --report: the run's HTML report, with the options that produced it. */
+static int write_report(const opprof_trace *tr, const run_opts *o, const char *model)
+{
+    char batch[24], size[24], steps[24], threads[24], seed[24];
+    snprintf(batch, sizeof batch, "%ld", o->batch);
+    snprintf(size, sizeof size, "%ld", o->image_size);
+    snprintf(steps, sizeof steps, "%ld (after %ld warm-up)", o->steps, o->warmup);
+    snprintf(threads, sizeof threads, "%d", opprof_nn_threads());
+    snprintf(seed, sizeof seed, "%ld", o->seed);
+    const char *config[] = {"command", "opprof run", "model", model, "batch", batch, "image size", size,
+                            "steps", steps, "threads", threads, "seed", seed, NULL};
+    opprof_report_options ro = {.title = "opprof run", .label_a = model, .config = config};
+    int rc = opprof_report_write(tr, NULL, &ro, o->report);
+    if (rc) fprintf(stderr, "opprof run: --report %s: %s\n", o->report, opprof_last_error());
+    else fprintf(stderr, "opprof run: wrote %s\n", o->report);
+    return rc;
+}
+
+/* What each ready trace becomes: the whole session's at stop, or each
+ * schedule cycle's as it ends. */
+typedef struct run_out {
+    const run_opts *o;
+    const char *model;
+    int rank;                     /* --distributed: only rank 0 prints and writes single files */
+    opprof_trace_handler handler; /* --trace-dir */
+    unsigned traces;
+    int rc;                       /* the first failure */
+} run_out;
+
+static void fail_out(run_out *out, int rc, const char *what)
+{
+    fprintf(stderr, "opprof run: %s: %s%s%s\n", what, opprof_strerror(rc), *opprof_last_error() ? ": " : "",
+            opprof_last_error());
+    if (!out->rc) out->rc = rc;
+}
+
+/* Which steps a cycle's trace holds, from its ProfilerStep#N ranges. */
+static void print_steps(const opprof_trace *tr)
+{
+    long long lo = -1, hi = -1;
+    for (size_t i = 0; i < opprof_trace_event_count(tr); i++) {
+        opprof_event e;
+        if (opprof_trace_event(tr, i, &e) || strncmp(e.name, "ProfilerStep#", 13)) continue;
+        long long n = strtoll(e.name + 13, NULL, 10);
+        if (lo < 0 || n < lo) lo = n;
+        if (n > hi) hi = n;
+    }
+    if (lo >= 0) fprintf(stderr, "opprof run: the trace of steps %lld-%lld\n", lo, hi);
+}
+
+static void on_trace_ready(const opprof_trace *tr, void *user)
+{
+    run_out *out = user;
+    const run_opts *o = out->o;
+    int rc;
+    out->traces++;
+    if (o->trace_dir) {
+        opprof_trace_handler_ready(tr, &out->handler); /* it prints its own failure */
+        if (out->handler.last_status && !out->rc) out->rc = out->handler.last_status;
+        if (!out->handler.last_status && out->rank == 0)
+            fprintf(stderr, "opprof run: wrote %s%s\n", out->handler.last_path,
+                    o->distributed ? " (and the other ranks theirs)" : "");
+    }
+    if (out->rank != 0) return; /* rank 0 speaks for the job */
+    if (o->schedule) print_steps(tr);
+    if ((rc = print_table(tr, o))) fail_out(out, rc, "the table");
+    if (o->trace && (rc = opprof_export_chrome_trace(tr, o->trace))) fail_out(out, rc, o->trace);
+    if (o->memory_timeline && (rc = write_memory_timeline(tr, o->memory_timeline))) fail_out(out, rc, o->memory_timeline);
+    if (o->stacks_out && (rc = opprof_export_stacks(tr, o->stacks_out, o->stacks_metric)))
+        fail_out(out, rc, o->stacks_out);
+    if (o->report && (rc = write_report(tr, o, out->model)) && !out->rc) out->rc = rc; /* it says why */
+}
+
+static int configure(const run_opts *o, run_out *out, opprof_config *cfg)
+{
+    opprof_config_init(cfg);
+    cfg->record_shapes = o->shapes || o->group_by_input_shape;
+    cfg->with_flops = o->flops;
+    cfg->profile_memory = o->memory;
+    cfg->with_stack = o->stack;
+    cfg->activities = activity_bits(o);
+    cfg->on_trace_ready = on_trace_ready;
+    cfg->user = out;
+    if (o->schedule && opprof_schedule_parse(o->schedule, &cfg->schedule)) return OPPROF_E_PARSE;
+    if (!o->trace_dir) return OPPROF_OK;
+    char worker[32]; /* --distributed: each rank's files named after it */
+    snprintf(worker, sizeof worker, "rank_%d", out->rank);
+    return opprof_trace_handler_init(&out->handler, o->trace_dir, o->distributed ? worker : NULL, o->gzip);
+}
+
+/* The profiled passes; with a schedule each is a step (ProfilerStep#N). */
+static int profile(run_ctx *c, const opprof_config *cfg)
+{
+    const run_opts *o = c->o;
+    int rc = opprof_start(cfg);
+    if (rc) return rc;
+    for (long i = 0; !rc && i < o->steps; i++) {
+        rc = run_step(c);
+        if (!rc && o->schedule) rc = opprof_step();
+    }
+    if (c->size > 1) run_dist_clock_sync(); /* the session's end: the clocks' drift */
+    int stop_rc = opprof_stop(NULL); /* the trace goes to on_trace_ready */
+    return rc ? rc : stop_rc;
+}
+
+static int run_model(const run_opts *o, const model_spec *ms, int rank, int size)
+{
+    run_ctx c = {.o = o, .rank = rank, .size = size, .step = -1};
+    run_out out = {.o = o, .model = ms->name, .rank = rank};
+    opprof_config cfg;
+    opprof_nn_set_threads((int)o->threads);
+    int rc = configure(o, &out, &cfg);
+    if (!rc) rc = setup(&c, ms);
+    for (long i = 0; !rc && i < o->warmup; i++) rc = run_step(&c);
+    c.step = 0;
+    if (!rc && rank == 0) { /* rank 0 speaks for a distributed job */
+        if (size > 1)
+            fprintf(stderr, "opprof run: rank 0 of %d, each training on %ld of the batch\n", size, o->batch / size);
+        if (c.gpu)
+            fprintf(stderr, "opprof run: %s, batch %ld, %ld forward pass%s on %s\n", ms->name, o->batch, o->steps,
+                    o->steps == 1 ? "" : "es", run_cuda_device(c.gpu));
+        else
+            fprintf(stderr, "opprof run: %s, batch %ld, %ld %s%s, %d thread%s\n", ms->name, o->batch, o->steps,
+                    c.train ? "training step" : "forward pass", o->steps == 1 ? "" : c.train ? "s" : "es",
+                    opprof_nn_threads(), opprof_nn_threads() == 1 ? "" : "s");
+    }
+    if (!rc) rc = profile(&c, &cfg);
+    if (rc && size > 1)
+        fprintf(stderr, "opprof run: rank %d: %s: %s\n", rank, ms->name, opprof_strerror(rc));
+    else if (rc)
         fprintf(stderr, "opprof run: %s: %s\n", ms->name, opprof_strerror(rc));
-    opprof_trace_free(tr);
+    else if (!out.traces && rank == 0)
+        fprintf(stderr, "opprof run: the schedule recorded nothing in %ld steps; give more --steps\n", o->steps);
     teardown(&c);
     opprof_nn_shutdown();
-    return rc ? CLI_FAIL : CLI_OK;
+    return rc || out.rc ? CLI_FAIL : CLI_OK;
+}
+
+/* Checks what can be checked before the model runs: bad arguments exit 2. */
+static int check_args(run_opts *o)
+{
+    opprof_schedule s;
+    if (o->schedule && opprof_schedule_parse(o->schedule, &s)) {
+        fprintf(stderr, "opprof run: --schedule %s: %s\n", o->schedule, opprof_last_error());
+        return CLI_BAD_INPUT;
+    }
+    if (o->gzip && !o->trace_dir) {
+        fprintf(stderr, "opprof run: --gzip compresses the files of --trace-dir; give one (or --trace FILE.gz)\n");
+        return CLI_BAD_INPUT;
+    }
+    o->memory |= o->memory_timeline != NULL;
+    o->stack |= o->stacks_out != NULL || o->group_by_stack > 0;
+    return check_sort_key(o->sort) ? CLI_BAD_INPUT : CLI_OK;
 }
 
 int cmd_run(int argc, char **argv)
 {
-    run_opts o = {NULL, -1, -1, -1, 1, 0, 0, "cpu_time_total", 10, 0, 0, 0};
+    run_opts o = {.batch = -1, .image_size = -1, .steps = -1, .warmup = 1, .sort = "cpu_time_total",
+                  .device = "cpu", .row_limit = 10};
     const char *pos[1];
     int npos, p = cli_parse(&SPEC, argc, argv, &o, pos, &npos);
     if (p) return p > 0 ? CLI_OK : CLI_BAD_INPUT;
@@ -225,9 +521,27 @@ int cmd_run(int argc, char **argv)
         cli_usage(&SPEC, stderr, 0);
         return CLI_BAD_INPUT;
     }
-    if (check_sort_key(o.sort)) return CLI_BAD_INPUT;
+    if (!strcmp(o.device, "cuda") && strcmp(ms->name, "resnet18")) {
+        fprintf(stderr, "opprof run: --device cuda runs resnet18 (inference) only, not '%s'\n", ms->name);
+        return CLI_BAD_INPUT;
+    }
+    if ((p = check_args(&o))) return p;
     if (o.batch < 0) o.batch = ms->batch;
     if (o.steps < 0) o.steps = ms->steps;
     if (o.image_size < 0) o.image_size = !strcmp(ms->name, "mlp-train") ? 64 : 224;
-    return run_model(&o, ms);
+    if (!o.distributed) return run_model(&o, ms, 0, 1);
+    if (!ms->train || !strcmp(o.device, "cuda")) {
+        fprintf(stderr, "opprof run: --distributed trains: resnet18-train or mlp-train, on the CPU\n");
+        return CLI_BAD_INPUT;
+    }
+    int rank, size;
+    if (run_dist_init(&rank, &size) != 0) return CLI_FAIL;
+    if (o.batch % size) {
+        if (rank == 0) fprintf(stderr, "opprof run: --batch %ld is not a multiple of the %d ranks\n", o.batch, size);
+        run_dist_finish();
+        return CLI_BAD_INPUT;
+    }
+    int rc = run_model(&o, ms, rank, size);
+    run_dist_finish();
+    return rc;
 }

@@ -24,6 +24,7 @@ typedef struct cli_avg_opts {
 int cmd_run(int argc, char **argv);
 int cmd_summary(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 
 /* Loads the trace at path ("-": stdin). On failure prints
  * "opprof COMMAND: PATH: byte N: what" and returns CLI_BAD_INPUT (CLI_FAIL
@@ -31,5 +32,6 @@ int cmd_diff(int argc, char **argv);
 int cli_load_trace(const char *command, const char *path, opprof_trace **out);
 
 int cmd_exec(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
 
 #endif

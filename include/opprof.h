@@ -7,7 +7,9 @@
  *   3. sessions              8. export
  *   4. recording (hot path)  9. import
  *   5. memory events        10. configuration from the environment
+ *                           11. device activity (CUDA, NVTX)
  *                           13. stacks and instrumented functions
+ *                           14. distributed runs
  *
  * Every function returns 0 (OPPROF_OK) or a negative opprof_status unless it
  * says otherwise; opprof_strerror() explains a status and opprof_last_error()
@@ -284,6 +286,70 @@ OPPROF_API int opprof_end_flops(const opprof_site *site, uint64_t flops);
  * not be interned. */
 OPPROF_API const opprof_site *opprof_annotation_begin(const char *name);
 
+/* Extra arguments of a range, written into its trace event's "args" (the
+ * way PyTorch gives its collectives "Collective name", "In msg nelems",
+ * "Group size", "dtype", ...) and kept in opprof_event.args. Recorded in
+ * every session, whatever its options. Keys and string values are kept by
+ * address, never copied: give them static storage, or intern a dynamic
+ * string once (opprof_intern(s, OPPROF_CAT_OTHER)->name) and pass that. */
+#define OPPROF_MAX_ARGS 16
+
+typedef enum opprof_arg_type {
+    OPPROF_ARG_INT = 0,    /* v.i, written as a JSON integer */
+    OPPROF_ARG_DOUBLE = 1, /* v.d, a JSON number (null when not finite) */
+    OPPROF_ARG_STR = 2     /* v.s, a JSON string (NULL is "") */
+} opprof_arg_type;
+
+typedef struct opprof_arg {
+    const char *key;
+    int type; /* opprof_arg_type */
+    union {
+        int64_t i;
+        double d;
+        const char *s;
+    } v;
+} opprof_arg;
+
+static inline opprof_arg opprof_arg_int(const char *key, int64_t v)
+{
+    opprof_arg a;
+    a.key = key;
+    a.type = OPPROF_ARG_INT;
+    a.v.i = v;
+    return a;
+}
+
+static inline opprof_arg opprof_arg_double(const char *key, double v)
+{
+    opprof_arg a;
+    a.key = key;
+    a.type = OPPROF_ARG_DOUBLE;
+    a.v.d = v;
+    return a;
+}
+
+static inline opprof_arg opprof_arg_str(const char *key, const char *v)
+{
+    opprof_arg a;
+    a.key = key;
+    a.type = OPPROF_ARG_STR;
+    a.v.s = v;
+    return a;
+}
+
+/* begin with args (at most OPPROF_MAX_ARGS; extra ones are ignored). */
+OPPROF_API void opprof_begin_args(const opprof_site *site, const opprof_arg *args, unsigned n_args);
+
+/* begin with inputs (kept when record_shapes is on) and args. */
+OPPROF_API void opprof_begin_inputs_args(const opprof_site *site, const opprof_input *inputs, unsigned n_inputs,
+                                         const opprof_arg *args, unsigned n_args);
+
+/* end, first replacing the values of args given at begin: each arg here
+ * whose key (compared by address) and type match one of the range's own
+ * takes its place, e.g. the source an MPI_Recv from MPI_ANY_SOURCE got.
+ * Others are ignored. Returns what opprof_end returns. */
+OPPROF_API int opprof_end_args(const opprof_site *site, const opprof_arg *args, unsigned n_args);
+
 /* Nonzero while a session records. Not for direct use: the inline wrappers
  * below read it so that code outside a session makes no call at all. */
 OPPROF_API extern uint64_t opprof_active_;
@@ -309,11 +375,27 @@ static inline int opprof_end_flops_inline_(const opprof_site *s, uint64_t flops)
 {
     return OPPROF_ACTIVE_() ? (opprof_end_flops)(s, flops) : 0;
 }
+OPPROF_INLINE_ void opprof_begin_args_inline_(const opprof_site *s, const opprof_arg *a, unsigned n)
+{
+    if (OPPROF_ACTIVE_()) (opprof_begin_args)(s, a, n);
+}
+OPPROF_INLINE_ void opprof_begin_inputs_args_inline_(const opprof_site *s, const opprof_input *in, unsigned nin,
+                                                     const opprof_arg *a, unsigned n)
+{
+    if (OPPROF_ACTIVE_()) (opprof_begin_inputs_args)(s, in, nin, a, n);
+}
+static inline int opprof_end_args_inline_(const opprof_site *s, const opprof_arg *a, unsigned n)
+{
+    return OPPROF_ACTIVE_() ? (opprof_end_args)(s, a, n) : 0;
+}
 /* The exported functions stay callable as (opprof_begin)(s), e.g. through FFI. */
 #define opprof_begin(s) opprof_begin_inline_(s)
 #define opprof_begin_inputs(s, in, n) opprof_begin_inputs_inline_(s, in, n)
 #define opprof_end(s) opprof_end_inline_(s)
 #define opprof_end_flops(s, f) opprof_end_flops_inline_(s, f)
+#define opprof_begin_args(s, a, n) opprof_begin_args_inline_(s, a, n)
+#define opprof_begin_inputs_args(s, in, nin, a, n) opprof_begin_inputs_args_inline_(s, in, nin, a, n)
+#define opprof_end_args(s, a, n) opprof_end_args_inline_(s, a, n)
 #endif
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -430,6 +512,8 @@ typedef struct opprof_event {
     int64_t self_cpu_memory_usage; /* the same without children */
     int64_t device_time_ns;        /* device time charged, children included */
     int64_t self_device_time_ns;
+    const char *args;              /* other args as JSON object members, `"k": v, ...`: those
+                                      given to opprof_begin_args, or read from a trace; "" none */
 } opprof_event;
 
 OPPROF_API size_t opprof_trace_event_count(const opprof_trace *t);
@@ -708,6 +792,56 @@ OPPROF_API int opprof_config_from_env(opprof_config *cfg, opprof_env *env);
 OPPROF_API int opprof_config_from_string(opprof_config *cfg, opprof_env *env, const char *settings);
 
 /* ======================================================================
+ * 11. Device activity
+ *
+ * With OPPROF_ACTIVITY_CUDA a session also records, through CUPTI, the
+ * kernels (name, grid, block, registers, shared memory), memory copies and
+ * memsets of every CUDA device, on a process per device (pid = device index)
+ * and a thread per stream (tid = stream id), and the CUDA runtime and
+ * driver calls that launched them, on the calling thread. Each activity is
+ * linked to the operator open on the launching thread (its "External id"),
+ * whose device time it counts (Self CUDA). Activity CUPTI had to drop is
+ * counted in opprof_trace_dropped. CUDA and CUPTI are loaded at run time:
+ * without them, or without a device, opprof_start prints one line
+ * "opprof: no CUDA device: ..." on stderr and records CPU activity only.
+ *
+ * NVTX: libopprof.so is an NVTX injection library. Run a program that
+ * links libopprof.so with NVTX_INJECTION64_PATH=/path/to/libopprof.so and
+ * the NVTX ranges it or its libraries open (nvtxRangePush/Pop,
+ * nvtxRangeStart/End, domain ranges) become user annotations of the
+ * active session.
+ * ====================================================================== */
+
+/* The number of CUDA devices activity can be recorded on (> 0), or
+ * OPPROF_E_NODEV / OPPROF_E_UNSUPPORTED with the reason in
+ * opprof_last_error() ("no CUDA device: ..."). Loads CUDA on first use. */
+OPPROF_API int opprof_cuda_device_count(void);
+
+/* ======================================================================
+ * 12. Report
+ *
+ * One self-contained HTML file per run: data, script and style inline, no
+ * network, opens from file://. Views: overview, operators (key averages),
+ * timeline (flame chart of every thread and device stream), memory, devices,
+ * and, with two traces, the per-operator diff.
+ * ====================================================================== */
+
+typedef struct opprof_report_options {
+    const char *title;           /* the page's title; NULL: "opprof report" */
+    const char *label_a;         /* how the page names trace a (e.g. its file); NULL: "trace" ("base" with b) */
+    const char *label_b;         /* trace b; NULL: "test" */
+    const char *const *config;   /* the run's configuration for the overview: key, value, key, value, ...,
+                                    NULL; NULL for none */
+} opprof_report_options;
+
+/* Writes the report of trace a to path (atomically: a temporary file beside
+ * it, then a rename). With b not NULL the page compares b against a. opt may
+ * be NULL. Names and arguments are user data: the page shows them as text
+ * and never runs them. */
+OPPROF_API int opprof_report_write(const opprof_trace *a, const opprof_trace *b, const opprof_report_options *opt,
+                                   const char *path);
+
+/* ======================================================================
  * 13. Stacks and instrumented functions
  *
  * With with_stack, the call stack of each operator is taken when it begins
@@ -765,6 +899,137 @@ OPPROF_API const opprof_site *opprof_function_site(const void *fn);
  * instrumented call; until it is set, OPPROF_EXCLUDE in the environment
  * gives it. */
 OPPROF_API int opprof_function_exclude(const char *patterns);
+
+/* ======================================================================
+ * 14. Distributed runs
+ *
+ * A job on many ranks (processes, possibly on many machines) gives one trace
+ * per rank. Each carries distributedInfo: the backend, its rank and the
+ * world size, and the offset of its clock to rank 0's, measured when the
+ * session starts and again when it ends (so that drift is known), each with
+ * its uncertainty. libopprof_mpi (mpi/, built when MPI is found) fills it in
+ * over MPI and records MPI calls as operators; any other launcher may set it
+ * with opprof_set_distributed_info.
+ *
+ * opprof_ranks_merge puts the ranks' traces on rank 0's clock in one trace,
+ * one process per rank (pid = rank); opprof_ranks_report compares them:
+ * operators across ranks, time waiting in collectives, the rank that arrived
+ * last at each collective (the straggler), and how much communication
+ * overlapped computation. Collectives are matched across ranks by their
+ * args "Process Group Name" and "Seq", as Kineto writes them.
+ * ====================================================================== */
+
+/* One clock comparison with rank 0, by round trips (the NTP estimate of the
+ * fastest of several exchanges). */
+typedef struct opprof_clock_sync {
+    int valid;              /* 0: not measured */
+    int64_t at_ns;          /* when: this rank's wall clock, ns since the epoch */
+    int64_t offset_ns;      /* rank 0's clock minus this rank's, then */
+    int64_t uncertainty_ns; /* the true offset lies within offset_ns +- this (half the round trip) */
+} opprof_clock_sync;
+
+typedef struct opprof_distributed_info {
+    const char *backend;    /* "mpi", "nccl", ...; NULL or "" when unknown */
+    int64_t rank;           /* -1: not part of a distributed run */
+    int64_t world_size;     /* -1 when unknown */
+    opprof_clock_sync clock_start, clock_end;
+} opprof_distributed_info;
+
+/* Not distributed: rank and world size -1, no clock measurements. */
+OPPROF_API void opprof_distributed_info_init(opprof_distributed_info *d);
+
+/* Process-wide: every trace a session makes from now on carries a copy of
+ * *d (the backend string is copied). NULL forgets it. */
+OPPROF_API int opprof_set_distributed_info(const opprof_distributed_info *d);
+
+/* What the process-wide setting is now. */
+OPPROF_API int opprof_get_distributed_info(opprof_distributed_info *out);
+
+/* The trace's distributedInfo (from its session, or read from its file;
+ * strings live as long as t). OPPROF_E_NOT_FOUND, with *out initialised,
+ * when it has none. */
+OPPROF_API int opprof_trace_distributed_info(const opprof_trace *t, opprof_distributed_info *out);
+
+/* Rank 0's clock minus this rank's at wall time wall_ns of this rank:
+ * interpolated (and extrapolated) between the two measurements, the one
+ * that exists when only one does, 0 when none. */
+OPPROF_API int64_t opprof_clock_offset_at(const opprof_distributed_info *d, int64_t wall_ns);
+
+/* The ranks' traces (in any order) in one: rank r's threads in process r
+ * (pid = r, named "rank r"), times on rank 0's clock, from the earliest
+ * rank's start. A trace's rank is its distributedInfo's, or its position in
+ * traces when it has none; OPPROF_E_INVAL when two traces are one rank. */
+OPPROF_API int opprof_ranks_merge(const opprof_trace *const *traces, size_t n, opprof_trace **out);
+
+/* The cross-rank comparison of the same traces. */
+typedef struct opprof_ranks_report opprof_ranks_report;
+
+OPPROF_API int opprof_ranks_report_new(const opprof_trace *const *traces, size_t n, opprof_ranks_report **out);
+OPPROF_API void opprof_ranks_report_free(opprof_ranks_report *r);
+
+/* One rank. Communication is the time in communication events (those with
+ * a "Collective name" arg) and, for non-blocking ones, from the post to the
+ * end of the call that completed it; computation is the time in other
+ * operators (cpu_op) outside communication calls on the same thread. */
+typedef struct opprof_rank_stats {
+    int64_t rank;
+    int64_t span_ns;          /* first event start to last event end */
+    int64_t comm_ns;          /* communication (union over threads) */
+    int64_t compute_ns;       /* computation (union over threads) */
+    int64_t overlap_ns;       /* communication during computation */
+    int64_t wait_ns;          /* in collectives, waiting for the last rank to arrive */
+    uint64_t collectives;     /* collectives matched on the other ranks */
+    uint64_t straggler_count; /* ... at which this rank arrived last */
+    int64_t clock_offset_ns;  /* its offset to rank 0 at its start, and the uncertainty */
+    int64_t clock_uncertainty_ns;
+} opprof_rank_stats;
+
+OPPROF_API size_t opprof_ranks_report_rank_count(const opprof_ranks_report *r);
+OPPROF_API int opprof_ranks_report_rank(const opprof_ranks_report *r, size_t i, opprof_rank_stats *out);
+
+/* One collective instance, matched across ranks by its communicator
+ * ("Process Group Name") and its place on it ("Seq"). A rank arrives when
+ * its call begins (the post, for a non-blocking one); the straggler is the
+ * rank that arrived last, and every other rank waits for it: inside the
+ * blocking call, or in the calls completing a non-blocking one, up to the
+ * straggler's arrival. */
+typedef struct opprof_collective_stats {
+    const char *name;       /* the operator of the first rank: "MPI_Allreduce" */
+    const char *collective; /* "Collective name": "allreduce" */
+    const char *group;      /* "Process Group Name" */
+    int64_t seq;
+    int64_t bytes;          /* the largest "In msg bytes" */
+    unsigned ranks;         /* ranks whose trace holds it */
+    int64_t straggler;      /* the rank that arrived last */
+    int64_t first_arrival_ns, last_arrival_ns; /* on the merged trace's clock */
+    int64_t wait_ns;        /* summed over ranks */
+} opprof_collective_stats;
+
+OPPROF_API size_t opprof_ranks_report_collective_count(const opprof_ranks_report *r);
+OPPROF_API int opprof_ranks_report_collective(const opprof_ranks_report *r, size_t i, opprof_collective_stats *out);
+
+/* Rank index k's (0..rank_count-1) wait at collective i; -1 when the rank
+ * has no part in it. */
+OPPROF_API int64_t opprof_ranks_report_wait_ns(const opprof_ranks_report *r, size_t i, size_t k);
+
+/* One operator across ranks: its total time (cpu_time_total) on each rank
+ * that ran it. */
+typedef struct opprof_rank_op_stats {
+    const char *name;
+    unsigned ranks;          /* ranks that ran it */
+    uint64_t calls;          /* summed over ranks */
+    int64_t mean_ns, min_ns, max_ns;
+    int64_t min_rank, max_rank;
+} opprof_rank_op_stats;
+
+OPPROF_API size_t opprof_ranks_report_op_count(const opprof_ranks_report *r);
+OPPROF_API int opprof_ranks_report_op(const opprof_ranks_report *r, size_t i, opprof_rank_op_stats *out);
+
+/* The report as text tables (OPPROF_FORMAT_TEXT: operators, ranks, the
+ * row_limit collectives with the largest arrival spread, -1 all) or as one
+ * JSON object with everything (OPPROF_FORMAT_JSON). */
+enum { OPPROF_FORMAT_TEXT = 2 };
+OPPROF_API int opprof_ranks_report_write(const opprof_ranks_report *r, FILE *f, int format, int row_limit);
 
 #ifdef __cplusplus
 }

@@ -230,8 +230,17 @@ int opprof_nn_sgd_zero_grad(opprof_nn_sgd *s);
 int opprof_nn_sgd_step(opprof_nn_sgd *s);
 void opprof_nn_sgd_free(opprof_nn_sgd *s);
 
+/* Called by opprof_nn_train_step between the backward and the SGD step,
+ * every gradient in place: where data-parallel training makes them the
+ * mean over its ranks (DistributedDataParallel's allreduce). The runtime
+ * knows nothing of how; a nonzero return ends the step with that status.
+ * Write a tensor's data there, then opprof_nn_tensor_touch it. */
+typedef int (*opprof_nn_grad_hook)(opprof_nn_model *m, void *ctx);
+/* fn NULL removes the hook. */
+void opprof_nn_sgd_set_grad_hook(opprof_nn_sgd *s, opprof_nn_grad_hook fn, void *ctx);
+
 /* One step inside the user annotation "train_step": zero_grad, training
- * forward, cross-entropy, backward, SGD step. */
+ * forward, cross-entropy, backward, the gradient hook, SGD step. */
 int opprof_nn_train_step(opprof_nn_model *m, opprof_nn_sgd *s, opprof_nn_tensor *x, const int64_t *targets,
                          float *loss);
 

@@ -13,6 +13,8 @@ struct opprof_nn_sgd {
     opprof_nn_model *m;
     opprof_nn_sgd_options o;
     tensor **buf; /* momentum buffers, one per parameter, made at first use */
+    opprof_nn_grad_hook hook;
+    void *hook_ctx;
 };
 
 int opprof_nn_sgd_new(opprof_nn_model *m, const opprof_nn_sgd_options *o, opprof_nn_sgd **out)
@@ -103,6 +105,13 @@ int opprof_nn_sgd_step(opprof_nn_sgd *s)
     return rc;
 }
 
+void opprof_nn_sgd_set_grad_hook(opprof_nn_sgd *s, opprof_nn_grad_hook fn, void *ctx)
+{
+    if (!s) return;
+    s->hook = fn;
+    s->hook_ctx = ctx;
+}
+
 void opprof_nn_sgd_free(opprof_nn_sgd *s)
 {
     if (!s) return;
@@ -121,6 +130,7 @@ int opprof_nn_train_step(opprof_nn_model *m, opprof_nn_sgd *s, tensor *x, const 
     if (!rc) rc = opprof_nn_cross_entropy(y, targets, loss, &logp);
     if (!rc) rc = opprof_nn_cross_entropy_backward(logp, targets, 1.0f, &dy);
     if (!rc) rc = opprof_nn_model_backward(m, dy);
+    if (!rc && s->hook) rc = s->hook(m, s->hook_ctx);
     if (!rc) rc = opprof_nn_sgd_step(s);
     opprof_nn_tensor_release(y);
     opprof_nn_tensor_release(logp);

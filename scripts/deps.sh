@@ -13,6 +13,8 @@ build_pkgs=(
   libopenblas-dev libdnnl-dev # the model runtime's GEMM and convolution
   libunwind-dev libdw-dev     # stacks
   python3                     # fixture checks
+  openmpi-bin libopenmpi-dev  # the MPI profiling library and its tests (mpirun)
+  chromium                    # the HTML report's tests, headless
   valgrind                    # memcheck of the CLI (tests/valgrind)
 )
 bench_pkgs=(python3-torch python3-torchvision hyperfine time) # time: /usr/bin/time for peak RSS

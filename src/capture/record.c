@@ -43,14 +43,36 @@ static OP_NOINLINE op_word *begin_room(op_tstate *t, const opprof_site *site, ui
     return atomic_load_explicit(&t->cur, memory_order_relaxed);
 }
 
+/* The args block (state.h): count and types, then key and value words. */
+static op_word *put_args(op_word *p, const opprof_arg *args, unsigned n)
+{
+    uint64_t head = n;
+    for (unsigned i = 0; i < n; i++) head |= (uint64_t)((unsigned)args[i].type & 3u) << (8 + 2 * i);
+    *p++ = head;
+    for (unsigned i = 0; i < n; i++) {
+        *p++ = (uint64_t)(uintptr_t)args[i].key;
+        uint64_t v;
+        switch (args[i].type) {
+        case OPPROF_ARG_DOUBLE: memcpy(&v, &args[i].v.d, sizeof v); break;
+        case OPPROF_ARG_STR: v = (uint64_t)(uintptr_t)args[i].v.s; break;
+        default: v = (uint64_t)args[i].v.i; break;
+        }
+        *p++ = v;
+    }
+    return p;
+}
+
 /* A range record with an extension: the optional flops slot, the optional
- * stack slot, then the inputs' descriptors (dtype and ndim, four to a word)
- * and their dims. ra is the public call's return address: the stack starts
- * at the frame it returns to. */
-static void begin_ext(op_tstate *t, const opprof_site *site, const opprof_input *in, unsigned n, const void *ra)
+ * stack slot, the optional args block, then the inputs' descriptors (dtype
+ * and ndim, four to a word) and their dims. ra is the public call's return
+ * address: the stack starts at the frame it returns to. */
+static void begin_ext(op_tstate *t, const opprof_site *site, const opprof_input *in, unsigned n,
+                      const opprof_arg *args, unsigned nargs, const void *ra)
 {
     if (!(t->opts & (OP_OPT_SHAPES | OP_OPT_FLOPS)) || !in) n = 0;
     if (n > OPPROF_MAX_INPUTS) n = OPPROF_MAX_INPUTS;
+    if (!args) nargs = 0;
+    if (nargs > OPPROF_MAX_ARGS) nargs = OPPROF_MAX_ARGS;
     uint64_t desc[OPPROF_MAX_INPUTS / 4] = {0, 0, 0, 0};
     uint32_t ndims = 0;
     for (unsigned i = 0; i < n; i++) {
@@ -61,9 +83,10 @@ static void begin_ext(op_tstate *t, const opprof_site *site, const opprof_input 
     uint32_t ndesc = (n + 3) / 4;
     uint32_t has_flops = (t->opts & OP_OPT_FLOPS) ? 1u : 0u;
     uint32_t has_stack = (t->opts & OP_OPT_STACK) ? 1u : 0u;
+    uint32_t args_words = nargs ? OP_ARGS_WORDS(nargs) : 0;
     /* Before t0, so that the walk is not counted in the range's own time. */
     uint64_t stack = has_stack && t->depth < OP_MAX_DEPTH ? op_stack_capture(&t->stacks, ra) : 0;
-    uint32_t payload = has_flops + has_stack + ndesc + ndims;
+    uint32_t payload = has_flops + has_stack + args_words + ndesc + ndims;
     op_word *c = atomic_load_explicit(&t->cur, memory_order_relaxed);
     if (OP_UNLIKELY(t->depth >= OP_MAX_DEPTH || c + 4 + payload > t->lim || t->budget <= 0)) {
         c = begin_room(t, site, 4 + payload);
@@ -72,6 +95,7 @@ static void begin_ext(op_tstate *t, const opprof_site *site, const opprof_input 
     op_word *p = c + 4;
     if (has_flops) *p++ = UINT64_MAX;
     if (has_stack) *p++ = stack;
+    if (nargs) p = put_args(p, args, nargs);
     for (uint32_t i = 0; i < ndesc; i++) *p++ = desc[i];
     for (unsigned i = 0; i < n; i++) {
         unsigned nd = in[i].ndim <= OPPROF_MAX_DIMS ? in[i].ndim : OPPROF_MAX_DIMS;
@@ -80,7 +104,8 @@ static void begin_ext(op_tstate *t, const opprof_site *site, const opprof_input 
     }
     c[0] = (uint64_t)(uintptr_t)site | OP_REC_EXT;
     c[2] = OP_OPEN;
-    c[3] = (uint64_t)n << 16 | (has_flops ? OP_EXT_HAS_FLOPS : 0) | (has_stack ? OP_EXT_HAS_STACK : 0) | payload;
+    c[3] = (uint64_t)n << 16 | (has_flops ? OP_EXT_HAS_FLOPS : 0) | (has_stack ? OP_EXT_HAS_STACK : 0) |
+           (nargs ? OP_EXT_HAS_ARGS : 0) | payload;
     push_open(t, c, site);
     t->budget--;
     c[1] = op_now(t);
@@ -88,12 +113,12 @@ static void begin_ext(op_tstate *t, const opprof_site *site, const opprof_input 
 }
 
 static OP_NOINLINE void begin_slow(uint64_t g, const opprof_site *site, const opprof_input *in, unsigned n,
-                                   const void *ra)
+                                   const opprof_arg *args, unsigned nargs, const void *ra)
 {
     op_tstate *t = op_state_for(g);
     if (!t) return;
-    if (in || (t->opts & (OP_OPT_FLOPS | OP_OPT_STACK))) {
-        begin_ext(t, site, in, n, ra);
+    if (in || (args && nargs) || (t->opts & (OP_OPT_FLOPS | OP_OPT_STACK))) {
+        begin_ext(t, site, in, n, args, nargs, ra);
         return;
     }
     op_word *c = begin_room(t, site, 3);
@@ -113,13 +138,13 @@ static inline void begin_at(const opprof_site *site, const void *ra)
     if (OP_UNLIKELY(g == 0)) return;
     op_tstate *t = op_tls;
     if (OP_UNLIKELY(t == NULL || t->fast_gen != g)) {
-        begin_slow(g, site, NULL, 0, ra);
+        begin_slow(g, site, NULL, 0, NULL, 0, ra);
         return;
     }
     op_word *c = atomic_load_explicit(&t->cur, memory_order_relaxed);
     uint32_t d = t->depth;
     if (OP_UNLIKELY(d >= OP_MAX_DEPTH || c + 3 > t->lim || t->budget <= 0)) {
-        begin_slow(g, site, NULL, 0, ra);
+        begin_slow(g, site, NULL, 0, NULL, 0, ra);
         return;
     }
     t->stack[d].rec = c;
@@ -144,14 +169,49 @@ void opprof_begin_inputs(const opprof_site *site, const opprof_input *inputs, un
     op_tstate *t = op_tls;
     const void *ra = __builtin_return_address(0);
     if (OP_UNLIKELY(t == NULL || t->gen != g)) {
-        begin_slow(g, site, inputs, n_inputs, ra);
+        begin_slow(g, site, inputs, n_inputs, NULL, 0, ra);
         return;
     }
     if (!(t->opts & (OP_OPT_SHAPES | OP_OPT_FLOPS | OP_OPT_STACK))) {
         begin_at(site, ra);
         return;
     }
-    begin_ext(t, site, inputs, n_inputs, ra);
+    begin_ext(t, site, inputs, n_inputs, NULL, 0, ra);
+}
+
+void opprof_begin_inputs_args(const opprof_site *site, const opprof_input *inputs, unsigned n_inputs,
+                              const opprof_arg *args, unsigned n_args)
+{
+    uint64_t g = op_gen_load();
+    if (OP_UNLIKELY(g == 0)) return;
+    op_tstate *t = op_tls;
+    const void *ra = __builtin_return_address(0);
+    if (OP_UNLIKELY(t == NULL || t->gen != g)) {
+        begin_slow(g, site, inputs, n_inputs, args, n_args, ra);
+        return;
+    }
+    if (!(args && n_args) && !(t->opts & (OP_OPT_SHAPES | OP_OPT_FLOPS | OP_OPT_STACK))) {
+        begin_at(site, ra);
+        return;
+    }
+    begin_ext(t, site, inputs, n_inputs, args, n_args, ra);
+}
+
+void opprof_begin_args(const opprof_site *site, const opprof_arg *args, unsigned n_args)
+{
+    uint64_t g = op_gen_load();
+    if (OP_UNLIKELY(g == 0)) return;
+    op_tstate *t = op_tls;
+    const void *ra = __builtin_return_address(0);
+    if (OP_UNLIKELY(t == NULL || t->gen != g)) {
+        begin_slow(g, site, NULL, 0, args, n_args, ra);
+        return;
+    }
+    if (!(args && n_args) && !(t->opts & (OP_OPT_FLOPS | OP_OPT_STACK))) {
+        begin_at(site, ra);
+        return;
+    }
+    begin_ext(t, site, NULL, 0, args, n_args, ra);
 }
 
 /* Closes stack entry k and, flagged as forced, every entry above it. */
@@ -166,7 +226,30 @@ static void close_from(op_tstate *t, uint32_t k, uint64_t ts)
     t->depth = k;
 }
 
-static OP_NOINLINE int end_slow(uint64_t g, const opprof_site *site, int has_flops, uint64_t flops)
+/* Replaces the values of a record's args whose key and type match. */
+static void patch_args(op_word *rec, const opprof_arg *args, unsigned n)
+{
+    if (!rec || !(rec[0] & OP_REC_EXT) || !(rec[3] & OP_EXT_HAS_ARGS)) return;
+    op_word *p = rec + 4 + ((rec[3] & OP_EXT_HAS_FLOPS) ? 1 : 0) + ((rec[3] & OP_EXT_HAS_STACK) ? 1 : 0);
+    uint64_t head = p[0];
+    unsigned have = OP_ARGS_COUNT(head);
+    for (unsigned i = 0; i < n; i++) {
+        for (unsigned k = 0; k < have; k++) {
+            if (p[1 + 2 * k] != (uint64_t)(uintptr_t)args[i].key || OP_ARGS_TYPE(head, k) != args[i].type) continue;
+            uint64_t v;
+            switch (args[i].type) {
+            case OPPROF_ARG_DOUBLE: memcpy(&v, &args[i].v.d, sizeof v); break;
+            case OPPROF_ARG_STR: v = (uint64_t)(uintptr_t)args[i].v.s; break;
+            default: v = (uint64_t)args[i].v.i; break;
+            }
+            OP_STORE(&p[2 + 2 * k], v);
+            break;
+        }
+    }
+}
+
+static OP_NOINLINE int end_slow(uint64_t g, const opprof_site *site, int has_flops, uint64_t flops,
+                                const opprof_arg *args, unsigned nargs)
 {
     op_tstate *t = op_tls;
     if (!t || t->gen != g) return OPPROF_E_UNBALANCED; /* begun before this session */
@@ -180,6 +263,7 @@ static OP_NOINLINE int end_slow(uint64_t g, const opprof_site *site, int has_flo
     if (k == 0) return OPPROF_E_UNBALANCED;
     op_word *rec = t->stack[k - 1].rec;
     if (has_flops && rec && (rec[0] & OP_REC_EXT) && (rec[3] & OP_EXT_HAS_FLOPS)) OP_STORE(&rec[4], flops);
+    if (args && nargs) patch_args(rec, args, nargs);
     close_from(t, k - 1, ts);
     return OPPROF_OK;
 }
@@ -189,11 +273,12 @@ int opprof_end(const opprof_site *site)
     uint64_t g = op_gen_load();
     if (OP_UNLIKELY(g == 0)) return OPPROF_OK;
     op_tstate *t = op_tls;
-    if (OP_UNLIKELY(t == NULL || t->end_gen != g)) return end_slow(g, site, 0, 0);
+    if (OP_UNLIKELY(t == NULL || t->end_gen != g)) return end_slow(g, site, 0, 0, NULL, 0);
     uint64_t ts = op_cycles(); /* end_gen guarantees the built-in clock */
     uint32_t d = t->depth;
     /* depth at the limit may mean dropped ranges still open: the slow path knows */
-    if (OP_UNLIKELY(d == 0 || d >= OP_MAX_DEPTH || t->stack[d - 1].site != site)) return end_slow(g, site, 0, 0);
+    if (OP_UNLIKELY(d == 0 || d >= OP_MAX_DEPTH || t->stack[d - 1].site != site))
+        return end_slow(g, site, 0, 0, NULL, 0);
     op_word *rec = t->stack[d - 1].rec;
     t->depth = d - 1;
     if (OP_LIKELY(rec != NULL)) OP_STORE(&rec[2], ts);
@@ -204,7 +289,14 @@ int opprof_end_flops(const opprof_site *site, uint64_t flops)
 {
     uint64_t g = op_gen_load();
     if (OP_UNLIKELY(g == 0)) return OPPROF_OK;
-    return end_slow(g, site, 1, flops);
+    return end_slow(g, site, 1, flops, NULL, 0);
+}
+
+int opprof_end_args(const opprof_site *site, const opprof_arg *args, unsigned n_args)
+{
+    uint64_t g = op_gen_load();
+    if (OP_UNLIKELY(g == 0)) return OPPROF_OK;
+    return end_slow(g, site, 0, 0, args, n_args);
 }
 
 const opprof_site *opprof_annotation_begin(const char *name)

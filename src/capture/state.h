@@ -57,9 +57,19 @@ enum {
 #define OP_EXT_NINPUTS(h) ((uint32_t)(((h) >> 16) & 0xffu))
 #define OP_EXT_HAS_FLOPS (1ull << 24) /* a flops word first: UINT64_MAX until given */
 #define OP_EXT_HAS_STACK (1ull << 25) /* a stack id word next */
+#define OP_EXT_HAS_ARGS (1ull << 26)  /* an args block next (before the inputs) */
 
-/* Largest record: range + header + flops + stack + 4 descriptor words + dims. */
-#define OP_MAX_RECORD_WORDS (4 + 2 + 4 + OPPROF_MAX_INPUTS * OPPROF_MAX_DIMS)
+/* The args block: one word with the count (low 8 bits) and 2 type bits per
+ * arg from bit 8, then a key word and a value word per arg. Keys and string
+ * values are static pointers; doubles are stored as their bits. A value may
+ * be replaced when the range ends (opprof_end_args), so the collector loads
+ * value words with relaxed atomics; types never change after begin. */
+#define OP_ARGS_COUNT(w) ((unsigned)((w)&0xffu))
+#define OP_ARGS_TYPE(w, i) ((int)(((w) >> (8 + 2 * (i))) & 3u))
+#define OP_ARGS_WORDS(n) (1u + 2u * (n))
+
+/* Largest record: range + header + flops + stack + args + 4 descriptor words + dims. */
+#define OP_MAX_RECORD_WORDS (4 + 2 + OP_ARGS_WORDS(OPPROF_MAX_ARGS) + 4 + OPPROF_MAX_INPUTS * OPPROF_MAX_DIMS)
 
 #define OP_CHUNK_BYTES ((size_t)1 << 20) /* 1 MiB per chunk */
 #define OP_PREFILL_CHUNKS 4              /* mapped at start: ~175k events without a page fault */

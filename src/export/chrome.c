@@ -29,6 +29,7 @@
  * args) are validated once per distinct string. */
 #define _GNU_SOURCE /* program_invocation_short_name */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -305,27 +306,78 @@ static void put_metadata(cw *c)
     }
 }
 
-static void put_header(cw *c, const opprof_export_options *o)
+static void put_clock_sync(op_jw *w, const opprof_clock_sync *cs, const char *suffix)
+{
+    if (!cs->valid) return;
+    size_t n = strlen(suffix);
+    OP_JW_LIT(w, ", \"clock_offset");
+    op_jw_put(w, suffix, n);
+    OP_JW_LIT(w, "_ns\": ");
+    op_jw_i64(w, cs->offset_ns);
+    OP_JW_LIT(w, ", \"clock_uncertainty");
+    op_jw_put(w, suffix, n);
+    OP_JW_LIT(w, "_ns\": ");
+    op_jw_i64(w, cs->uncertainty_ns);
+    OP_JW_LIT(w, ", \"clock_sync");
+    op_jw_put(w, suffix, n);
+    OP_JW_LIT(w, "_at_ns\": ");
+    op_jw_i64(w, cs->at_ns);
+}
+
+/* distributedInfo, as torch writes it ({"backend": "nccl", "rank": 0,
+ * "world_size": 2, ...}) with opprof's clock measurements beside. The rank
+ * given in the options wins over the trace's, which wins over the
+ * launcher's environment. */
+static void put_distributed(cw *c, const opprof_export_options *o)
 {
     const opprof_trace *t = c->t;
     op_jw *w = c->w;
-    OP_JW_LIT(w, "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [\n  ],\n");
     int64_t rank = o->rank, world = o->world_size;
+    if (rank < 0) rank = t->dist_rank;
+    if (world < 0) world = t->dist_world;
     if (rank < 0 || world < 0) {
         int64_t er = -1, ew = -1;
         op_rank_from_env(&er, &ew);
         if (rank < 0) rank = er;
         if (world < 0) world = ew;
     }
-    if (rank >= 0) {
-        OP_JW_LIT(w, "  \"distributedInfo\": {\"rank\": ");
-        op_jw_i64(w, rank);
-        if (world > 0) {
-            OP_JW_LIT(w, ", \"world_size\": ");
-            op_jw_i64(w, world);
-        }
-        OP_JW_LIT(w, "},\n");
+    if (rank < 0) return;
+    OP_JW_LIT(w, "  \"distributedInfo\": {");
+    if (t->dist_backend) {
+        OP_JW_LIT(w, "\"backend\": ");
+        put_name(c, t->dist_backend);
+        OP_JW_LIT(w, ", ");
     }
+    OP_JW_LIT(w, "\"rank\": ");
+    op_jw_i64(w, rank);
+    if (world > 0) {
+        OP_JW_LIT(w, ", \"world_size\": ");
+        op_jw_i64(w, world);
+    }
+    put_clock_sync(w, &t->clock_start, "");
+    put_clock_sync(w, &t->clock_end, "_end");
+    const opprof_clock_sync *a = &t->clock_start, *b = &t->clock_end;
+    if (a->valid && b->valid && b->at_ns > a->at_ns) {
+        char buf[48];
+        double ppm = (double)(b->offset_ns - a->offset_ns) / (double)(b->at_ns - a->at_ns) * 1e6;
+        snprintf(buf, sizeof buf, ", \"clock_drift_ppm\": %.3f", ppm);
+        op_jw_put(w, buf, strlen(buf));
+    }
+    OP_JW_LIT(w, "},\n");
+}
+
+static void put_header(cw *c, const opprof_export_options *o)
+{
+    const opprof_trace *t = c->t;
+    op_jw *w = c->w;
+    OP_JW_LIT(w, "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [\n");
+    if (t->device_props && op_strtab_len(&t->str, t->device_props)) { /* made by src/device from the driver */
+        OP_JW_LIT(w, "    ");
+        op_jw_put(w, op_strtab_get(&t->str, t->device_props), op_strtab_len(&t->str, t->device_props));
+        OP_JW_LIT(w, "\n");
+    }
+    OP_JW_LIT(w, "  ],\n");
+    put_distributed(c, o);
     if (t->options & OP_TRACE_SHAPES) OP_JW_LIT(w, "  \"record_shapes\": 1,\n");
     if (t->options & OP_TRACE_MEMORY) OP_JW_LIT(w, "  \"profile_memory\": 1,\n");
     if (t->options & OP_TRACE_STACK) OP_JW_LIT(w, "  \"with_stack\": 1,\n");
@@ -376,6 +428,68 @@ static void cw_free(cw *c)
     free(c->arena);
 }
 
+/* One end of an ac2g flow: "s" at a launch, "f" (bound to the enclosing
+ * slice, "bp": "e") at the device activity it launched, as Kineto writes them. */
+static void put_flow_end(cw *c, const op_event *e, int finish)
+{
+    op_jw *w = c->w;
+    begin_event(c);
+    if (finish)
+        OP_JW_LIT(w, "{\"ph\": \"f\", \"id\": ");
+    else
+        OP_JW_LIT(w, "{\"ph\": \"s\", \"id\": ");
+    op_jw_i64(w, e->correlation);
+    op_jw_need(w, 128);
+    memcpy(w->p, c->thread_text[e->thread], c->thread_len[e->thread]);
+    w->p += c->thread_len[e->thread];
+    w->p = op_fmt_us3(w->p, e->start_ns);
+    if (finish)
+        OP_JW_LIT(w, ", \"cat\": \"ac2g\", \"name\": \"ac2g\", \"bp\": \"e\"}");
+    else
+        OP_JW_LIT(w, ", \"cat\": \"ac2g\", \"name\": \"ac2g\"}");
+}
+
+typedef struct corr_ref {
+    int64_t corr;
+    size_t idx;
+} corr_ref;
+
+static int corr_cmp(const void *a, const void *b)
+{
+    const corr_ref *x = a, *y = b;
+    if (x->corr != y->corr) return x->corr < y->corr ? -1 : 1;
+    return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/* A flow from each launch to each device activity with its correlation. */
+static int put_flows(cw *c)
+{
+    const opprof_trace *t = c->t;
+    if (!(t->options & OP_TRACE_DEVICE)) return 0;
+    corr_ref *l = malloc((t->nev ? t->nev : 1) * sizeof *l);
+    if (!l) return -1;
+    size_t n = 0;
+    for (size_t i = 0; i < t->nev; i++)
+        if (op_cat_is_launch(t->ev[i].cat) && (t->ev[i].flags & OP_EV_HAS_CORR))
+            l[n++] = (corr_ref){t->ev[i].correlation, i};
+    qsort(l, n, sizeof *l, corr_cmp);
+    for (size_t i = 0; i < t->nev && !c->w->status; i++) {
+        const op_event *d = &t->ev[i];
+        if (!op_cat_is_device(d->cat) || !(d->flags & OP_EV_HAS_CORR)) continue;
+        size_t lo = 0, hi = n;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (l[mid].corr < d->correlation) lo = mid + 1;
+            else hi = mid;
+        }
+        if (lo == n || l[lo].corr != d->correlation) continue;
+        put_flow_end(c, &t->ev[l[lo].idx], 0);
+        put_flow_end(c, d, 1);
+    }
+    free(l);
+    return 0;
+}
+
 /* Writes the whole trace into w; returns w's status (or NOMEM). */
 static int write_trace(const opprof_trace *t, op_jw *w, const opprof_export_options *o)
 {
@@ -392,6 +506,10 @@ static int write_trace(const opprof_trace *t, op_jw *w, const opprof_export_opti
         put_event(&c, i);
     }
     for (; m < t->nmem && !w->status; m++) put_memory(&c, &t->mem[m]);
+    if (put_flows(&c) != 0) {
+        cw_free(&c);
+        return op_fail(OPPROF_E_NOMEM, "out of memory while exporting flows");
+    }
     if (t->dropped) {
         char buf[160];
         snprintf(buf, sizeof buf, "opprof: %llu events dropped (event cap reached)", (unsigned long long)t->dropped);

@@ -105,6 +105,34 @@ static int array_text(op_json *j, op_raw_event *ev, op_jtok t, op_field f, op_sp
     return 0;
 }
 
+/* The args kept as text in the model's args: those of collectives, as
+ * Kineto writes them for PyTorch's (and opprof's MPI layer for its own).
+ * Keeping every unknown arg would cost a third of the reader's speed on a
+ * Kineto trace, for kernel details no table shows. */
+static int kept_arg(const op_json *j)
+{
+    static const struct {
+        const char *s;
+        size_t n;
+    } keys[] = {
+#define K(lit) {lit, sizeof(lit) - 1}
+        K("Collective name"), K("In msg nelems"), K("Out msg nelems"), K("In msg bytes"), K("Out msg bytes"),
+        K("Group size"), K("dtype"), K("In split size"), K("Out split size"), K("Global rank start"),
+        K("Global rank stride"), K("Process Group Name"), K("Process Group Description"),
+        K("Process Group Ranks"), K("Rank"), K("Src Rank"), K("Dst Rank"), K("Seq"), K("Tag"),
+        K("Request id"), K("Completed"), K("Is asynchronized op"), K("Root"),
+#undef K
+    };
+    /* Most keys of a Kineto trace are none of these: one test of their
+     * length turns nearly all of them away. */
+    static const uint32_t lengths = 1u << 3 | 1u << 4 | 1u << 5 | 1u << 8 | 1u << 9 | 1u << 10 | 1u << 12 |
+                                    1u << 13 | 1u << 14 | 1u << 15 | 1u << 17 | 1u << 18 | 1u << 19 | 1u << 25;
+    if (j->n > 31 || !((lengths >> j->n) & 1u)) return 0;
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        if (op_json_key_is(j, keys[i].s, keys[i].n)) return 1;
+    return 0;
+}
+
 static int read_args(op_json *j, op_raw_event *ev, op_jtok t)
 {
     /* A later "args" replaces an earlier one whole, as in Python's json. */
@@ -151,8 +179,18 @@ static int read_args(op_json *j, op_raw_event *ev, op_jtok t)
             break;
         default: break;
         }
+        int keep = f < 0 && kept_arg(j);
+        if (keep && ((ev->extra.n && op_buf_put(&ev->extra, ", ", 2) != 0) ||
+                     op_json_quoted(&ev->extra, j->s, j->n) != 0 || op_buf_put(&ev->extra, ": ", 2) != 0)) {
+            op_json_fail(j, OPPROF_E_NOMEM, j->off, "out of memory");
+            return -1;
+        }
         t = op_json_next(j);
         if (t == OP_JT_ERROR) return -1;
+        if (keep) {
+            if (op_json_value_text(j, t, &ev->extra) == OP_JT_ERROR) return -1;
+            continue;
+        }
         int rc = 0;
         switch (f) {
         case OP_F_ADDR: rc = num_field(j, ev, t, OP_F_ADDR, NUM_U64, &ev->addr, "is not a number"); break;
@@ -199,6 +237,7 @@ int op_read_event(op_json *j, op_raw_event *ev)
     ev->ph = 0;
     ev->cat = OP_RCAT_NONE;
     ev->text.n = 0;
+    ev->extra.n = 0;
     ev->off = j->off;
     for (;;) {
         op_jtok t = op_json_next(j);

@@ -61,6 +61,7 @@ typedef struct op_raw_event {
     uint64_t flops, addr;
     uint64_t off; /* where the event object starts */
     op_buf text;  /* the strings the spans point into */
+    op_buf extra; /* the args not read into fields, as JSON members `"k": v, ...` */
 } op_raw_event;
 
 /* Reads the members of the object whose '{' was just returned, through its

@@ -24,6 +24,55 @@ static int read_events(op_importer *im)
     }
 }
 
+/* distributedInfo: backend, rank, world_size and opprof's clock
+ * measurements (chrome.c writes them); anything else (pg_config, ...) and
+ * values of the wrong type are skipped, since they only decorate. */
+static int read_distributed(op_importer *im)
+{
+    static const char *const keys[] = {
+        "rank", "world_size",
+        "clock_offset_ns", "clock_uncertainty_ns", "clock_sync_at_ns",
+        "clock_offset_end_ns", "clock_uncertainty_end_ns", "clock_sync_end_at_ns",
+    };
+    opprof_trace *t = im->t;
+    int64_t v[8];
+    int have = 0;
+    for (;;) {
+        op_jtok tok = op_json_next(&im->j);
+        if (tok == OP_JT_OBJ_END) break;
+        if (tok != OP_JT_KEY) return -1;
+        int which = -1;
+        if (OP_JSON_KEY_IS(&im->j, "backend")) which = 8;
+        for (int k = 0; k < 8 && which < 0; k++)
+            if (op_json_key_is(&im->j, keys[k], strlen(keys[k]))) which = k;
+        tok = op_json_next(&im->j);
+        if (tok == OP_JT_ERROR) return -1;
+        if (which == 8 && tok == OP_JT_STRING) {
+            t->dist_backend = op_trace_intern(t, im->j.s, im->j.n);
+            if (t->dist_backend == UINT32_MAX) {
+                op_json_fail(&im->j, OPPROF_E_NOMEM, im->j.off, "out of memory");
+                return -1;
+            }
+        } else if (which >= 0 && which < 8 && tok == OP_JT_NUMBER) {
+            if (op_num_int(im->j.s, im->j.n, &v[which]) == 0) have |= 1 << which;
+        } else if (op_json_skip(&im->j, tok) == OP_JT_ERROR) {
+            return -1;
+        }
+    }
+    if (have & 1) t->dist_rank = v[0];
+    if (have & 2) t->dist_world = v[1];
+    opprof_clock_sync *cs[2] = {&t->clock_start, &t->clock_end};
+    for (int k = 0; k < 2; k++) {
+        int need = 7 << (2 + 3 * k);
+        if ((have & need) != need) continue;
+        cs[k]->valid = 1;
+        cs[k]->offset_ns = v[2 + 3 * k];
+        cs[k]->uncertainty_ns = v[3 + 3 * k];
+        cs[k]->at_ns = v[4 + 3 * k];
+    }
+    return 0;
+}
+
 /* A JSON number's text is nonzero when a digit other than 0 comes before
  * its exponent. */
 static int number_nonzero(const char *s, size_t n)
@@ -38,14 +87,14 @@ static int number_nonzero(const char *s, size_t n)
  * any member the reader does not use. */
 static int read_meta(op_importer *im, int which, op_jtok t)
 {
-    if (which == 3 && t == OP_JT_NUMBER) {
+    if (which == 4 && t == OP_JT_NUMBER) {
         uint64_t n;
         if (op_num_u64(im->j.s, im->j.n, &n) != 0) {
             op_json_fail(&im->j, OPPROF_E_PARSE, im->j.off, "\"droppedEvents\" is not a count");
             return -1;
         }
         im->t->dropped = n;
-    } else if (which == 4 && (t == OP_JT_TRUE || (t == OP_JT_NUMBER && number_nonzero(im->j.s, im->j.n)))) {
+    } else if (which == 5 && (t == OP_JT_TRUE || (t == OP_JT_NUMBER && number_nonzero(im->j.s, im->j.n)))) {
         im->t->options |= OP_TRACE_INCOMPLETE;
     }
     return op_json_skip(&im->j, t) == OP_JT_ERROR ? -1 : 0;
@@ -55,14 +104,15 @@ static int top_key(const op_json *j)
 {
     if (OP_JSON_KEY_IS(j, "traceEvents")) return 1;
     if (OP_JSON_KEY_IS(j, "baseTimeNanoseconds")) return 2;
-    if (OP_JSON_KEY_IS(j, "droppedEvents")) return 3;
-    if (OP_JSON_KEY_IS(j, "incomplete")) return 4;
+    if (OP_JSON_KEY_IS(j, "distributedInfo")) return 3;
+    if (OP_JSON_KEY_IS(j, "droppedEvents")) return 4;
+    if (OP_JSON_KEY_IS(j, "incomplete")) return 5;
     return 0;
 }
 
-/* The members of a top-level object: traceEvents, baseTimeNanoseconds and
- * opprof's metadata are read, the rest (deviceProperties, distributedInfo,
- * ...) skipped. */
+/* The members of a top-level object: traceEvents, baseTimeNanoseconds,
+ * distributedInfo and opprof's metadata are read, the rest
+ * (deviceProperties, ...) skipped. */
 static int read_object(op_importer *im, int64_t *base_ns)
 {
     int seen = 0;
@@ -91,7 +141,9 @@ static int read_object(op_importer *im, int64_t *base_ns)
                 op_json_fail(&im->j, OPPROF_E_PARSE, im->j.off, "\"baseTimeNanoseconds\" is out of range");
                 return -1;
             }
-        } else if (which >= 3) {
+        } else if (which == 3 && t == OP_JT_OBJ_BEGIN) {
+            if (read_distributed(im) != 0) return -1;
+        } else if (which >= 4) {
             if (read_meta(im, which, t) != 0) return -1;
         } else if (op_json_skip(&im->j, t) == OP_JT_ERROR) {
             return -1;
@@ -151,6 +203,7 @@ int op_import_source(op_source *src, const char *label, size_t chunk, opprof_tra
     int rc = read_document(&im, &base_ns);
     op_json_free(&im.j);
     op_buf_free(&im.ev.text);
+    op_buf_free(&im.ev.extra);
     op_source_close(src);
     if (rc == 0 && op_thread_map_finish(&im.threads, im.t) != 0) {
         im.j.status = OPPROF_E_NOMEM;

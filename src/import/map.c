@@ -100,7 +100,8 @@ static int add_complete(op_importer *im)
         t->options |= OP_TRACE_SHAPES;
     }
     if (op_raw_has(ev, OP_F_TYPES)) e->types = op_trace_intern(t, op_raw_str(ev, ev->types), ev->types.len);
-    if (e->shapes == UINT32_MAX || e->types == UINT32_MAX) return nomem(im);
+    if (ev->extra.n) e->args = op_trace_intern(t, ev->extra.p, ev->extra.n);
+    if (e->shapes == UINT32_MAX || e->types == UINT32_MAX || e->args == UINT32_MAX) return nomem(im);
     if (op_raw_has(ev, OP_F_FLOPS)) {
         e->flops = ev->flops;
         t->options |= OP_TRACE_FLOPS;

@@ -5,7 +5,7 @@
 
 #include "common/error.h"
 
-static int put_quoted(op_buf *o, const char *s, size_t n)
+int op_json_quoted(op_buf *o, const char *s, size_t n)
 {
     int rc = op_buf_putc(o, '"');
     size_t run = 0;
@@ -13,8 +13,12 @@ static int put_quoted(op_buf *o, const char *s, size_t n)
         unsigned char c = (unsigned char)s[i];
         if (c >= 0x20 && c != '"' && c != '\\') continue;
         rc |= op_buf_put(o, s + run, i - run);
+        /* The exporter's escapes (the short ones where JSON has them), so
+         * that text read back compares equal to what was written. */
         char esc[8];
-        int k = c == '"' || c == '\\' ? snprintf(esc, sizeof esc, "\\%c", c) : snprintf(esc, sizeof esc, "\\u%04x", c);
+        char sh = c == '"' ? '"' : c == '\\' ? '\\' : c == '\n' ? 'n' : c == '\t' ? 't' : c == '\r' ? 'r'
+                : c == '\b' ? 'b' : c == '\f' ? 'f' : 0;
+        int k = sh ? snprintf(esc, sizeof esc, "\\%c", sh) : snprintf(esc, sizeof esc, "\\u%04x", c);
         rc |= op_buf_put(o, esc, (size_t)k);
         run = i + 1;
     }
@@ -36,10 +40,10 @@ op_jtok op_json_value_text(op_json *j, op_jtok t, op_buf *o)
         case OP_JT_OBJ_END: rc |= op_buf_putc(o, '}'); break;
         case OP_JT_ARR_END: rc |= op_buf_putc(o, ']'); break;
         case OP_JT_KEY:
-            rc |= put_quoted(o, j->s, j->n);
+            rc |= op_json_quoted(o, j->s, j->n);
             rc |= op_buf_put(o, ": ", 2);
             break;
-        case OP_JT_STRING: rc |= put_quoted(o, j->s, j->n); break;
+        case OP_JT_STRING: rc |= op_json_quoted(o, j->s, j->n); break;
         case OP_JT_NUMBER: rc |= op_buf_put(o, j->s, j->n); break;
         case OP_JT_TRUE: rc |= op_buf_put(o, "true", 4); break;
         case OP_JT_FALSE: rc |= op_buf_put(o, "false", 5); break;

@@ -13,4 +13,7 @@
  * text to out. Returns the value's last token, or OP_JT_ERROR. */
 op_jtok op_json_value_text(op_json *j, op_jtok t, op_buf *out);
 
+/* Appends s[0..n) as a JSON string, re-escaped. 0, or -1 out of memory. */
+int op_json_quoted(op_buf *o, const char *s, size_t n);
+
 #endif

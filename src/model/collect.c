@@ -9,6 +9,7 @@
 #include "capture/memtrack.h"
 #include "capture/state.h"
 #include "common/error.h"
+#include "export/jsonw.h"
 #include "model/collect.h"
 #include "model/model.h"
 #include "model/stacks.h"
@@ -72,16 +73,22 @@ typedef struct text {
     size_t n, cap;
 } text;
 
+/* Room for n more bytes and a terminating NUL. */
+static int text_reserve(text *b, size_t n)
+{
+    if (b->n + n + 1 <= b->cap) return 0;
+    size_t cap = b->cap ? b->cap * 2 : 256;
+    while (cap < b->n + n + 1) cap *= 2;
+    char *p = realloc(b->p, cap);
+    if (!p) return -1;
+    b->p = p;
+    b->cap = cap;
+    return 0;
+}
+
 static int text_put(text *b, const char *s, size_t n)
 {
-    if (b->n + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap * 2 : 256;
-        while (cap < b->n + n + 1) cap *= 2;
-        char *p = realloc(b->p, cap);
-        if (!p) return -1;
-        b->p = p;
-        b->cap = cap;
-    }
+    if (text_reserve(b, n) != 0) return -1;
     memcpy(b->p + b->n, s, n);
     b->n += n;
     b->p[b->n] = '\0';
@@ -173,6 +180,60 @@ static int cached_inputs(shape_cache *c, opprof_trace *tr, const op_word *desc, 
     return 0;
 }
 
+/* Appends s as a JSON string. */
+static int text_json_str(text *b, const char *s)
+{
+    if (!s) s = "";
+    size_t n = strlen(s);
+    if (text_reserve(b, op_json_escaped_max(n)) != 0) return -1;
+    b->n = (size_t)(op_json_escape(b->p + b->n, s, n) - b->p);
+    b->p[b->n] = '\0';
+    return 0;
+}
+
+/* An args block (state.h) as the model's JSON members, `"k": v, ...`.
+ * Returns the block's length in words, 0 when it does not fit in avail. */
+static uint32_t decode_args(opprof_trace *tr, text *b, const op_word *p, size_t avail, uint32_t *out)
+{
+    if (avail < 1) return 0;
+    uint64_t head = LOAD(&p[0]);
+    unsigned n = OP_ARGS_COUNT(head);
+    if (n > OPPROF_MAX_ARGS || avail < OP_ARGS_WORDS(n)) return 0;
+    b->n = 0;
+    int rc = 0;
+    char num[40];
+    for (unsigned i = 0; i < n; i++) {
+        const char *key = (const char *)(uintptr_t)LOAD(&p[1 + 2 * i]);
+        uint64_t v = LOAD(&p[2 + 2 * i]);
+        if (i) rc |= text_str(b, ", ");
+        rc |= text_json_str(b, key);
+        rc |= text_str(b, ": ");
+        switch (OP_ARGS_TYPE(head, i)) {
+        case OPPROF_ARG_DOUBLE: {
+            double d;
+            memcpy(&d, &v, sizeof d);
+            if (d != d || d - d != 0) {
+                rc |= text_str(b, "null");
+                break;
+            }
+            /* The shortest of 15 or 17 digits that reads back the same. */
+            snprintf(num, sizeof num, "%.15g", d);
+            if (strtod(num, NULL) != d) snprintf(num, sizeof num, "%.17g", d);
+            rc |= text_str(b, num);
+            break;
+        }
+        case OPPROF_ARG_STR: rc |= text_json_str(b, (const char *)(uintptr_t)v); break;
+        default:
+            snprintf(num, sizeof num, "%" PRId64, (int64_t)v);
+            rc |= text_str(b, num);
+            break;
+        }
+    }
+    if (rc) return UINT32_MAX;
+    *out = op_trace_intern(tr, b->p ? b->p : "", b->n);
+    return *out == UINT32_MAX ? UINT32_MAX : OP_ARGS_WORDS(n);
+}
+
 typedef struct collector {
     opprof_trace *tr;
     const op_timebase *tb;
@@ -180,6 +241,7 @@ typedef struct collector {
     site_map sites;
     shape_cache shapes;
     op_stack_map stacks;
+    text args; /* scratch for decode_args */
     uint64_t recorded;
 } collector;
 
@@ -227,6 +289,12 @@ static size_t decode_record(collector *cl, uint32_t thread, const op_word *p, co
             uint32_t st = op_stack_map_get(&cl->stacks, cl->tr, LOAD(q++));
             if (st == UINT32_MAX) return SIZE_MAX;
             ev->stack = st;
+        }
+        if (hdr & OP_EXT_HAS_ARGS) {
+            uint32_t w = decode_args(cl->tr, &cl->args, q, (size_t)(p + len - q), &ev->args);
+            if (w == UINT32_MAX) return SIZE_MAX;
+            if (w == 0) return len; /* malformed: keep the event without its args */
+            q += w;
         }
         unsigned n = OP_EXT_NINPUTS(hdr);
         uint32_t payload = (uint32_t)(p + len - q);
@@ -292,6 +360,7 @@ int op_collect(uint64_t gen, const op_timebase *tb, uint64_t stop_ticks, uint32_
     free(cl.shapes.shapes);
     free(cl.shapes.types);
     op_stack_map_free(&cl.stacks);
+    free(cl.args.p);
     if (rc != 0) {
         opprof_trace_free(tr);
         return op_fail(OPPROF_E_NOMEM, "out of memory collecting the session");

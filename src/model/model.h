@@ -86,6 +86,11 @@ struct opprof_trace {
     uint64_t attempted;       /* events the capture was asked for (0 when unknown) */
     uint64_t mem_unknown_frees, mem_double_frees, mem_reallocs; /* live sessions only */
     uint32_t options;         /* OP_TRACE_* */
+    uint32_t device_props;    /* strtab id: the devices' "deviceProperties" objects, comma-separated; 0 none */
+    /* distributedInfo; dist_rank -1 when the trace has none */
+    uint32_t dist_backend;    /* strtab id, 0 none */
+    int64_t dist_rank, dist_world;
+    opprof_clock_sync clock_start, clock_end;
     int mem_totals_given;     /* the producer set total_allocated (imported traces) */
     int finished;
 };

@@ -26,6 +26,8 @@ opprof_trace *op_trace_new(void)
         return NULL;
     }
     t->step_num = -1;
+    t->dist_rank = -1;
+    t->dist_world = -1;
     return t;
 }
 
@@ -122,6 +124,7 @@ int opprof_trace_event(const opprof_trace *t, size_t i, opprof_event *out)
     out->self_cpu_memory_usage = e->mem_self;
     out->device_time_ns = e->dev_total_ns;
     out->self_device_time_ns = e->dev_self_ns;
+    out->args = op_strtab_get(&t->str, e->args);
     return OPPROF_OK;
 }
 

@@ -17,6 +17,7 @@
 #include "capture/memtrack.h"
 #include "capture/state.h"
 #include "common/error.h"
+#include "device/device.h"
 #include "model/collect.h"
 #include "model/model.h"
 #include "session/schedule.h"
@@ -161,14 +162,20 @@ int op_session_close_gen(int keep, opprof_trace **out)
     opprof_trace *tr = NULL;
     int rc = op_collect(gen, &S.tb, stop, S.opts, &tr);
     if (!S.step_site) step_sites_recycle(); /* an open step range keeps them (a stop racing with a step) */
-    if (rc != OPPROF_OK) return rc;
+    int drc = op_device_collect(rc == OPPROF_OK && keep ? tr : NULL, &S.tb);
+    if (rc == OPPROF_OK) rc = drc;
+    if (rc != OPPROF_OK) {
+        opprof_trace_free(tr);
+        return rc;
+    }
     if (!keep) {
         opprof_trace_free(tr);
         return OPPROF_OK;
     }
     tr->duration_ns = op_timebase_ns(&S.tb, stop);
     tr->step_num = S.step_num;
-    rc = op_trace_finish(tr);
+    rc = op_distributed_apply(tr);
+    if (rc == OPPROF_OK) rc = op_trace_finish(tr);
     if (rc != OPPROF_OK) {
         opprof_trace_free(tr);
         return rc;
@@ -277,6 +284,7 @@ int opprof_start(const opprof_config *cfg)
     S.record_steps = S.cfg.schedule.enabled; /* torch 1.13: step annotations only with a schedule */
     op_capture_prefill(OP_PREFILL_CHUNKS);
     if (S.opts & OP_OPT_MEMORY) op_memtrack_reset();
+    op_device_start(&S.cfg);
     const char *warning = op_sched_config_warning(&S.cfg.schedule);
     if (warning) op_sched_warn_once(warning);
     S.action = opprof_schedule_action(&S.cfg.schedule, 0);
@@ -305,6 +313,7 @@ static int stop_session(opprof_trace **out, int incomplete)
     if (S.gen) discard_gen();
     opprof_trace_free(S.pending);
     S.pending = NULL;
+    op_device_stop();
     S.active = 0;
     int rc = S.status;
     opprof_trace_ready_fn ready = S.cfg.on_trace_ready;

@@ -14,4 +14,7 @@ int op_session_close_gen(int keep, opprof_trace **out);
  * it has none. Takes the session lock. */
 int op_session_output_dir(char *buf, size_t size);
 
+/* Copies the process-wide distributedInfo into t (distributed.c). */
+int op_distributed_apply(opprof_trace *t);
+
 #endif

@@ -7,7 +7,8 @@ Fails (exit 1, reason on stderr) unless the file is strict JSON: no control
 characters inside strings, no NaN or Infinity, no duplicate keys, valid UTF-8;
 and unless it has Kineto's shape: an object with schemaVersion,
 deviceProperties, displayTimeUnit, baseTimeNanoseconds, traceEvents and
-droppedEvents; every event with a known ph and numeric pid and tid; every ts
+droppedEvents; every event with a known ph (X, i, M, and s/f ac2g flows) and
+numeric pid and tid; every ts
 and dur written with exactly three decimals.
 
 With RAW, the bytes of that file decoded as UTF-8 with errors="replace"
@@ -85,6 +86,11 @@ def main(path):
             out["instant"].append(ev["name"])
         elif ph == "M":
             out["meta"].append([ev["name"], ev["pid"], ev["tid"], list(ev["args"].values())[0]])
+        elif ph in ("s", "f"):  # ac2g flows from a launch to the device activity it launched
+            if ev.get("cat") != "ac2g" or ev.get("name") != "ac2g" or type(ev.get("id")) is not int or \
+                    (ph == "f") != (ev.get("bp") == "e"):
+                raise ValueError("bad flow event %r" % ev)
+            out.setdefault("flows", []).append([ph, ev["id"], ev["pid"], ev["tid"], ev["ts"]])
         else:
             raise ValueError("unexpected ph in %r" % ev)
     if idx != list(range(len(idx))):

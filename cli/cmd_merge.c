@@ -1,0 +1,104 @@
+/* opprof merge TRACE... -o merged.json: the traces of a distributed run's
+ * ranks in one timeline, one process per rank on rank 0's clock, and the
+ * cross-rank report (operators across ranks, waiting in collectives and the
+ * straggler of each, communication overlapping computation). */
+#include <limits.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "opprof.h"
+#include "opts.h"
+
+typedef struct merge_opts {
+    const char *output, *report, *format;
+    long row_limit;
+    int quiet;
+} merge_opts;
+
+#define FIELD(f) offsetof(merge_opts, f)
+
+static const cli_option OPTIONS[] = {
+    {"-o", "FILE", CLI_OPT_STRING, FIELD(output), 0, 0, NULL,
+     "the merged trace (.gz: compressed); without it only the report is made"},
+    {"--report", "FILE", CLI_OPT_STRING, FIELD(report), 0, 0, NULL,
+     "also write the report there (\"-\": stdout instead of the text)"},
+    {"--format", "FMT", CLI_OPT_STRING, FIELD(format), 0, 0, "text|json", "the --report file's form (default json)"},
+    {"--row-limit", "N", CLI_OPT_LONG, FIELD(row_limit), -1, INT_MAX, NULL,
+     "collectives listed in the text, largest arrival spread first; -1: all (default 20)"},
+    {"--quiet", NULL, CLI_OPT_FLAG, FIELD(quiet), 0, 0, NULL, "print no report on stdout"},
+};
+
+static const cli_spec SPEC = {
+    "merge",
+    "TRACE... [-o MERGED] [options]",
+    "Merges the traces of a distributed run's ranks (libopprof_mpi's, or any with distributedInfo)\n"
+    "into one trace with one process per rank, times aligned on rank 0's clock by the offsets each\n"
+    "rank measured, and prints the cross-rank report: each operator's total time across ranks,\n"
+    "each rank's communication, computation, their overlap and its time waiting in collectives,\n"
+    "and for each collective the rank that arrived last (the straggler).\n"
+    "Exit status: 0 done, 1 a file could not be written, 2 bad arguments or an unreadable trace.",
+    OPTIONS,
+    sizeof OPTIONS / sizeof *OPTIONS,
+    1,
+    INT_MAX,
+};
+
+static int write_report(const opprof_ranks_report *rep, const merge_opts *o)
+{
+    int fmt = !strcmp(o->format, "text") ? OPPROF_FORMAT_TEXT : OPPROF_FORMAT_JSON;
+    int to_stdout = !strcmp(o->report, "-");
+    FILE *f = to_stdout ? stdout : fopen(o->report, "w");
+    if (!f) {
+        perror(o->report);
+        return CLI_FAIL;
+    }
+    int rc = opprof_ranks_report_write(rep, f, fmt, fmt == OPPROF_FORMAT_TEXT ? (int)o->row_limit : -1);
+    if (!to_stdout && fclose(f) != 0) rc = OPPROF_E_IO;
+    if (rc != OPPROF_OK) fprintf(stderr, "opprof merge: cannot write %s\n", o->report);
+    return rc == OPPROF_OK ? CLI_OK : CLI_FAIL;
+}
+
+int cmd_merge(int argc, char **argv)
+{
+    merge_opts o = {NULL, NULL, "json", 20, 0};
+    const char **pos = calloc((size_t)argc + 1, sizeof *pos);
+    opprof_trace **traces = calloc((size_t)argc + 1, sizeof *traces);
+    int npos = 0, rc = pos && traces ? cli_parse(&SPEC, argc, argv, &o, pos, &npos) : -1;
+    if (rc) {
+        free(pos);
+        free(traces);
+        return rc > 0 ? CLI_OK : CLI_BAD_INPUT;
+    }
+    int loaded = 0;
+    for (; loaded < npos && rc == CLI_OK; loaded++) rc = cli_load_trace("merge", pos[loaded], &traces[loaded]);
+    opprof_trace *merged = NULL;
+    opprof_ranks_report *rep = NULL;
+    const opprof_trace *const *in = (const opprof_trace *const *)traces;
+    if (rc == CLI_OK && o.output) {
+        if (opprof_ranks_merge(in, (size_t)npos, &merged) != OPPROF_OK ||
+            opprof_export_chrome_trace(merged, o.output) != OPPROF_OK) {
+            fprintf(stderr, "opprof merge: %s\n", opprof_last_error());
+            rc = CLI_FAIL;
+        }
+    }
+    if (rc == CLI_OK && opprof_ranks_report_new(in, (size_t)npos, &rep) != OPPROF_OK) {
+        fprintf(stderr, "opprof merge: %s\n", opprof_last_error());
+        rc = CLI_FAIL;
+    }
+    int report_to_stdout = o.report && !strcmp(o.report, "-");
+    if (rc == CLI_OK && !o.quiet && !report_to_stdout)
+        rc = opprof_ranks_report_write(rep, stdout, OPPROF_FORMAT_TEXT, (int)o.row_limit) == OPPROF_OK ? CLI_OK
+                                                                                                       : CLI_FAIL;
+    if (rc == CLI_OK && o.report) rc = write_report(rep, &o);
+    if (rc == CLI_OK && o.output && !o.quiet) printf("\nmerged trace: %s\n", o.output);
+    opprof_ranks_report_free(rep);
+    opprof_trace_free(merged);
+    for (int i = 0; i < loaded; i++) opprof_trace_free(traces[i]);
+    free(traces);
+    free(pos);
+    if (fflush(stdout) != 0 && rc == CLI_OK) rc = CLI_FAIL;
+    return rc;
+}

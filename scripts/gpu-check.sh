@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# The GPU check of device activity (issue 10), for a machine with an NVIDIA
+# GPU and CUDA 13 under /usr/local/cuda. Under 6 minutes on an H200.
+#
+#   scripts/gpu-check.sh
+#
+# 1. builds (BUILD, default build-gpu; an existing build there is reused,
+#    so a build made elsewhere and carried over works too),
+# 2. runs the device tests: the model mapping, CUPTI decoding, NVTX
+#    injection, and the GPU operator test (must run, not skip),
+# 3. gpu_resnet: ResNet-18 on the GPU against the CPU runtime (<= 1e-3
+#    relative), kernels charged to conv2d / batch_norm / linear, and
+#    profiled / unprofiled forward time (<= 1.05), also with the launch
+#    callbacks and the driver records off, to show what each costs,
+# 4. opprof run resnet18 --device cuda --activities cpu,cuda
+#    --sort self_cuda_time_total --trace trace.json, and checks the trace,
+# and prints a summary last. Exit status: 0 when every check passed.
+# Logs go to $BUILD/gpu-check/.
+#
+# Where the GPU machine cannot build (no cmocka or oneDNN headers there),
+# build on a CPU machine that has CUDA, and carry build-gpu over (about 40 MB):
+#   cmake -S . -B build-gpu -DOPPROF_BUILD_BENCH=OFF -DCMAKE_CUDA_ARCHITECTURES=90
+#   cmake --build build-gpu -j
+# The run-time libraries (libdnnl, libcmocka, CUDA 13) must be there too; the
+# script names any that are missing.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build-gpu}
+JOBS=${JOBS:-$(nproc)}
+LOG=$BUILD/gpu-check
+mkdir -p "$LOG"
+summary=()
+failed=0
+note() { summary+=("$(printf '%-5s %s' "$1" "$2")"); [ "$1" = FAIL ] && failed=1; return 0; }
+t0=$(date +%s)
+
+echo "== GPU"
+if command -v nvidia-smi >/dev/null; then
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$LOG/gpu.txt"
+  note INFO "GPU: $(head -1 "$LOG/gpu.txt")"
+else
+  note FAIL "nvidia-smi not found: no NVIDIA driver on this machine"
+fi
+
+echo "== build ($BUILD)"
+if [ ! -x "$BUILD/tests/test_gpu_ops" ] || [ ! -x "$BUILD/bin/opprof" ]; then
+  if timeout 300 cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOPPROF_BUILD_BENCH=OFF \
+       -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCHS:-90}" >"$LOG/build.txt" 2>&1 &&
+     timeout 300 cmake --build "$BUILD" -j"$JOBS" >>"$LOG/build.txt" 2>&1; then
+    note PASS "build ($(( $(date +%s) - t0 )) s)"
+  else
+    tail -30 "$LOG/build.txt"
+    note FAIL "build: see $LOG/build.txt"
+  fi
+else
+  note INFO "build: reusing $BUILD"
+fi
+grep -h "opprof: CUDA" "$LOG/build.txt" 2>/dev/null
+# A build carried from another machine needs the same shared libraries here.
+for b in tests/test_gpu_ops tests/gpu_resnet bin/opprof lib/libopprof_nn_cuda.so; do
+  [ -e "$BUILD/$b" ] || continue
+  missing=$(ldd "$BUILD/$b" 2>/dev/null | awk '/not found/ {print $1}' | tr '\n' ' ')
+  [ -n "$missing" ] && note FAIL "$b: shared libraries missing on this machine: $missing"
+done
+
+# A test binary: PASS on 0, FAIL otherwise (77, skipped, is a failure for
+# tests that need the GPU).
+run_test() {
+  local name=$1; shift
+  if [ ! -x "$BUILD/tests/$name" ]; then note FAIL "$name: not built"; return; fi
+  (cd "$BUILD/tests" && env "$@" timeout 120 "./$name") >"$LOG/$name.txt" 2>&1
+  local rc=$?
+  if [ $rc -eq 0 ]; then note PASS "$name"; else tail -20 "$LOG/$name.txt"; note FAIL "$name (exit $rc)"; fi
+}
+
+echo "== device tests"
+run_test test_device_map
+run_test test_cupti_decode
+run_test test_device_export
+run_test test_nvtx NVTX_INJECTION64_PATH="$(readlink -f "$BUILD/lib/libopprof.so")"
+run_test test_gpu_ops
+grep -E "max relative error|kernels,|device time" "$LOG/test_gpu_ops.txt" 2>/dev/null
+(cd "$BUILD/tests" && ./test_device_nodev >"$LOG/test_device_nodev.txt" 2>&1)
+[ $? -eq 77 ] && note PASS "test_device_nodev skips where a device exists" \
+              || note FAIL "test_device_nodev did not see the device"
+
+echo "== ResNet-18 on the GPU"
+result() { grep "^RESULT $1 " "$2" | awk '{print $3}'; }
+if [ -x "$BUILD/tests/gpu_resnet" ]; then
+  (cd "$BUILD/tests" && timeout 240 ./gpu_resnet --batch 5 --iters 20) >"$LOG/gpu_resnet.txt" 2>&1
+  rc=$?
+  cat "$LOG/gpu_resnet.txt"
+  err=$(result gpu_vs_cpu_rel_err "$LOG/gpu_resnet.txt"); ratio=$(result overhead_ratio "$LOG/gpu_resnet.txt")
+  fwd=$(result forward_ms_unprofiled "$LOG/gpu_resnet.txt")
+  note "$( [ $rc -eq 0 ] && echo PASS || echo FAIL)" \
+       "gpu_resnet: rel err ${err:-?} (<= 1e-3), overhead ${ratio:-?} (<= 1.05, forward ${fwd:-?} ms), linked:$(grep -o 'cuda_time_total_us\[[^]]*\] [0-9.]*' "$LOG/gpu_resnet.txt" | sed 's/cuda_time_total_us//' | tr '\n' ' ')"
+  # What the launch callbacks and the driver records cost, for the record.
+  for v in OPPROF_CUDA_NO_CALLBACKS OPPROF_CUDA_NO_DRIVER; do
+    (cd "$BUILD/tests" && env $v=1 timeout 120 ./gpu_resnet --batch 5 --iters 10) >"$LOG/gpu_resnet.$v.txt" 2>&1
+    note INFO "overhead with $v=1: $(result overhead_ratio "$LOG/gpu_resnet.$v.txt")"
+  done
+else
+  note FAIL "gpu_resnet: not built (needs nn/ and nn/cuda)"
+fi
+
+echo "== opprof run resnet18 --device cuda"
+trace=$LOG/trace.json
+rm -f "$trace"
+(timeout 120 "$BUILD/bin/opprof" run resnet18 --device cuda --activities cpu,cuda --sort self_cuda_time_total \
+   --trace "$trace") >"$LOG/run.txt" 2>&1
+rc=$?
+cat "$LOG/run.txt"
+if [ $rc -eq 0 ] && grep -q "Self CUDA" "$LOG/run.txt"; then
+  note PASS "opprof run resnet18 --device cuda: table with Self CUDA columns"
+else
+  note FAIL "opprof run resnet18 --device cuda (exit $rc; see $LOG/run.txt)"
+fi
+if [ ! -s "$trace" ]; then
+  note FAIL "trace.json was not written"
+elif command -v python3 >/dev/null; then
+  python3 scripts/gpu_trace_check.py "$trace" >"$LOG/trace_check.txt" 2>&1
+  rc=$?
+  cat "$LOG/trace_check.txt"
+  note "$( [ $rc -eq 0 ] && echo PASS || echo FAIL)" "trace: $(grep '^TRACE events' "$LOG/trace_check.txt" | cut -c7-)"
+else
+  note INFO "trace written; python3 missing, so not parsed here"
+fi
+
+echo
+echo "== summary ($(( $(date +%s) - t0 )) s)"
+printf '%s\n' "${summary[@]}"
+exit $failed

@@ -1,0 +1,91 @@
+/* Ranks in order, their clocks, and reading collective args (ranks.h). */
+#include "ranks/ranks.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/error.h"
+
+static int by_rank(const void *a, const void *b)
+{
+    const op_rank_trace *x = a, *y = b;
+    return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+int op_ranks_order(const opprof_trace *const *traces, size_t n, op_rank_trace **out)
+{
+    *out = NULL;
+    if (!traces || n == 0) return op_fail(OPPROF_E_INVAL, "no traces given");
+    op_rank_trace *r = calloc(n, sizeof *r);
+    if (!r) return op_fail(OPPROF_E_NOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        if (!traces[i]) {
+            free(r);
+            return op_fail(OPPROF_E_INVAL, "trace %zu is NULL", i);
+        }
+        r[i].t = traces[i];
+        if (opprof_trace_distributed_info(traces[i], &r[i].d) != OPPROF_OK) r[i].d.rank = (int64_t)i;
+        r[i].rank = r[i].d.rank;
+    }
+    qsort(r, n, sizeof *r, by_rank);
+    for (size_t i = 1; i < n; i++) {
+        if (r[i].rank == r[i - 1].rank) {
+            int64_t dup = r[i].rank;
+            free(r);
+            return op_fail(OPPROF_E_INVAL, "two traces are rank %lld", (long long)dup);
+        }
+    }
+    for (size_t i = 0; i < n; i++) r[i].origin_ns = op_rank_time(&r[i], 0);
+    *out = r;
+    return OPPROF_OK;
+}
+
+int64_t op_rank_time(const op_rank_trace *r, int64_t t_ns)
+{
+    int64_t wall = r->t->base_time_ns + t_ns;
+    return wall + opprof_clock_offset_at(&r->d, wall);
+}
+
+int64_t op_ranks_origin(const op_rank_trace *r, size_t n)
+{
+    int64_t o = INT64_MAX;
+    for (size_t i = 0; i < n; i++)
+        if (r[i].origin_ns < o) o = r[i].origin_ns;
+    return n ? o : 0;
+}
+
+/* The value text after `"key": ` of a member, NULL when absent. Members are
+ * `"k": v` separated by ", "; a key is found only where a member starts. */
+static const char *value_of(const char *args, const char *key)
+{
+    size_t kn = strlen(key);
+    for (const char *p = args; (p = strstr(p, key)) != NULL; p += kn) {
+        if (p == args || p[-1] != '"' || strncmp(p + kn, "\": ", 3) != 0) continue;
+        const char *q = p - 1; /* the key's opening quote: at the start, or after ", " */
+        if (q == args || (q - args >= 2 && q[-2] == ',' && q[-1] == ' ')) return p + kn + 3;
+    }
+    return NULL;
+}
+
+int op_args_int(const char *args, const char *key, int64_t *out)
+{
+    const char *v = args ? value_of(args, key) : NULL;
+    if (!v || !(*v == '-' || (*v >= '0' && *v <= '9'))) return 0;
+    char *end;
+    long long x = strtoll(v, &end, 10);
+    if (*end == '.' || *end == 'e' || *end == 'E') return 0;
+    *out = x;
+    return 1;
+}
+
+int op_args_str(const char *args, const char *key, const char **s, size_t *n)
+{
+    const char *v = args ? value_of(args, key) : NULL;
+    if (!v || *v != '"') return 0;
+    const char *e = v + 1;
+    while (*e && *e != '"') e += (*e == '\\' && e[1]) ? 2 : 1;
+    if (*e != '"') return 0;
+    *s = v + 1;
+    *n = (size_t)(e - v - 1);
+    return 1;
+}

@@ -1,0 +1,121 @@
+/* The HTML report's internals: an output stream that remembers its first
+ * error, JSON and base64 writers, a varint byte buffer, and the pieces of
+ * data each view needs, computed from the event model. */
+#ifndef OPPROF_REPORT_REP_H
+#define OPPROF_REPORT_REP_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common/error.h"
+#include "model/model.h"
+
+/* ---- output ---------------------------------------------------------- */
+
+typedef struct rep_out {
+    FILE *f;
+    int err; /* set by the first failed write; later writes do nothing */
+} rep_out;
+
+void rep_write(rep_out *o, const void *p, size_t n);
+void rep_puts(rep_out *o, const char *s);
+void rep_printf(rep_out *o, const char *fmt, ...) OP_PRINTF(2, 3);
+
+/* A JSON string literal, quotes included. '<', '>' and '&' are written as
+ * \u003c, \u003e, \u0026 so that no "</script" or "<!--" can appear inside
+ * the page's data blocks whatever the user's names contain. */
+void rep_json_str(rep_out *o, const char *s, size_t len);
+static inline void rep_json_cstr(rep_out *o, const char *s)
+{
+    rep_json_str(o, s ? s : "", s ? strlen(s) : 0);
+}
+/* `"key":` */
+void rep_json_key(rep_out *o, const char *key);
+void rep_base64(rep_out *o, const uint8_t *p, size_t n);
+
+/* ---- varint buffer --------------------------------------------------- */
+
+typedef struct rep_buf {
+    uint8_t *p;
+    size_t n, cap;
+    int oom;
+} rep_buf;
+
+void rep_buf_uv(rep_buf *b, uint64_t v);              /* LEB128 */
+static inline void rep_buf_sv(rep_buf *b, int64_t v) /* zigzag, then LEB128 */
+{
+    rep_buf_uv(b, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
+}
+void rep_buf_free(rep_buf *b);
+
+/* One column of a binary block: JS decodes `n` values of `kind` from
+ * [off, off+len) into an array of `type` ("f64", "u32", "u16", "u8").
+ * Kinds: "u" unsigned varints, "z" zigzag varints, "d" zigzag deltas, "g"
+ * (event starts) zigzag gaps after the previous event of the level; "su"
+ * and "sz" sparse: a count, then (gap, value) pairs for the nonzero
+ * entries only (gap: entries skipped since the previous one). */
+typedef struct rep_col {
+    const char *name, *kind, *type;
+    size_t off, len;
+} rep_col;
+
+/* Writes `{"n":N,"cols":[[name,kind,type,off,len],...]}`. */
+void rep_cols_json(rep_out *o, size_t n, const rep_col *cols, size_t ncols);
+
+/* ---- strings: the trace's strtab ids the page needs, renumbered ------ */
+
+typedef struct rep_strs {
+    uint32_t *map;   /* strtab id -> page id, UINT32_MAX unused */
+    uint32_t *ids;   /* page id -> strtab id */
+    uint32_t n;
+} rep_strs;
+
+/* ---- per-trace derived data ------------------------------------------ */
+
+typedef struct rep_trace {
+    const opprof_trace *t;
+    rep_strs strs;
+    int32_t *launch_op; /* device event -> the host operator that launched it, -1 none; NULL without devices */
+    uint32_t *order;    /* page position -> model index: events by (thread, row, start) */
+    uint32_t *pos;      /* model index -> page position */
+    uint16_t *row;      /* model index -> flame-chart row */
+    uint32_t *levels;   /* (thread, row, count) triples in page order */
+    size_t nlevels;
+    rep_buf ev;         /* event columns */
+    rep_col ev_cols[20];
+    size_t ev_ncols;
+    rep_buf mem;        /* memory event columns */
+    rep_col mem_cols[4];
+    size_t mem_ncols;
+} rep_trace;
+
+int rep_strings_build(rep_trace *r);
+void rep_strings_json(rep_out *o, const rep_trace *r);
+static inline uint32_t rep_sid(const rep_trace *r, uint32_t strtab_id)
+{
+    return strtab_id < r->t->str.count && r->strs.map[strtab_id] != UINT32_MAX ? r->strs.map[strtab_id] : 0;
+}
+
+int rep_launches_build(rep_trace *r);
+int rep_events_build(rep_trace *r);
+int rep_memory_build(rep_trace *r);
+
+/* JSON members of the trace's meta object, each preceded by a comma. */
+void rep_threads_json(rep_out *o, const rep_trace *r);
+void rep_levels_json(rep_out *o, const rep_trace *r);
+void rep_stacks_json(rep_out *o, const rep_trace *r);
+void rep_steps_json(rep_out *o, const rep_trace *r);
+void rep_memory_json(rep_out *o, const rep_trace *r);
+int rep_ops_json(rep_out *o, const rep_trace *r);
+int rep_devices_json(rep_out *o, const rep_trace *r);
+
+void rep_trace_free(rep_trace *r);
+
+/* The page, embedded at build time (cmake/embed_report.cmake). */
+extern const unsigned char op_report_html[], op_report_css[], op_report_js[];
+extern const size_t op_report_html_len, op_report_css_len, op_report_js_len;
+extern const char op_report_js_sha256[];
+
+#endif

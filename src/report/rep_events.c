@@ -1,0 +1,235 @@
+/* The event columns of the page. Events go out grouped by flame-chart level
+ * (thread, then row), each level in start order, so the page draws straight
+ * from the decoded arrays with no index to build; references to events
+ * (memory, launches, steps) are translated to these positions. Columns that
+ * are mostly zero are written sparse. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/rep.h"
+
+/* Flame-chart rows: an event sits one row below the innermost earlier event
+ * of its thread that wholly contains it. Unlike the model's depth this counts
+ * every category (python functions, annotations, device work), so nothing
+ * on a thread is drawn on top of something else that encloses it. up[] is
+ * each event's container, so walking it is the per-thread stack. */
+static int compute_rows(rep_trace *r)
+{
+    const opprof_trace *t = r->t;
+    r->row = malloc((t->nev ? t->nev : 1) * sizeof *r->row);
+    int32_t *up = malloc((t->nev ? t->nev : 1) * sizeof *up);
+    int32_t *last = malloc((t->nthreads ? t->nthreads : 1) * sizeof *last);
+    if (!r->row || !up || !last) {
+        free(up);
+        free(last);
+        return -1;
+    }
+    for (size_t i = 0; i < t->nthreads; i++) last[i] = -1;
+    for (size_t i = 0; i < t->nev; i++) {
+        const op_event *e = &t->ev[i];
+        int64_t end = e->start_ns + e->dur_ns;
+        int32_t c = last[e->thread];
+        while (c >= 0 && t->ev[c].start_ns + t->ev[c].dur_ns < end) c = up[c];
+        up[i] = c;
+        r->row[i] = c < 0 ? 0 : (uint16_t)(r->row[c] < UINT16_MAX ? r->row[c] + 1 : UINT16_MAX);
+        last[e->thread] = (int32_t)i;
+    }
+    free(up);
+    free(last);
+    return 0;
+}
+
+/* A counting sort of the events by (thread, row); stable, so each level
+ * keeps the model's start order. */
+static int compute_order(rep_trace *r)
+{
+    const opprof_trace *t = r->t;
+    size_t nth = t->nthreads, n = t->nev;
+    size_t *base = calloc(nth + 1, sizeof *base);
+    int32_t *maxrow = malloc((nth ? nth : 1) * sizeof *maxrow);
+    if (!base || !maxrow) goto oom;
+    for (size_t i = 0; i < nth; i++) maxrow[i] = -1;
+    for (size_t i = 0; i < n; i++)
+        if (r->row[i] > maxrow[t->ev[i].thread]) maxrow[t->ev[i].thread] = r->row[i];
+    for (size_t i = 0; i < nth; i++) base[i + 1] = base[i] + (size_t)(maxrow[i] + 1);
+    r->nlevels = base[nth];
+    size_t *start = calloc(r->nlevels + 1, sizeof *start);
+    r->levels = malloc((r->nlevels ? r->nlevels : 1) * 3 * sizeof *r->levels);
+    r->order = malloc((n ? n : 1) * sizeof *r->order);
+    r->pos = malloc((n ? n : 1) * sizeof *r->pos);
+    if (!start || !r->levels || !r->order || !r->pos) {
+        free(start);
+        goto oom;
+    }
+    for (size_t i = 0; i < n; i++) start[base[t->ev[i].thread] + r->row[i] + 1]++;
+    for (size_t th = 0; th < nth; th++)
+        for (size_t L = base[th]; L < base[th + 1]; L++) {
+            r->levels[3 * L] = (uint32_t)th;
+            r->levels[3 * L + 1] = (uint32_t)(L - base[th]);
+            r->levels[3 * L + 2] = (uint32_t)start[L + 1];
+        }
+    for (size_t L = 0; L < r->nlevels; L++) start[L + 1] += start[L];
+    for (size_t i = 0; i < n; i++) {
+        size_t p = start[base[t->ev[i].thread] + r->row[i]]++;
+        r->order[p] = (uint32_t)i;
+        r->pos[i] = (uint32_t)p;
+    }
+    free(start);
+    free(base);
+    free(maxrow);
+    return 0;
+oom:
+    free(base);
+    free(maxrow);
+    return -1;
+}
+
+typedef enum { F_START, F_DUR, F_SELF, F_NAME, F_CAT, F_SHAPES, F_TYPES, F_ARGS, F_FLOPS, F_MEM, F_DEV, F_LAUNCH,
+               F_STACK, F_COUNT } ev_field;
+
+typedef struct field_def {
+    const char *name, *kind, *type;
+    int may_be_sparse;
+} field_def;
+
+static const field_def FIELDS[F_COUNT] = {
+    [F_START] = {"start", "g", "f64", 0},  [F_DUR] = {"dur", "u", "f64", 0},
+    [F_SELF] = {"self", "z", "f64", 0},    [F_NAME] = {"name", "u", "u32", 0},
+    [F_CAT] = {"cat", "u", "u8", 1},       [F_SHAPES] = {"shapes", "u", "u32", 1},
+    [F_TYPES] = {"types", "u", "u32", 1},  [F_ARGS] = {"args", "u", "u32", 1},
+    [F_FLOPS] = {"flops", "u", "f64", 1},  [F_MEM] = {"mem", "z", "f64", 1},
+    [F_DEV] = {"dev", "z", "f64", 1},      [F_LAUNCH] = {"launch", "u", "u32", 1},
+    [F_STACK] = {"stack", "u", "u32", 1},
+};
+
+/* The value of field f for model event i, as the unsigned or zigzag
+ * varint payload (start gaps are made by the caller). */
+static int64_t field_value(const rep_trace *r, ev_field f, size_t i)
+{
+    const op_event *e = &r->t->ev[i];
+    switch (f) {
+    case F_START: return e->start_ns;
+    case F_DUR: return e->dur_ns;
+    case F_SELF: return e->self_ns;
+    case F_NAME: return rep_sid(r, e->name);
+    case F_CAT: return e->cat;
+    case F_SHAPES: return rep_sid(r, e->shapes);
+    case F_TYPES: return rep_sid(r, e->types);
+    case F_ARGS: return rep_sid(r, e->args);
+    case F_FLOPS: return (int64_t)e->flops;
+    case F_MEM: return e->mem_total;
+    case F_DEV: return e->dev_total_ns;
+    case F_STACK: return e->stack <= r->t->nstacks ? e->stack : 0;
+    case F_LAUNCH: return r->launch_op[i] < 0 ? 0 : (int64_t)r->pos[r->launch_op[i]] + 1;
+    default: return 0;
+    }
+}
+
+/* Field f of every event into vals, in page order: the events are read in
+ * model order (sequentially) and only the 8-byte stores scatter, which is
+ * far kinder to the cache than reading events in page order. Returns how
+ * many are nonzero. */
+static size_t gather(const rep_trace *r, ev_field f, int64_t *vals)
+{
+    size_t nz = 0;
+    for (size_t i = 0; i < r->t->nev; i++) {
+        int64_t v = field_value(r, f, i);
+        vals[r->pos[i]] = v;
+        nz += v != 0;
+    }
+    return nz;
+}
+
+static void put_value(rep_buf *b, const char *kind, int64_t v)
+{
+    if (kind[0] == 'z' || kind[0] == 'd' || kind[0] == 'g') rep_buf_sv(b, v);
+    else rep_buf_uv(b, (uint64_t)v);
+}
+
+/* Starts as the gap after the previous event of their level (a level's
+ * events rarely overlap, so the gap is small), from 0 at each level's first
+ * event; dur holds the durations in page order. */
+static void starts_to_gaps(const rep_trace *r, int64_t *start, const int64_t *dur)
+{
+    size_t p = 0;
+    for (size_t L = 0; L < r->nlevels; L++) {
+        int64_t prev_end = 0;
+        for (size_t end = p + r->levels[3 * L + 2]; p < end; p++) {
+            int64_t s = start[p];
+            start[p] = s - prev_end;
+            prev_end = s + dur[p];
+        }
+    }
+}
+
+/* Writes one column from vals (page order); returns 0 when the column is
+ * optional and all zeros, so it is left out. */
+static int put_column(rep_trace *r, ev_field f, const int64_t *vals, size_t nz, rep_col *c)
+{
+    const field_def *d = &FIELDS[f];
+    size_t n = r->t->nev;
+    if (d->may_be_sparse && !nz && f != F_CAT) return 0;
+    int sparse = d->may_be_sparse && nz * 3 < n;
+    static const char *const sparse_kind[2] = {"su", "sz"};
+    *c = (rep_col){d->name, sparse ? sparse_kind[d->kind[0] == 'z'] : d->kind, d->type, r->ev.n, 0};
+    rep_buf *b = &r->ev;
+    if (sparse) {
+        rep_buf_uv(b, nz);
+        size_t prev = 0;
+        for (size_t p = 0; p < n; p++) {
+            if (!vals[p]) continue;
+            rep_buf_uv(b, p - prev);
+            put_value(b, d->kind, vals[p]);
+            prev = p + 1;
+        }
+    } else {
+        for (size_t p = 0; p < n; p++) put_value(b, d->kind, vals[p]);
+    }
+    c->len = r->ev.n - c->off;
+    return 1;
+}
+
+int rep_events_build(rep_trace *r)
+{
+    if (compute_rows(r) != 0 || compute_order(r) != 0) return -1;
+    size_t n = r->t->nev ? r->t->nev : 1;
+    int64_t *vals = malloc(n * sizeof *vals), *dur = malloc(n * sizeof *dur);
+    if (!vals || !dur) {
+        free(vals);
+        free(dur);
+        return -1;
+    }
+    gather(r, F_DUR, dur);
+    for (int f = 0; f < F_COUNT; f++) {
+        if ((f == F_DEV || f == F_LAUNCH) && !r->launch_op) continue;
+        size_t nz = gather(r, (ev_field)f, vals);
+        if (f == F_START) starts_to_gaps(r, vals, dur);
+        if (put_column(r, (ev_field)f, vals, nz, &r->ev_cols[r->ev_ncols])) r->ev_ncols++;
+    }
+    free(vals);
+    free(dur);
+    return r->ev.oom ? -1 : 0;
+}
+
+void rep_levels_json(rep_out *o, const rep_trace *r)
+{
+    rep_puts(o, ",\"levels\":[");
+    for (size_t L = 0; L < r->nlevels; L++)
+        rep_printf(o, "%s%u,%u,%u", L ? "," : "", r->levels[3 * L], r->levels[3 * L + 1], r->levels[3 * L + 2]);
+    rep_puts(o, "]");
+}
+
+/* The stacks the events point to (column "stack": index + 1), each as page
+ * string ids, innermost frame first. */
+void rep_stacks_json(rep_out *o, const rep_trace *r)
+{
+    const opprof_trace *t = r->t;
+    rep_puts(o, ",\"stacks\":[");
+    for (size_t i = 0; i < t->nstacks; i++) {
+        rep_puts(o, i ? ",[" : "[");
+        for (uint32_t k = 0; k < t->stacks[i].nframes; k++)
+            rep_printf(o, "%s%u", k ? "," : "", rep_sid(r, t->stacks[i].frames[k]));
+        rep_puts(o, "]");
+    }
+    rep_puts(o, "]");
+}

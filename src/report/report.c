@@ -1,0 +1,184 @@
+/* opprof_report_write: one self-contained HTML file. The page (markup, style,
+ * script) is compiled in; the data follows as inert blocks: a JSON meta
+ * object, each trace's string table, and its event and memory columns as
+ * base64 varints. The file is written beside the target and renamed into
+ * place, so a failed write never leaves a truncated report. */
+#define _GNU_SOURCE /* memmem */
+#include <errno.h>
+#include <sys/stat.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "report/rep.h"
+
+static int trace_prepare(rep_trace *r, const opprof_trace *t)
+{
+    memset(r, 0, sizeof *r);
+    r->t = t;
+    if (rep_strings_build(r) != 0 || rep_launches_build(r) != 0 || rep_events_build(r) != 0 ||
+        rep_memory_build(r) != 0)
+        return -1;
+    return 0;
+}
+
+void rep_trace_free(rep_trace *r)
+{
+    free(r->strs.map);
+    free(r->strs.ids);
+    free(r->launch_op);
+    free(r->order);
+    free(r->pos);
+    free(r->row);
+    free(r->levels);
+    rep_buf_free(&r->ev);
+    rep_buf_free(&r->mem);
+}
+
+static void options_json(rep_out *o, const opprof_trace *t)
+{
+    rep_printf(o,
+               ",\"options\":{\"shapes\":%d,\"memory\":%d,\"flops\":%d,\"stack\":%d,\"device\":%d,"
+               "\"incomplete\":%d}",
+               !!(t->options & OP_TRACE_SHAPES), !!(t->options & OP_TRACE_MEMORY), !!(t->options & OP_TRACE_FLOPS),
+               !!(t->options & OP_TRACE_STACK), !!(t->options & OP_TRACE_DEVICE),
+               !!(t->options & OP_TRACE_INCOMPLETE));
+}
+
+static int trace_meta_json(rep_out *o, const rep_trace *r, const char *label)
+{
+    const opprof_trace *t = r->t;
+    rep_puts(o, "{\"label\":");
+    rep_json_cstr(o, label);
+    /* the wall-clock base exceeds 2^53: a string keeps every digit */
+    rep_printf(o,
+               ",\"nev\":%zu,\"nmem\":%zu,\"durationNs\":%lld,\"baseTimeNs\":\"%lld\",\"stepNum\":%lld,"
+               "\"dropped\":%llu,\"attempted\":%llu",
+               t->nev, t->nmem, (long long)t->duration_ns, (long long)t->base_time_ns, (long long)t->step_num,
+               (unsigned long long)t->dropped, (unsigned long long)t->attempted);
+    rep_printf(o, ",\"memUnknownFrees\":%llu,\"memDoubleFrees\":%llu,\"memReallocs\":%llu",
+               (unsigned long long)t->mem_unknown_frees, (unsigned long long)t->mem_double_frees,
+               (unsigned long long)t->mem_reallocs);
+    options_json(o, t);
+    rep_threads_json(o, r);
+    rep_levels_json(o, r);
+    rep_stacks_json(o, r);
+    rep_steps_json(o, r);
+    rep_puts(o, ",\"events\":");
+    rep_cols_json(o, t->nev, r->ev_cols, r->ev_ncols);
+    rep_memory_json(o, r);
+    int rc = rep_ops_json(o, r);
+    if (rc != OPPROF_OK) return rc;
+    if (rep_devices_json(o, r) != 0) return op_fail(OPPROF_E_NOMEM, "out of memory while writing the report");
+    rep_puts(o, "}");
+    return OPPROF_OK;
+}
+
+static int data_blocks(rep_out *o, rep_trace *rt, size_t n, const char *const *labels,
+                       const opprof_report_options *opt)
+{
+    rep_puts(o, "<script type=\"application/json\" id=\"opprof-meta\">{\"version\":1,\"generator\":");
+    rep_printf(o, "\"opprof %d.%d.%d\",\"created\":%lld,\"title\":", OPPROF_VERSION_MAJOR, OPPROF_VERSION_MINOR,
+               OPPROF_VERSION_PATCH, (long long)time(NULL));
+    rep_json_cstr(o, opt && opt->title ? opt->title : "opprof report");
+    rep_puts(o, ",\"config\":[");
+    for (size_t i = 0; opt && opt->config && opt->config[i] && opt->config[i + 1]; i += 2) {
+        rep_puts(o, i ? ",[" : "[");
+        rep_json_cstr(o, opt->config[i]);
+        rep_puts(o, ",");
+        rep_json_cstr(o, opt->config[i + 1]);
+        rep_puts(o, "]");
+    }
+    rep_puts(o, "],\"traces\":[");
+    for (size_t k = 0; k < n; k++) {
+        if (k) rep_puts(o, ",\n");
+        int rc = trace_meta_json(o, &rt[k], labels[k]);
+        if (rc != OPPROF_OK) return rc;
+    }
+    rep_puts(o, "]}</script>\n");
+    for (size_t k = 0; k < n; k++) {
+        rep_printf(o, "<script type=\"application/json\" id=\"opprof-strings-%zu\">", k);
+        rep_strings_json(o, &rt[k]);
+        rep_printf(o, "</script>\n<script type=\"application/octet-stream\" id=\"opprof-events-%zu\">", k);
+        rep_base64(o, rt[k].ev.p, rt[k].ev.n);
+        rep_printf(o, "</script>\n<script type=\"application/octet-stream\" id=\"opprof-memory-%zu\">", k);
+        rep_base64(o, rt[k].mem.p, rt[k].mem.n);
+        rep_puts(o, "</script>\n");
+    }
+    return OPPROF_OK;
+}
+
+/* The page template with its @@MARKER@@s filled in. */
+static int write_page(rep_out *o, rep_trace *rt, size_t n, const char *const *labels,
+                      const opprof_report_options *opt)
+{
+    const char *p = (const char *)op_report_html, *end = p + op_report_html_len;
+    while (p < end) {
+        const char *m = memmem(p, (size_t)(end - p), "@@", 2);
+        if (!m) {
+            rep_write(o, p, (size_t)(end - p));
+            break;
+        }
+        rep_write(o, p, (size_t)(m - p));
+        const char *close = memmem(m + 2, (size_t)(end - m - 2), "@@", 2);
+        if (!close) return op_fail(OPPROF_E_PARSE, "report template: unclosed marker");
+        size_t len = (size_t)(close - m - 2);
+        if (len == 11 && !memcmp(m + 2, "SCRIPT_HASH", len)) rep_puts(o, op_report_js_sha256);
+        else if (len == 5 && !memcmp(m + 2, "STYLE", len)) rep_write(o, op_report_css, op_report_css_len);
+        else if (len == 6 && !memcmp(m + 2, "SCRIPT", len)) rep_write(o, op_report_js, op_report_js_len);
+        else if (len == 4 && !memcmp(m + 2, "DATA", len)) {
+            int rc = data_blocks(o, rt, n, labels, opt);
+            if (rc != OPPROF_OK) return rc;
+        } else
+            return op_fail(OPPROF_E_PARSE, "report template: unknown marker %.*s", (int)len, m + 2);
+        p = close + 2;
+    }
+    return OPPROF_OK;
+}
+
+int opprof_report_write(const opprof_trace *a, const opprof_trace *b, const opprof_report_options *opt,
+                        const char *path)
+{
+    if (!a || !path || !*path) return op_fail(OPPROF_E_INVAL, "opprof_report_write: NULL trace or path");
+    if (!a->finished || (b && !b->finished)) return op_fail(OPPROF_E_INVAL, "opprof_report_write: unfinished trace");
+    const opprof_trace *traces[2] = {a, b};
+    const char *labels[2] = {opt && opt->label_a ? opt->label_a : (b ? "base" : "trace"),
+                             opt && opt->label_b ? opt->label_b : "test"};
+    size_t n = b ? 2 : 1;
+    rep_trace rt[2];
+    memset(rt, 0, sizeof rt);
+    int rc = OPPROF_OK;
+    for (size_t k = 0; k < n && rc == OPPROF_OK; k++)
+        if (trace_prepare(&rt[k], traces[k]) != 0)
+            rc = op_fail(OPPROF_E_NOMEM, "out of memory while preparing the report (%zu events)", traces[k]->nev);
+    char *tmp = NULL;
+    if (rc == OPPROF_OK) {
+        size_t plen = strlen(path);
+        tmp = malloc(plen + 16);
+        if (!tmp) rc = op_fail(OPPROF_E_NOMEM, "out of memory");
+        else memcpy(tmp, path, plen), memcpy(tmp + plen, ".tmp.XXXXXX", 12);
+    }
+    int fd = -1;
+    if (rc == OPPROF_OK && (fd = mkstemp(tmp)) < 0)
+        rc = op_fail(OPPROF_E_IO, "%s: cannot create a file beside it: %s", path, strerror(errno));
+    if (rc == OPPROF_OK) {
+        (void)fchmod(fd, 0644); /* mkstemp makes it private; a report is meant to be shared */
+        rep_out o = {fdopen(fd, "w"), 0};
+        if (!o.f) {
+            close(fd);
+            rc = op_fail(OPPROF_E_IO, "%s: %s", tmp, strerror(errno));
+        } else {
+            rc = write_page(&o, rt, n, labels, opt);
+            int werr = o.err || ferror(o.f);
+            if (fclose(o.f) != 0) werr = 1;
+            if (rc == OPPROF_OK && werr) rc = op_fail(OPPROF_E_IO, "%s: write failed: %s", path, strerror(errno));
+            if (rc == OPPROF_OK && rename(tmp, path) != 0)
+                rc = op_fail(OPPROF_E_IO, "%s: %s", path, strerror(errno));
+        }
+        if (rc != OPPROF_OK) unlink(tmp);
+    }
+    free(tmp);
+    for (size_t k = 0; k < n; k++) rep_trace_free(&rt[k]);
+    return rc;
+}

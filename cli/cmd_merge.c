@@ -46,18 +46,24 @@ static const cli_spec SPEC = {
     INT_MAX,
 };
 
+typedef struct report_job {
+    const opprof_ranks_report *rep;
+    int fmt;
+    long row_limit;
+} report_job;
+
+static int report_to(FILE *f, void *ctx)
+{
+    const report_job *j = ctx;
+    return opprof_ranks_report_write(j->rep, f, j->fmt, j->fmt == OPPROF_FORMAT_TEXT ? (int)j->row_limit : -1);
+}
+
+/* To stdout ("-"), or a file replaced atomically. */
 static int write_report(const opprof_ranks_report *rep, const merge_opts *o)
 {
-    int fmt = !strcmp(o->format, "text") ? OPPROF_FORMAT_TEXT : OPPROF_FORMAT_JSON;
-    int to_stdout = !strcmp(o->report, "-");
-    FILE *f = to_stdout ? stdout : fopen(o->report, "w");
-    if (!f) {
-        perror(o->report);
-        return CLI_FAIL;
-    }
-    int rc = opprof_ranks_report_write(rep, f, fmt, fmt == OPPROF_FORMAT_TEXT ? (int)o->row_limit : -1);
-    if (!to_stdout && fclose(f) != 0) rc = OPPROF_E_IO;
-    if (rc != OPPROF_OK) fprintf(stderr, "opprof merge: cannot write %s\n", o->report);
+    report_job j = {rep, !strcmp(o->format, "text") ? OPPROF_FORMAT_TEXT : OPPROF_FORMAT_JSON, o->row_limit};
+    int rc = !strcmp(o->report, "-") ? report_to(stdout, &j) : opprof_write_file(o->report, report_to, &j);
+    if (rc != OPPROF_OK) fprintf(stderr, "opprof merge: cannot write %s: %s\n", o->report, opprof_last_error());
     return rc == OPPROF_OK ? CLI_OK : CLI_FAIL;
 }
 

@@ -336,18 +336,22 @@ static int print_table(const opprof_trace *tr, const run_opts *o)
     return rc;
 }
 
+static int timeline_csv(FILE *f, void *tr)
+{
+    return opprof_memory_timeline_write(tr, f, OPPROF_FORMAT_CSV);
+}
+
+static int timeline_json(FILE *f, void *tr)
+{
+    return opprof_memory_timeline_write(tr, f, OPPROF_FORMAT_JSON);
+}
+
+/* Replaced atomically, as every file opprof writes. */
 static int write_memory_timeline(const opprof_trace *tr, const char *path)
 {
     size_t n = strlen(path);
     int json = n >= 5 && !strcmp(path + n - 5, ".json");
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        fprintf(stderr, "opprof run: --memory-timeline %s: cannot create it\n", path);
-        return OPPROF_E_IO;
-    }
-    int rc = opprof_memory_timeline_write(tr, f, json ? OPPROF_FORMAT_JSON : OPPROF_FORMAT_CSV);
-    if ((ferror(f) | fclose(f)) && !rc) rc = OPPROF_E_IO;
-    return rc;
+    return opprof_write_file(path, json ? timeline_json : timeline_csv, (void *)tr);
 }
 
 /* --report: the run's HTML report, with the options that produced it. */

@@ -1,6 +1,6 @@
 /* Write failures, for every writer of a file: the Chrome trace (plain and
  * gzip), folded stacks, the memory timeline and the table through
- * opprof_write_file, and the trace handler. Faults: an unwritable directory,
+ * opprof_write_file, the HTML report, and the trace handler. Faults: an unwritable directory,
  * a write failing midway (file size limit, full file system), and a name or
  * path too long. Each must fail with OPPROF_E_IO and a detail naming the
  * path and the system's reason, leave the previous file as it was, and leave
@@ -108,6 +108,11 @@ static int w_table(const opprof_trace *t, const char *path)
     return rc;
 }
 
+static int w_report(const opprof_trace *t, const char *path)
+{
+    return opprof_report_write(t, NULL, NULL, path);
+}
+
 /* The handler reports through last_status and last_error (and stderr). */
 static int w_handler(const opprof_trace *t, const char *path)
 {
@@ -132,7 +137,8 @@ typedef struct writer {
 
 static const writer k_writers[] = {
     {"chrome", ".json", w_chrome},     {"chrome_gz", ".json.gz", w_chrome}, {"stacks", ".folded", w_stacks},
-    {"timeline", ".csv", w_timeline}, {"table", ".txt", w_table},          {"handler", ".pt.trace.json", w_handler},
+    {"timeline", ".csv", w_timeline}, {"table", ".txt", w_table},          {"report", ".html", w_report},
+    {"handler", ".pt.trace.json", w_handler},
 };
 #define NWRITERS (sizeof k_writers / sizeof *k_writers)
 

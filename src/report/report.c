@@ -1,15 +1,13 @@
 /* opprof_report_write: one self-contained HTML file. The page (markup, style,
  * script) is compiled in; the data follows as inert blocks: a JSON meta
  * object, each trace's string table, and its event and memory columns as
- * base64 varints. The file is written beside the target and renamed into
- * place, so a failed write never leaves a truncated report. */
+ * base64 varints. The file is replaced atomically (opprof_write_file), so
+ * a failed write never leaves a truncated report. */
 #define _GNU_SOURCE /* memmem */
-#include <errno.h>
-#include <sys/stat.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "report/rep.h"
 
@@ -137,6 +135,22 @@ static int write_page(rep_out *o, rep_trace *rt, size_t n, const char *const *la
     return OPPROF_OK;
 }
 
+typedef struct page_job {
+    rep_trace *rt;
+    size_t n;
+    const char *const *labels;
+    const opprof_report_options *opt;
+} page_job;
+
+static int page_to(FILE *f, void *ctx)
+{
+    page_job *j = ctx;
+    rep_out o = {f, 0};
+    int rc = write_page(&o, j->rt, j->n, j->labels, j->opt);
+    /* A failed write shows in ferror(f): opprof_write_file names the path and the reason. */
+    return rc;
+}
+
 int opprof_report_write(const opprof_trace *a, const opprof_trace *b, const opprof_report_options *opt,
                         const char *path)
 {
@@ -152,33 +166,8 @@ int opprof_report_write(const opprof_trace *a, const opprof_trace *b, const oppr
     for (size_t k = 0; k < n && rc == OPPROF_OK; k++)
         if (trace_prepare(&rt[k], traces[k]) != 0)
             rc = op_fail(OPPROF_E_NOMEM, "out of memory while preparing the report (%zu events)", traces[k]->nev);
-    char *tmp = NULL;
-    if (rc == OPPROF_OK) {
-        size_t plen = strlen(path);
-        tmp = malloc(plen + 16);
-        if (!tmp) rc = op_fail(OPPROF_E_NOMEM, "out of memory");
-        else memcpy(tmp, path, plen), memcpy(tmp + plen, ".tmp.XXXXXX", 12);
-    }
-    int fd = -1;
-    if (rc == OPPROF_OK && (fd = mkstemp(tmp)) < 0)
-        rc = op_fail(OPPROF_E_IO, "%s: cannot create a file beside it: %s", path, strerror(errno));
-    if (rc == OPPROF_OK) {
-        (void)fchmod(fd, 0644); /* mkstemp makes it private; a report is meant to be shared */
-        rep_out o = {fdopen(fd, "w"), 0};
-        if (!o.f) {
-            close(fd);
-            rc = op_fail(OPPROF_E_IO, "%s: %s", tmp, strerror(errno));
-        } else {
-            rc = write_page(&o, rt, n, labels, opt);
-            int werr = o.err || ferror(o.f);
-            if (fclose(o.f) != 0) werr = 1;
-            if (rc == OPPROF_OK && werr) rc = op_fail(OPPROF_E_IO, "%s: write failed: %s", path, strerror(errno));
-            if (rc == OPPROF_OK && rename(tmp, path) != 0)
-                rc = op_fail(OPPROF_E_IO, "%s: %s", path, strerror(errno));
-        }
-        if (rc != OPPROF_OK) unlink(tmp);
-    }
-    free(tmp);
+    page_job job = {rt, n, labels, opt};
+    if (rc == OPPROF_OK) rc = opprof_write_file(path, page_to, &job);
     for (size_t k = 0; k < n; k++) rep_trace_free(&rt[k]);
     return rc;
 }

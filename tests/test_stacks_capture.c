@@ -24,23 +24,24 @@ static int g_line_inner, g_line_middle, g_line_outer, g_line_site2;
 #define NOINLINE __attribute__((noinline))
 
 /* Each function does work after its call, so none of them is a tail call
- * that would take its frame away. */
+ * that would take its frame away. The lines are stored atomically: several
+ * threads run these at once (test_threads_share_model_stacks). */
 static NOINLINE void inner(void)
 {
-    opprof_begin(&site_inner); g_line_inner = __LINE__;
+    opprof_begin(&site_inner); __atomic_store_n(&g_line_inner, __LINE__, __ATOMIC_RELAXED);
     opprof_end(&site_inner);
     g_sink++;
 }
 
 static NOINLINE void middle(void)
 {
-    inner(); g_line_middle = __LINE__;
+    inner(); __atomic_store_n(&g_line_middle, __LINE__, __ATOMIC_RELAXED);
     g_sink++;
 }
 
 static NOINLINE void outer(void)
 {
-    middle(); g_line_outer = __LINE__;
+    middle(); __atomic_store_n(&g_line_outer, __LINE__, __ATOMIC_RELAXED);
     g_sink++;
 }
 

@@ -30,19 +30,19 @@ static NOINLINE void inner(void)
 {
     opprof_begin(&site_inner); __atomic_store_n(&g_line_inner, __LINE__, __ATOMIC_RELAXED);
     opprof_end(&site_inner);
-    g_sink++;
+    __atomic_fetch_add(&g_sink, 1, __ATOMIC_RELAXED);
 }
 
 static NOINLINE void middle(void)
 {
     inner(); __atomic_store_n(&g_line_middle, __LINE__, __ATOMIC_RELAXED);
-    g_sink++;
+    __atomic_fetch_add(&g_sink, 1, __ATOMIC_RELAXED);
 }
 
 static NOINLINE void outer(void)
 {
     middle(); __atomic_store_n(&g_line_outer, __LINE__, __ATOMIC_RELAXED);
-    g_sink++;
+    __atomic_fetch_add(&g_sink, 1, __ATOMIC_RELAXED);
 }
 
 static NOINLINE void other_site(int second)
@@ -53,7 +53,7 @@ static NOINLINE void other_site(int second)
         opprof_begin(&site_other);
     }
     opprof_end(&site_other);
-    g_sink++;
+    __atomic_fetch_add(&g_sink, 1, __ATOMIC_RELAXED);
 }
 
 static void start(unsigned depth)
@@ -249,7 +249,7 @@ static NOINLINE void with_inputs(void)
     opprof_input in[2] = {{OPPROF_DTYPE_FLOAT, 2, {3, 4}}, {OPPROF_DTYPE_INT64, 1, {7}}};
     opprof_begin_inputs(&site_inner, in, 2); g_line_inputs = __LINE__;
     opprof_end_flops(&site_inner, 99);
-    g_sink++;
+    __atomic_fetch_add(&g_sink, 1, __ATOMIC_RELAXED);
 }
 
 /* The stack slot sits between the FLOPs slot and the inputs: all three

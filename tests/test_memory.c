@@ -14,12 +14,13 @@
 
 #include "opprof.h"
 
-static int64_t g_now;
+static int64_t g_now, g_step = 10;
 
 static int64_t fake_clock(void *ctx)
 {
     (void)ctx;
-    return __atomic_add_fetch(&g_now, 10, __ATOMIC_RELAXED); /* threads share it */
+    /* threads share it; a step of 0 stops it, as a coarse clock does */
+    return __atomic_add_fetch(&g_now, __atomic_load_n(&g_step, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
 }
 
 static void start_memory(void)
@@ -92,6 +93,38 @@ static void test_nested_and_freed_elsewhere(void **state)
     assert_int_equal(st.final_bytes, 0);
     assert_int_equal(st.unknown_frees, 0);
     assert_int_equal(st.double_frees, 0);
+    opprof_trace_free(t);
+}
+
+/* An allocation that reads the same time as the begin right after it is
+ * still its caller's: the order in which they happened decides, not the
+ * time (a tie that the model, working from times alone, gives the new
+ * operator). */
+static void test_order_decides_a_tie_with_the_next_begin(void **state)
+{
+    (void)state;
+    start_memory();
+    opprof_begin(&site_outer);
+    opprof_begin(&site_inner);
+    opprof_record_alloc(P(0x1000), 1);
+    opprof_end(&site_inner);
+    opprof_record_alloc(P(0x2000), 200); /* t = 50 */
+    __atomic_store_n(&g_step, 0, __ATOMIC_RELAXED);
+    opprof_begin(&site_other); /* also t = 50 */
+    __atomic_store_n(&g_step, 10, __ATOMIC_RELAXED);
+    opprof_record_alloc(P(0x3000), 3000);
+    opprof_end(&site_other);
+    opprof_end(&site_outer);
+    opprof_record_free(P(0x1000));
+    opprof_record_free(P(0x2000));
+    opprof_record_free(P(0x3000));
+    opprof_trace *t = stop_trace();
+    opprof_event outer = get(t, "outer"), inner = get(t, "inner"), other = get(t, "other");
+    assert_int_equal(other.start_ns, outer.start_ns + 40); /* the tie did happen */
+    assert_int_equal(inner.self_cpu_memory_usage, 1);
+    assert_int_equal(other.self_cpu_memory_usage, 3000);
+    assert_int_equal(outer.self_cpu_memory_usage, 200);
+    assert_int_equal(outer.cpu_memory_usage, 3201);
     opprof_trace_free(t);
 }
 
@@ -259,6 +292,7 @@ int main(void)
         cmocka_unit_test(test_address_reused_after_free_is_tracked_again),
         cmocka_unit_test(test_realloc_growth_and_shrink),
         cmocka_unit_test(test_threads_keep_their_own_allocations),
+        cmocka_unit_test(test_order_decides_a_tie_with_the_next_begin),
         cmocka_unit_test(test_timeline_csv_and_json),
         cmocka_unit_test(test_nothing_tracked_without_profile_memory),
     };

@@ -74,6 +74,23 @@ static int order_events(opprof_trace *t)
             return -1;
         }
         for (size_t j = 0; j < n; j++) ev[j] = t->ev[k[j].idx];
+        /* The producer's event indices to the new order (k's idx is free now). */
+        int given = 0;
+        for (size_t m = 0; m < t->nmem && !given; m++) given = t->mem[m].enclosing >= 0;
+        int32_t *pos = given ? malloc(n * sizeof *pos) : NULL;
+        if (given && !pos) {
+            free(ev);
+            free(k);
+            return -1;
+        }
+        if (pos) {
+            for (size_t j = 0; j < n; j++) pos[k[j].idx] = (int32_t)j;
+            for (size_t m = 0; m < t->nmem; m++) {
+                int32_t *enc = &t->mem[m].enclosing;
+                if (*enc >= 0) *enc = (size_t)*enc < n ? pos[*enc] : OP_MEM_FIND;
+            }
+            free(pos);
+        }
         free(t->ev);
         t->ev = ev;
         t->cap_ev = n;
@@ -221,6 +238,9 @@ static int attribute_memory(opprof_trace *t)
             }
         }
         me->op = me->thread < t->nthreads ? enclosing(&st, t, me->thread, me->ts_ns, me->ts_ns) : -1;
+        /* A producer that saw the order of ranges and memory on the thread knows better than the times. */
+        if (me->enclosing != OP_MEM_FIND)
+            me->op = me->enclosing >= 0 && (size_t)me->enclosing < t->nev ? me->enclosing : -1;
         /* Device memory is kept out of the CPU memory columns, as in PyTorch. */
         if (me->op >= 0 && me->device_type == 0) t->ev[me->op].mem_self += me->bytes;
         /* Each device's allocator has its own running total. */

@@ -243,7 +243,36 @@ typedef struct collector {
     op_stack_map stacks;
     text args; /* scratch for decode_args */
     uint64_t recorded;
+    /* The current thread's events still open at the record being decoded,
+     * with their end ticks: a memory record belongs to the innermost. Ticks,
+     * not nanoseconds: a free a few ticks after an end can round to the
+     * same nanosecond, and only the ticks keep the order. */
+    struct open_ev {
+        int32_t ev;
+        uint64_t end;
+    } * open;
+    size_t nopen, cap_open;
 } collector;
+
+/* Pops the events of the current thread that ended before tick t. */
+static void open_pop_before(collector *cl, uint64_t t)
+{
+    while (cl->nopen && cl->open[cl->nopen - 1].end < t) cl->nopen--;
+}
+
+static int open_push(collector *cl, int32_t ev, uint64_t end)
+{
+    if (cl->nopen == cl->cap_open) {
+        size_t cap = cl->cap_open ? cl->cap_open * 2 : 64;
+        struct open_ev *o = realloc(cl->open, cap * sizeof *o);
+        if (!o) return -1;
+        cl->open = o;
+        cl->cap_open = cap;
+    }
+    cl->open[cl->nopen].ev = ev;
+    cl->open[cl->nopen++].end = end;
+    return 0;
+}
 
 /* Decodes one record at p (within [p, end)); returns its length in words,
  * 0 when it is cut short (a record still being written). */
@@ -252,8 +281,12 @@ static size_t decode_record(collector *cl, uint32_t thread, const op_word *p, co
     uint64_t w0 = LOAD(&p[0]);
     if (w0 == OP_REC_MEM) {
         if (end - p < 4) return 0;
-        int64_t ts = op_timebase_ns(cl->tb, LOAD(&p[1]));
-        if (!op_trace_add_mem(cl->tr, thread, ts, LOAD(&p[2]), (int64_t)LOAD(&p[3]))) return SIZE_MAX;
+        uint64_t ticks = LOAD(&p[1]);
+        op_mem_event *m = op_trace_add_mem(cl->tr, thread, op_timebase_ns(cl->tb, ticks), LOAD(&p[2]),
+                                           (int64_t)LOAD(&p[3]));
+        if (!m) return SIZE_MAX;
+        open_pop_before(cl, ticks);
+        m->enclosing = cl->nopen ? cl->open[cl->nopen - 1].ev : -1;
         cl->recorded++;
         return 4;
     }
@@ -280,6 +313,8 @@ static size_t decode_record(collector *cl, uint32_t thread, const op_word *p, co
     op_event *ev = op_trace_add_event(cl->tr, thread, name, (int)site->category, s, e - s);
     if (!ev) return SIZE_MAX;
     if (forced) ev->flags |= OPPROF_EVENT_FORCED_END;
+    open_pop_before(cl, t0);
+    if (open_push(cl, (int32_t)(cl->tr->nev - 1), t1) != 0) return SIZE_MAX;
     cl->recorded++;
     if (hdr) {
         const op_word *q = p + 4;
@@ -319,6 +354,7 @@ static int collect_thread(collector *cl, op_tstate *t, uint64_t stop_ticks)
     if (ti < 0) return -1;
     if (t->name[0]) cl->tr->threads[ti].name = op_trace_intern(cl->tr, t->name, strlen(t->name));
     uint64_t close_ticks = atomic_load_explicit(&t->dead, memory_order_acquire) ? t->exit_ticks : stop_ticks;
+    cl->nopen = 0;
     for (op_chunk *c = t->head; c;) {
         op_chunk *next = atomic_load_explicit(&c->next, memory_order_acquire);
         const op_word *end = atomic_load_explicit(&c->end, memory_order_acquire);
@@ -361,6 +397,7 @@ int op_collect(uint64_t gen, const op_timebase *tb, uint64_t stop_ticks, uint32_
     free(cl.shapes.types);
     op_stack_map_free(&cl.stacks);
     free(cl.args.p);
+    free(cl.open);
     if (rc != 0) {
         opprof_trace_free(tr);
         return op_fail(OPPROF_E_NOMEM, "out of memory collecting the session");

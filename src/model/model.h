@@ -53,6 +53,9 @@ static inline int op_cat_is_launch(int cat)
     return cat == OPPROF_CAT_CUDA_RUNTIME || cat == OPPROF_CAT_CUDA_DRIVER;
 }
 
+/* op_mem_event.enclosing when the producer does not know it. */
+#define OP_MEM_FIND INT32_MIN
+
 typedef struct op_mem_event {
     int64_t ts_ns;
     uint64_t addr;
@@ -60,6 +63,8 @@ typedef struct op_mem_event {
     int64_t total_allocated;  /* live bytes after it, computed when the producer gives 0 and has none */
     uint32_t thread;
     int32_t op;               /* computed: innermost event open on its thread, -1 none */
+    int32_t enclosing;        /* given by a producer that knows it: the event (index when added) open
+                               * around it, -1 none; OP_MEM_FIND: the model finds it from the times */
     int8_t device_type;       /* 0 CPU, 1 CUDA (Kineto's values) */
     int8_t device_id;         /* -1 for CPU */
 } op_mem_event;

@@ -81,6 +81,7 @@ op_mem_event *op_trace_add_mem(opprof_trace *t, uint32_t thread, int64_t ts_ns, 
     m->addr = addr;
     m->bytes = bytes;
     m->op = -1;
+    m->enclosing = OP_MEM_FIND;
     m->device_id = -1;
     return m;
 }

@@ -45,6 +45,7 @@ bench: build
 	@scripts/deps.sh bench
 	@$(BUILD)/bin/bench_overhead
 	@$(BUILD)/bin/bench_keyavg
+	@$(BUILD)/bin/bench_memory
 	@$(BUILD)/bin/bench_stacks
 	@$(BUILD)/bin/bench_instrument
 	@$(BUILD)/bin/bench_import

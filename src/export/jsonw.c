@@ -3,6 +3,7 @@
 #include "export/jsonw.h"
 
 #include "common/error.h"
+#include "common/utf8.h"
 #include "opprof.h"
 
 static const char k_pairs[201] = "00010203040506070809"
@@ -79,37 +80,12 @@ static const unsigned char k_special[256] = {
     1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
 };
 
-/* Length of the well-formed UTF-8 sequence at s (s[0] >= 0x80), or 0 when
- * it is ill-formed; *bad receives how many bytes form its maximal ill-formed
- * prefix (Unicode's "maximal subpart", replaced by one U+FFFD). */
+/* The well-formed UTF-8 sequence at s (s[0] >= 0x80): its length, or 0
+ * with *bad the bytes one U+FFFD replaces. */
 static size_t utf8_seq(const unsigned char *s, size_t n, size_t *bad)
 {
-    unsigned char c = s[0];
-    size_t need;
-    unsigned char lo = 0x80, hi = 0xBF; /* bounds of the second byte */
-    if (c >= 0xC2 && c <= 0xDF) {
-        need = 2;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-        need = 3;
-        if (c == 0xE0) lo = 0xA0;    /* no overlong forms */
-        if (c == 0xED) hi = 0x9F;    /* no surrogates */
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        need = 4;
-        if (c == 0xF0) lo = 0x90;
-        if (c == 0xF4) hi = 0x8F;    /* nothing past U+10FFFF */
-    } else {
-        *bad = 1;
-        return 0;
-    }
-    size_t i = 1;
-    for (; i < need && i < n; i++) {
-        unsigned char b = s[i];
-        unsigned char l = i == 1 ? lo : 0x80, h = i == 1 ? hi : 0xBF;
-        if (b < l || b > h) break;
-    }
-    if (i == need) return need;
-    *bad = i;
-    return 0;
+    int len = op_utf8_seq(s, n, bad);
+    return len > 0 ? (size_t)len : 0;
 }
 
 char *op_json_escape(char *dst, const char *src, size_t n)

@@ -13,6 +13,7 @@
 #endif
 
 #include "common/error.h"
+#include "common/utf8.h"
 
 enum { ST_START, ST_VALUE, ST_VALUE_OR_END, ST_KEY_OR_END, ST_KEY, ST_COLON, ST_AFTER, ST_DONE, ST_FAILED };
 
@@ -169,26 +170,8 @@ static long hex4(const unsigned char *p)
  * -1 when it may be valid but is cut short. */
 static int utf8_len(const unsigned char *p, size_t n)
 {
-    unsigned char c = p[0];
-    int len;
-    unsigned char lo = 0x80, hi = 0xbf;
-    if (c >= 0xc2 && c <= 0xdf) len = 2;
-    else if (c >= 0xe0 && c <= 0xef) {
-        len = 3;
-        if (c == 0xe0) lo = 0xa0;   /* no overlong forms */
-        if (c == 0xed) hi = 0x9f;   /* no surrogates */
-    } else if (c >= 0xf0 && c <= 0xf4) {
-        len = 4;
-        if (c == 0xf0) lo = 0x90;
-        if (c == 0xf4) hi = 0x8f;   /* nothing above U+10FFFF */
-    } else
-        return 0;
-    for (int k = 1; k < len; k++) {
-        if ((size_t)k >= n) return -1;
-        unsigned char lim_lo = k == 1 ? lo : 0x80, lim_hi = k == 1 ? hi : 0xbf;
-        if (p[k] < lim_lo || p[k] > lim_hi) return 0;
-    }
-    return len;
+    size_t bad;
+    return op_utf8_seq(p, n, &bad);
 }
 
 static size_t put_utf8(char *o, unsigned long cp)

@@ -20,29 +20,11 @@
 
 #include "model/model.h"
 #include "opprof.h"
+#include "timing.h"
 
 #ifndef OPPROF_SOURCE_DIR
 #define OPPROF_SOURCE_DIR "."
 #endif
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 /* A step is a ProfilerStep annotation over layers; a layer is a user
  * annotation over operators, each calling two or three children. */
@@ -150,20 +132,20 @@ int main(int argc, char **argv)
      * write-back of the other's file; one unmeasured run first, which pays
      * for what the Python process left behind (gigabytes to reclaim). */
     for (int r = -1; r < runs; r++) {
-        double t0 = now();
+        double t0 = now_s();
         if (opprof_export_chrome_trace(t, plain) != OPPROF_OK) {
             fprintf(stderr, "export failed: %s\n", opprof_last_error());
             return 1;
         }
-        if (r >= 0) tp[r] = now() - t0;
+        if (r >= 0) tp[r] = now_s() - t0;
     }
     for (int r = -1; r < runs; r++) {
-        double t0 = now();
+        double t0 = now_s();
         if (opprof_export_chrome_trace(t, gz) != OPPROF_OK) {
             fprintf(stderr, "export failed: %s\n", opprof_last_error());
             return 1;
         }
-        if (r >= 0) tg[r] = now() - t0;
+        if (r >= 0) tg[r] = now_s() - t0;
     }
     double sp = median(tp, runs), sg = median(tg, runs);
     double bp = (double)file_size(plain), bg = (double)file_size(gz);
@@ -171,12 +153,12 @@ int main(int argc, char **argv)
     opprof_trace *bare = model_like_trace(nev, 0);
     double tb[50];
     for (int r = 0; r < runs; r++) {
-        double t0 = now();
+        double t0 = now_s();
         if (opprof_export_chrome_trace(bare, plain) != OPPROF_OK) {
             fprintf(stderr, "export failed: %s\n", opprof_last_error());
             return 1;
         }
-        tb[r] = now() - t0;
+        tb[r] = now_s() - t0;
     }
     double sb = median(tb, runs), bb = (double)file_size(plain);
     opprof_trace_free(bare);

@@ -20,27 +20,9 @@
 #include <zlib.h>
 
 #include "opprof.h"
+#include "timing.h"
 
 extern char **environ;
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return v[n / 2];
-}
 
 /* Runs argv to completion; returns its wall time and peak RSS (KiB). */
 static double run(char *const argv[], long *maxrss_kb)
@@ -49,7 +31,7 @@ static double run(char *const argv[], long *maxrss_kb)
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
     pid_t pid;
-    double t0 = now();
+    double t0 = now_s();
     if (posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ) != 0) {
         perror(argv[0]);
         exit(1);
@@ -62,7 +44,7 @@ static double run(char *const argv[], long *maxrss_kb)
     }
     posix_spawn_file_actions_destroy(&fa);
     if (maxrss_kb) *maxrss_kb = ru.ru_maxrss;
-    return now() - t0;
+    return now_s() - t0;
 }
 
 static int decompress(const char *gz, const char *out)
@@ -112,12 +94,12 @@ int main(int argc, char **argv)
     size_t nev = 0;
     for (int i = 0; i < OURS; i++) {
         opprof_trace *t;
-        double t0 = now();
+        double t0 = now_s();
         if (opprof_trace_load(path, &t) != 0) {
             fprintf(stderr, "bench_import: %s\n", opprof_last_error());
             return 1;
         }
-        ours[i] = now() - t0;
+        ours[i] = now_s() - t0;
         nev = opprof_trace_event_count(t);
         opprof_trace_free(t);
     }

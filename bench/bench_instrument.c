@@ -16,6 +16,7 @@
 
 #include "instrumented_work.h"
 #include "opprof.h"
+#include "timing.h"
 
 #define NOINLINE __attribute__((noinline))
 
@@ -33,13 +34,6 @@ static NOINLINE int plain_leaf(int x)
     g_inst_sink = x;
     opprof_end(&site_leaf);
     return x + 1;
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 typedef int (*leaf_fn)(int);
@@ -77,26 +71,9 @@ static void stop_expect(long n, const char *name)
     opprof_trace_free(t);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-typedef struct series {
-    double *v;
-    int n;
-} series;
-
-static double pick(series *s, int median)
-{
-    qsort(s->v, (size_t)s->n, sizeof *s->v, cmp_double);
-    return median ? s->v[s->n / 2] : s->v[0];
-}
-
 static void row(const char *name, series *s, const char *target)
 {
-    printf("%-46s %9.2f %9.2f %9s\n", name, pick(s, 0), pick(s, 1), target);
+    printf("%-46s %9.2f %9.2f %9s\n", name, series_fastest(s), series_median(s), target);
 }
 
 int main(int argc, char **argv)
@@ -143,7 +120,7 @@ int main(int argc, char **argv)
     /* Each case's fastest block is the figure least disturbed by other work
      * on a shared machine; the ratio's median is over the rounds, each
      * measured back to back. */
-    double fb = pick(&bare, 0), fp = pick(&plain, 0), fi = pick(&inst, 0);
+    double fb = series_fastest(&bare), fp = series_fastest(&plain), fi = series_fastest(&inst);
     printf("bench_instrument: blocks of %ld calls, %d rounds\n", n, rounds);
     printf("%-46s %9s %9s %9s\n", "case (ns per call)", "fastest", "median", "target");
     row("empty function, not instrumented", &bare, "-");
@@ -151,10 +128,10 @@ int main(int argc, char **argv)
     row("instrumented function, recorded", &inst, "-");
     row("instrumented, excluded", &excl, "-");
     row("instrumented, no session", &off, "-");
-    printf("%-46s %9.2f %9.2f %9s\n", "ratio instrumented / plain begin/end", fi / fp, pick(&ratio, 1), "<= 1.50");
+    printf("%-46s %9.2f %9.2f %9s\n", "ratio instrumented / plain begin/end", fi / fp, series_median(&ratio), "<= 1.50");
     printf("%-46s %9.2f %9s %9s\n", "cost per recorded instrumented call", fi - fb, "-", "-");
-    printf("%-46s %9.2f %9s %9s\n", "cost per excluded instrumented call", pick(&excl, 0) - fb, "-", "-");
-    printf("%-46s %9.2f %9s %9s\n", "cost per instrumented call, no session", pick(&off, 0) - fb, "-", "-");
+    printf("%-46s %9.2f %9s %9s\n", "cost per excluded instrumented call", series_fastest(&excl) - fb, "-", "-");
+    printf("%-46s %9.2f %9s %9s\n", "cost per instrumented call, no session", series_fastest(&off) - fb, "-", "-");
     for (size_t i = 0; i < sizeof all / sizeof *all; i++) free(all[i]->v);
     return 0;
 }

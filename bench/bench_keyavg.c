@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "model/model.h"
+#include "timing.h"
 
 #define NEVENTS 1000000u
 #define NNAMES 50
@@ -93,12 +94,6 @@ static size_t reference(const opprof_trace *t)
         slots[j].total += e->dur_ns;
     }
     return groups;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 int main(void)

@@ -18,15 +18,9 @@
 
 #include "capture/state.h"
 #include "opprof.h"
+#include "timing.h"
 
 OPPROF_SITE(site_op, "bench::alloc");
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* Alloc + free pairs over a rotating window of addresses, fastest of 5. */
 static double pairs_ns(uintptr_t base, long n)

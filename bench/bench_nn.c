@@ -22,6 +22,7 @@
 
 #include "opprof.h"
 #include "opprof_nn.h"
+#include "timing.h"
 
 #define MAX_REPS 200
 
@@ -37,18 +38,12 @@ static double now_ms(void)
     return clock_ms(CLOCK_MONOTONIC);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(const double *v, int n)
+/* The median of a copy of v (v keeps its order). */
+static double median_of(const double *v, int n)
 {
     double s[MAX_REPS];
     memcpy(s, v, (size_t)n * sizeof *s);
-    qsort(s, (size_t)n, sizeof *s, cmp_double);
-    return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+    return median(s, n);
 }
 
 static void print_row(const char *name, const double *v, int n)
@@ -178,16 +173,16 @@ int main(int argc, char **argv)
     print_row("cpu_forward", c[0], reps);
     print_row("cpu_forward_profiled", c[1], reps);
     print_row("cpu_forward_full", c[2], reps);
-    double m0 = median(t[0], reps), cm0 = median(c[0], reps);
+    double m0 = median_of(t[0], reps), cm0 = median_of(c[0], reps);
     printf("# threads %d, batch %ld (train %ld), %ldx%ld, %d reps\n", threads, batch, train_batch, size, size, reps);
     printf("# median ms: forward %.2f, profiled %.2f (x%.4f), shapes+memory+flops %.2f (x%.4f), train step %.2f\n",
-           m0, median(t[1], reps), median(t[1], reps) / m0, median(t[2], reps), median(t[2], reps) / m0,
-           median(t[3], reps));
-    printf("# median CPU ms: forward %.2f, profiled x%.4f, shapes+memory+flops x%.4f\n", cm0, median(c[1], reps) / cm0,
-           median(c[2], reps) / cm0);
+           m0, median_of(t[1], reps), median_of(t[1], reps) / m0, median_of(t[2], reps), median_of(t[2], reps) / m0,
+           median_of(t[3], reps));
+    printf("# median CPU ms: forward %.2f, profiled x%.4f, shapes+memory+flops x%.4f\n", cm0, median_of(c[1], reps) / cm0,
+           median_of(c[2], reps) / cm0);
     double plain_ns, full_ns;
     range_cost(&plain_ns, &full_ns);
-    double min0 = median(t[0], reps);
+    double min0 = median_of(t[0], reps);
     for (int r = 0; r < reps; r++) min0 = t[0][r] < min0 ? t[0][r] : min0;
     printf("# estimate: %zu events x %.1f ns = x%.5f; with shapes, memory, FLOPs %zu events x %.1f ns = x%.5f\n",
            g_events[1], plain_ns, 1 + g_events[1] * plain_ns / 1e6 / min0, g_events[2], full_ns,

@@ -15,17 +15,11 @@
 #include "capture/clock.h"
 #include "capture/state.h"
 #include "opprof.h"
+#include "timing.h"
 
 OPPROF_SITE(site_op, "bench::op");
 
 static volatile uint64_t g_sink[1024];
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* The floor: what any recorder must do at least, two timestamps and a store. */
 static double floor_ns(long n)
@@ -170,37 +164,9 @@ static void pair_stop(pair *p)
  * block. The first session of the process runs on freshly mapped chunks (page
  * faults); later ones reuse chunks kept in the pool, and "fresh memory" shows
  * the difference. */
-typedef struct series {
-    double *v;
-    int n;
-} series;
-
-static void add(series *s, double v)
-{
-    s->v[s->n++] = v;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double fastest(series *s)
-{
-    qsort(s->v, (size_t)s->n, sizeof *s->v, cmp_double);
-    return s->v[0];
-}
-
-static double med(series *s)
-{
-    qsort(s->v, (size_t)s->n, sizeof *s->v, cmp_double);
-    return s->v[s->n / 2];
-}
-
 static void row(const char *name, series *s, double floor_fast, double floor_med, const char *target)
 {
-    double f = fastest(s), m = med(s);
+    double f = series_fastest(s), m = series_median(s);
     if (floor_fast > 0)
         printf("%-44s %9.2f %9.2f %9.2f %9.2f %9s\n", name, f, m, f / floor_fast, m / floor_med, target);
     else
@@ -236,28 +202,28 @@ int main(int argc, char **argv)
     pair_start(&par, n);
     size_t bytes_plain = 0, bytes_shapes = 0;
     for (int r = 0; r < rounds; r++) {
-        add(&fl, floor_ns(n));
-        add(&off, plain_ns(n));
+        series_add(&fl, floor_ns(n));
+        series_add(&off, plain_ns(n));
 
         start(0);
-        add(&pl, plain_ns(n));
+        series_add(&pl, plain_ns(n));
         bytes_plain = buffer_bytes();
         stop_expect(n);
 
         start(1);
-        add(&sh, shapes_ns(n));
+        series_add(&sh, shapes_ns(n));
         bytes_shapes = buffer_bytes();
         stop_expect(n);
 
         start(0);
         double a = plain_ns(n), b = parallel_ns(&par);
-        add(&one, a);
-        add(&two, b);
-        add(&ratio2, b / a);
+        series_add(&one, a);
+        series_add(&two, b);
+        series_add(&ratio2, b / a);
         stop_expect(3 * n);
     }
     pair_stop(&par);
-    double ff = fastest(&fl), fm = med(&fl);
+    double ff = series_fastest(&fl), fm = series_median(&fl);
     printf("bench_overhead: blocks of %ld ranges, %d rounds\n", n, rounds);
     printf("%-44s %9s %9s %9s %9s %9s\n", "case (ns per range)", "fastest", "median", "x floor", "x floor", "target");
     row("floor: 2 clock reads + 1 store", &fl, ff, fm, "-");

@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "opprof.h"
+#include "timing.h"
 
 OPPROF_SITE(site_op, "bench::op");
 
@@ -24,13 +25,6 @@ OPPROF_SITE(site_op, "bench::op");
 
 static volatile uint64_t g_sink;
 static int g_depth = 10;
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 enum { WORK_RANGES, WORK_UNWIND };
 
@@ -106,26 +100,9 @@ static void stop_expect(long n, unsigned want_depth)
     opprof_trace_free(t);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-typedef struct series {
-    double *v;
-    int n;
-} series;
-
-static double pick(series *s, int median)
-{
-    qsort(s->v, (size_t)s->n, sizeof *s->v, cmp_double);
-    return median ? s->v[s->n / 2] : s->v[0];
-}
-
 static void row(const char *name, series *s, const char *target)
 {
-    double f = pick(s, 0), m = pick(s, 1);
+    double f = series_fastest(s), m = series_median(s);
     printf("%-40s %9.1f %9.1f %9s\n", name, f, m, target);
 }
 

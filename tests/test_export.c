@@ -18,6 +18,7 @@
 #include "export/jsonw.h"
 #include "model/model.h"
 #include "opprof.h"
+#include "tmpdir.h"
 #include "trace_check.h"
 
 static char g_dir[] = "/tmp/opprof_export_test_XXXXXX";
@@ -25,15 +26,13 @@ static char g_dir[] = "/tmp/opprof_export_test_XXXXXX";
 static int setup(void **state)
 {
     (void)state;
-    return mkdtemp(g_dir) ? 0 : -1;
+    return tmpdir_make(g_dir);
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
-    return system(cmd);
+    return tmpdir_remove(g_dir);
 }
 
 static void path_in(char *buf, size_t n, const char *name)

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "opprof.h"
+#include "tmpdir.h"
 #include "trace_check.h"
 
 static char g_dir[] = "/tmp/opprof_handler_test_XXXXXX";
@@ -20,15 +21,13 @@ static char g_dir[] = "/tmp/opprof_handler_test_XXXXXX";
 static int setup(void **state)
 {
     (void)state;
-    return mkdtemp(g_dir) ? 0 : -1;
+    return tmpdir_make(g_dir);
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
-    return system(cmd);
+    return tmpdir_remove(g_dir);
 }
 
 OPPROF_SITE(site_op, "op");

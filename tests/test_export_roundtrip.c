@@ -16,6 +16,7 @@
 #include "fixtures.h"
 #include "model/model.h"
 #include "opprof.h"
+#include "tmpdir.h"
 
 #if defined(__has_include)
 #if __has_include("import/import.h")
@@ -30,15 +31,13 @@ static char g_dir[] = "/tmp/opprof_roundtrip_XXXXXX";
 static int setup(void **state)
 {
     (void)state;
-    return mkdtemp(g_dir) ? 0 : -1;
+    return tmpdir_make(g_dir);
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
-    return system(cmd);
+    return tmpdir_remove(g_dir);
 }
 
 static void same_rows(const opprof_trace *a, const opprof_trace *b, int by_shape)

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "common/error.h"
+#include "common/fieldout.h"
 #include "model/model.h"
 
 static const char *op_name_of(const opprof_trace *t, int32_t op)
@@ -40,36 +41,6 @@ int opprof_trace_memory_stats(const opprof_trace *t, opprof_memory_stats *out)
     return OPPROF_OK;
 }
 
-/* CSV fields need quoting only for names with a comma, quote or newline;
- * JSON names need escaping. Operator names are user data: do both right. */
-static void put_csv_name(FILE *f, const char *s)
-{
-    if (!strpbrk(s, ",\"\n\r")) {
-        fputs(s, f);
-        return;
-    }
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"') fputc('"', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
-static void put_json_name(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(f, "\\%c", *p);
-        else if (*p < 0x20)
-            fprintf(f, "\\u%04x", *p);
-        else
-            fputc(*p, f);
-    }
-    fputc('"', f);
-}
-
 int opprof_memory_timeline_write(const opprof_trace *t, FILE *f, int format)
 {
     if (!t || !f) return op_fail(OPPROF_E_INVAL, "opprof_memory_timeline_write: NULL argument");
@@ -86,14 +57,14 @@ int opprof_memory_timeline_write(const opprof_trace *t, FILE *f, int format)
         if (format == OPPROF_FORMAT_CSV) {
             fprintf(f, "%" PRId64 ".%03" PRId64 ",0x%" PRIx64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",", m->ts_ns / 1000,
                     (m->ts_ns < 0 ? -m->ts_ns : m->ts_ns) % 1000, m->addr, m->bytes, m->total_allocated, tid);
-            put_csv_name(f, op);
+            op_fput_csv_field(f, op);
             fputc('\n', f);
         } else {
             fprintf(f, "%s\n  {\"ts_us\": %" PRId64 ".%03" PRId64 ", \"addr\": \"0x%" PRIx64 "\", \"bytes\": %" PRId64
                        ", \"total_allocated\": %" PRId64 ", \"tid\": %" PRId64 ", \"op\": ",
                     i ? "," : "", m->ts_ns / 1000, (m->ts_ns < 0 ? -m->ts_ns : m->ts_ns) % 1000, m->addr, m->bytes,
                     m->total_allocated, tid);
-            put_json_name(f, op);
+            op_fput_json_string(f, op);
             fputc('}', f);
         }
     }
@@ -102,7 +73,7 @@ int opprof_memory_timeline_write(const opprof_trace *t, FILE *f, int format)
         opprof_trace_memory_stats(t, &st);
         fprintf(f, "\n], \"peak_bytes\": %" PRId64 ", \"peak_ts_us\": %" PRId64 ".%03" PRId64 ", \"peak_op\": ",
                 st.peak_bytes, st.peak_time_ns / 1000, (st.peak_time_ns < 0 ? -st.peak_time_ns : st.peak_time_ns) % 1000);
-        put_json_name(f, st.peak_op);
+        op_fput_json_string(f, st.peak_op);
         fputs("}\n", f);
     }
     return ferror(f) ? op_fail(OPPROF_E_IO, "memory timeline: write failed") : OPPROF_OK;

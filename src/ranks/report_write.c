@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/error.h"
+#include "common/fieldout.h"
 #include "ranks/report.h"
 
 size_t opprof_ranks_report_rank_count(const opprof_ranks_report *r)
@@ -141,22 +142,10 @@ static void write_text(const opprof_ranks_report *r, FILE *f, int row_limit)
     free(order);
 }
 
-static void json_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
-        else if (c < 0x20) fprintf(f, "\\u%04x", c);
-        else fputc(c, f);
-    }
-    fputc('"', f);
-}
-
 static void write_json(const opprof_ranks_report *r, FILE *f)
 {
     fprintf(f, "{\"backend\": ");
-    json_str(f, op_strtab_get(&r->str, r->backend));
+    op_fput_json_string(f, op_strtab_get(&r->str, r->backend));
     fprintf(f, ",\n \"ranks\": [");
     for (size_t k = 0; k < r->nranks; k++) {
         const opprof_rank_stats *s = &r->ranks[k];
@@ -173,7 +162,7 @@ static void write_json(const opprof_ranks_report *r, FILE *f)
         opprof_rank_op_stats o;
         opprof_ranks_report_op(r, i, &o);
         fprintf(f, "%s\n  {\"name\": ", i ? "," : "");
-        json_str(f, o.name);
+        op_fput_json_string(f, o.name);
         fprintf(f,
                 ", \"ranks\": %u, \"calls\": %" PRIu64 ", \"mean_ns\": %" PRId64 ", \"min_ns\": %" PRId64
                 ", \"min_rank\": %" PRId64 ", \"max_ns\": %" PRId64 ", \"max_rank\": %" PRId64 "}",
@@ -184,11 +173,11 @@ static void write_json(const opprof_ranks_report *r, FILE *f)
         opprof_collective_stats c;
         opprof_ranks_report_collective(r, i, &c);
         fprintf(f, "%s\n  {\"name\": ", i ? "," : "");
-        json_str(f, c.name);
+        op_fput_json_string(f, c.name);
         fprintf(f, ", \"collective\": ");
-        json_str(f, c.collective);
+        op_fput_json_string(f, c.collective);
         fprintf(f, ", \"group\": ");
-        json_str(f, c.group);
+        op_fput_json_string(f, c.group);
         fprintf(f,
                 ", \"seq\": %" PRId64 ", \"bytes\": %" PRId64 ", \"ranks\": %u, \"straggler\": %" PRId64
                 ", \"first_arrival_ns\": %" PRId64 ", \"last_arrival_ns\": %" PRId64 ", \"wait_ns\": {",

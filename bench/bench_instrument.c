@@ -80,18 +80,7 @@ int main(int argc, char **argv)
 {
     long n = 200000;
     int rounds = 30;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--block") && i + 1 < argc) n = atol(argv[++i]);
-        else if (!strcmp(argv[i], "--rounds") && i + 1 < argc) rounds = atoi(argv[++i]);
-        else {
-            fprintf(stderr, "usage: bench_instrument [--block N] [--rounds R]\n");
-            return 2;
-        }
-    }
-    if (rounds < 1 || rounds > 1000 || n < 1000) {
-        fprintf(stderr, "bench_instrument: need --rounds 1..1000 and --block >= 1000\n");
-        return 2;
-    }
+    if (block_args("bench_instrument", argc, argv, &n, &rounds) != 0) return 2;
     opprof_function_exclude("inst_excluded_*");
     series bare = {0}, plain = {0}, inst = {0}, ratio = {0}, excl = {0}, off = {0};
     series *all[] = {&bare, &plain, &inst, &ratio, &excl, &off};

@@ -177,18 +177,7 @@ int main(int argc, char **argv)
 {
     long n = 200000;
     int rounds = 30;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--block") && i + 1 < argc) n = atol(argv[++i]);
-        else if (!strcmp(argv[i], "--rounds") && i + 1 < argc) rounds = atoi(argv[++i]);
-        else {
-            fprintf(stderr, "usage: bench_overhead [--block N] [--rounds R]\n");
-            return 2;
-        }
-    }
-    if (rounds < 1 || rounds > 1000 || n < 1000) {
-        fprintf(stderr, "bench_overhead: need --rounds 1..1000 and --block >= 1000\n");
-        return 2;
-    }
+    if (block_args("bench_overhead", argc, argv, &n, &rounds) != 0) return 2;
     series fl = {0}, pl = {0}, sh = {0}, off = {0}, one = {0}, two = {0}, ratio2 = {0};
     series *all[] = {&fl, &pl, &sh, &off, &one, &two, &ratio2};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++) all[i]->v = calloc((size_t)rounds, sizeof(double));

@@ -3,7 +3,9 @@
 #ifndef OPPROF_BENCH_TIMING_H
 #define OPPROF_BENCH_TIMING_H
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 /* CLOCK_MONOTONIC in seconds. */
@@ -49,6 +51,28 @@ static inline double series_median(series *s)
 {
     qsort(s->v, (size_t)s->n, sizeof *s->v, cmp_double);
     return s->v[s->n / 2];
+}
+
+/* `[--block N] [--rounds R]`, the options of the benchmarks that time
+ * blocks of N operations R times; n and rounds hold the defaults. 0, or
+ * 2 after printing the usage (the exit status). */
+static inline int block_args(const char *prog, int argc, char **argv, long *n, int *rounds)
+{
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--block") && i + 1 < argc) {
+            *n = atol(argv[++i]);
+        } else if (!strcmp(argv[i], "--rounds") && i + 1 < argc) {
+            *rounds = atoi(argv[++i]);
+        } else {
+            fprintf(stderr, "usage: %s [--block N] [--rounds R]\n", prog);
+            return 2;
+        }
+    }
+    if (*rounds < 1 || *rounds > 1000 || *n < 1000) {
+        fprintf(stderr, "%s: need --rounds 1..1000 and --block >= 1000\n", prog);
+        return 2;
+    }
+    return 0;
 }
 
 #endif

@@ -2,7 +2,7 @@
  * string, turned into a session configuration and a trace handler. A bad
  * value is reported, naming the variable, the value and the valid choices,
  * and leaves profiling off: a typo must never stop the program. */
-#include "session/envconfig.h"
+#include "session/rank_env.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -63,24 +63,6 @@ static int parse_i64(const char *s, int64_t *out)
     if (*end || errno) return -1;
     *out = v;
     return 0;
-}
-
-static int64_t env_first(const char *const *names)
-{
-    for (; *names; names++) {
-        int64_t v;
-        if (parse_i64(getenv(*names), &v) == 0 && v >= 0) return v;
-    }
-    return -1;
-}
-
-int op_rank_from_env(int64_t *rank, int64_t *world)
-{
-    static const char *const ranks[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", NULL};
-    static const char *const worlds[] = {"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", NULL};
-    *rank = env_first(ranks);
-    if (world) *world = env_first(worlds);
-    return *rank >= 0;
 }
 
 static int parse_bool(const char *s, int *out)

@@ -1,7 +1,8 @@
-/* Configuration from the environment (Accelerate's ProfileKwargs), and the
- * launcher variables that tell a process its rank. */
-#ifndef OPPROF_SESSION_ENVCONFIG_H
-#define OPPROF_SESSION_ENVCONFIG_H
+/* The launcher variables that tell a process its rank and world size
+ * (torchrun, Open MPI, PMI), read by the environment's configuration and by
+ * the trace writer's distributedInfo. */
+#ifndef OPPROF_SESSION_RANK_ENV_H
+#define OPPROF_SESSION_RANK_ENV_H
 
 #include <stdint.h>
 

@@ -237,10 +237,12 @@ static int attribute_memory(opprof_trace *t)
                 return -1;
             }
         }
-        me->op = me->thread < t->nthreads ? enclosing(&st, t, me->thread, me->ts_ns, me->ts_ns) : -1;
-        /* A producer that saw the order of ranges and memory on the thread knows better than the times. */
+        /* A producer that saw the order of ranges and memory on the thread
+         * knows better than the times; otherwise containment decides. */
         if (me->enclosing != OP_MEM_FIND)
             me->op = me->enclosing >= 0 && (size_t)me->enclosing < t->nev ? me->enclosing : -1;
+        else
+            me->op = me->thread < t->nthreads ? enclosing(&st, t, me->thread, me->ts_ns, me->ts_ns) : -1;
         /* Device memory is kept out of the CPU memory columns, as in PyTorch. */
         if (me->op >= 0 && me->device_type == 0) t->ev[me->op].mem_self += me->bytes;
         /* Each device's allocator has its own running total. */

@@ -80,14 +80,6 @@ static const unsigned char k_special[256] = {
     1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
 };
 
-/* The well-formed UTF-8 sequence at s (s[0] >= 0x80): its length, or 0
- * with *bad the bytes one U+FFFD replaces. */
-static size_t utf8_seq(const unsigned char *s, size_t n, size_t *bad)
-{
-    int len = op_utf8_seq(s, n, bad);
-    return len > 0 ? (size_t)len : 0;
-}
-
 char *op_json_escape(char *dst, const char *src, size_t n)
 {
     static const char hex[] = "0123456789abcdef";
@@ -102,9 +94,10 @@ char *op_json_escape(char *dst, const char *src, size_t n)
         if (s >= e) break;
         unsigned char c = *s;
         if (c >= 0x80) {
-            size_t bad = 0, len = utf8_seq(s, (size_t)(e - s), &bad);
-            if (len) {
-                memcpy(d, s, len);
+            size_t bad = 0;
+            int len = op_utf8_seq(s, (size_t)(e - s), &bad);
+            if (len > 0) {
+                memcpy(d, s, (size_t)len);
                 d += len;
                 s += len;
             } else {
@@ -221,8 +214,9 @@ static const char *json_string(const char *s, const char *e)
             continue;
         }
         if (c >= 0x80) {
-            size_t bad = 0, len = utf8_seq((const unsigned char *)s, (size_t)(e - s), &bad);
-            if (!len) return NULL;
+            size_t bad = 0;
+            int len = op_utf8_seq((const unsigned char *)s, (size_t)(e - s), &bad);
+            if (len <= 0) return NULL;
             s += len;
             continue;
         }

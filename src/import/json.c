@@ -166,14 +166,6 @@ static long hex4(const unsigned char *p)
     return v;
 }
 
-/* Length of the valid UTF-8 sequence at p (n bytes available), 0 when invalid,
- * -1 when it may be valid but is cut short. */
-static int utf8_len(const unsigned char *p, size_t n)
-{
-    size_t bad;
-    return op_utf8_seq(p, n, &bad);
-}
-
 static size_t put_utf8(char *o, unsigned long cp)
 {
     if (cp < 0x80) {
@@ -293,12 +285,13 @@ static op_jtok lex_string(op_json *j, op_jtok kind)
          * four at once could meet the end of the data (or a gzip error after
          * it) where a reader with the bytes already in hand decides "invalid"
          * from fewer, and the error must not depend on how data arrives. */
-        int len = utf8_len(j->buf + i, j->len - i);
+        size_t bad;
+        int len = op_utf8_seq(j->buf + i, j->len - i, &bad);
         while (len < 0) {
             int r = avail(j, &start, &i, j->len - i + 1);
             if (r < 0) return OP_JT_ERROR;
             if (r == 0) break;
-            len = utf8_len(j->buf + i, j->len - i);
+            len = op_utf8_seq(j->buf + i, j->len - i, &bad);
         }
         if (len <= 0) return op_json_fail(j, OPPROF_E_PARSE, j->base + i, "invalid UTF-8 in a string");
         i += (size_t)len;

@@ -107,34 +107,30 @@ typedef struct pair {
     pthread_t th[2];
 } pair;
 
-typedef struct par_arg {
-    pair *p;
-    int k;
-} par_arg;
+static pair g_pair;
 
+/* Worker k of g_pair. */
 static void *par_worker(void *arg)
 {
-    par_arg *a = arg;
-    pair *p = a->p;
+    int k = (int)(intptr_t)arg;
+    pair *p = &g_pair;
     for (;;) {
         pthread_barrier_wait(&p->go);
         if (p->quit) return NULL;
-        p->ns[a->k] = plain_ns(p->n);
+        p->ns[k] = plain_ns(p->n);
         pthread_barrier_wait(&p->done);
     }
 }
 
-static par_arg g_par_args[2];
-
-static void pair_start(pair *p, long n)
+static void pair_start(long n)
 {
+    pair *p = &g_pair;
     p->n = n;
     p->quit = 0;
     pthread_barrier_init(&p->go, NULL, 3);
     pthread_barrier_init(&p->done, NULL, 3);
     for (int i = 0; i < 2; i++) {
-        g_par_args[i] = (par_arg){p, i};
-        if (pthread_create(&p->th[i], NULL, par_worker, &g_par_args[i]) != 0) {
+        if (pthread_create(&p->th[i], NULL, par_worker, (void *)(intptr_t)i) != 0) {
             fprintf(stderr, "bench_overhead: pthread_create failed\n");
             exit(1);
         }
@@ -142,15 +138,17 @@ static void pair_start(pair *p, long n)
 }
 
 /* Per-thread ns per range of one block recorded by both threads at once. */
-static double parallel_ns(pair *p)
+static double parallel_ns(void)
 {
+    pair *p = &g_pair;
     pthread_barrier_wait(&p->go);
     pthread_barrier_wait(&p->done);
     return (p->ns[0] + p->ns[1]) / 2;
 }
 
-static void pair_stop(pair *p)
+static void pair_stop(void)
 {
+    pair *p = &g_pair;
     p->quit = 1;
     pthread_barrier_wait(&p->go);
     for (int i = 0; i < 2; i++) pthread_join(p->th[i], NULL);
@@ -187,8 +185,7 @@ int main(int argc, char **argv)
     double fresh = plain_ns(n);
     stop_expect(n);
 
-    pair par;
-    pair_start(&par, n);
+    pair_start(n);
     size_t bytes_plain = 0, bytes_shapes = 0;
     for (int r = 0; r < rounds; r++) {
         series_add(&fl, floor_ns(n));
@@ -205,13 +202,13 @@ int main(int argc, char **argv)
         stop_expect(n);
 
         start(0);
-        double a = plain_ns(n), b = parallel_ns(&par);
+        double a = plain_ns(n), b = parallel_ns();
         series_add(&one, a);
         series_add(&two, b);
         series_add(&ratio2, b / a);
         stop_expect(3 * n);
     }
-    pair_stop(&par);
+    pair_stop();
     double ff = series_fastest(&fl), fm = series_median(&fl);
     printf("bench_overhead: blocks of %ld ranges, %d rounds\n", n, rounds);
     printf("%-44s %9s %9s %9s %9s %9s\n", "case (ns per range)", "fastest", "median", "x floor", "x floor", "target");

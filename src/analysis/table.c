@@ -272,6 +272,8 @@ static int build(const opprof_key_averages *ka, const char *sort_by, int row_lim
         free(sc);
         if (rc) return rc;
     }
+    if (ka->trace_options & OP_TRACE_SATURATED)
+        op_textbuf_puts(b, "Saturated: some sums passed the 64-bit range and are shown at its limit\n");
     if (ka->dropped) {
         op_textbuf_printf(b, "Dropped events: %" PRIu64, ka->dropped);
         if (ka->attempted) op_textbuf_printf(b, " of %" PRIu64, ka->attempted);

@@ -11,6 +11,7 @@
 #include "analysis/pyfmt.h"
 #include "analysis/textbuf.h"
 #include "common/error.h"
+#include "common/textesc.h"
 #include "model/model.h"
 
 #define MAX_COLS 20
@@ -89,6 +90,23 @@ static size_t longest_frame(const char *stack)
     return best;
 }
 
+/* Enough for the NAME_MAX_W characters a column shows, 4 bytes each. */
+#define NAME_BUF (NAME_MAX_W * 4 + 8)
+
+/* The name as a person should see it: control characters and bidi
+ * overrides escaped (common/textesc.h), cut to what a column can show. */
+static const char *display_name(const char *name, char *buf, size_t *len)
+{
+    size_t n = strlen(name);
+    if (!op_text_needs_escape(name, n)) {
+        *len = n;
+        return name;
+    }
+    op_text_escape(name, n, buf, NAME_BUF);
+    *len = strlen(buf);
+    return buf;
+}
+
 static void plan(layout *l, const opprof_key_averages *ka)
 {
     memset(l, 0, sizeof *l);
@@ -96,7 +114,10 @@ static void plan(layout *l, const opprof_key_averages *ka)
     uint64_t min_flops = 0;
     for (size_t i = 0; i < ka->n; i++) {
         const opprof_avg_row *r = &ka->rows[i].r;
-        size_t w = op_utf8_len(r->name, strlen(r->name));
+        char shown[NAME_BUF];
+        size_t len;
+        const char *name = display_name(r->name, shown, &len);
+        size_t w = op_utf8_len(name, len);
         if (w > name_w) name_w = w;
         w = op_utf8_len(r->input_shapes, strlen(r->input_shapes));
         if (w > shapes_w) shapes_w = w;
@@ -139,7 +160,8 @@ static void plan(layout *l, const opprof_key_averages *ka)
 }
 
 typedef struct scratch {
-    char name[NAME_MAX_W * 4 + 8];
+    char name[NAME_BUF];
+    char shown[NAME_BUF];
     char num[MAX_COLS][64];
     char frame[SRC_MAX_W * 4 + 8];
 } scratch;
@@ -171,14 +193,15 @@ static void emit_row(op_textbuf *b, const layout *l, const op_avg *a, scratch *s
     const opprof_avg_row *r = &a->r;
     cell c[MAX_COLS];
     size_t k = 0, nn = 0;
-    size_t nlen = strlen(r->name);
-    if (op_utf8_len(r->name, nlen) >= NAME_MAX_W - 3) {
-        size_t cut = op_utf8_offset(r->name, nlen, NAME_MAX_W - 3);
-        memcpy(sc->name, r->name, cut);
+    size_t nlen;
+    const char *name = display_name(r->name, sc->shown, &nlen);
+    if (op_utf8_len(name, nlen) >= NAME_MAX_W - 3) {
+        size_t cut = op_utf8_offset(name, nlen, NAME_MAX_W - 3);
+        memcpy(sc->name, name, cut);
         memcpy(sc->name + cut, "...", 4);
         c[k++] = str_cell(sc->name);
     } else {
-        c[k++] = (cell){r->name, nlen};
+        c[k++] = (cell){name, nlen};
     }
     double self_us = op_ns_to_us(r->self_cpu_time_total_ns), tot_us = op_ns_to_us(r->cpu_time_total_ns);
     double cnt = (double)r->count;

@@ -1,5 +1,6 @@
 /* Key averages for programs rather than people: CSV (RFC 4180) and JSON with
  * the field names of the fixtures' reference summaries. */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 #include "analysis/textbuf.h"
 #include "common/error.h"
 #include "common/textesc.h"
+#include "common/writeall.h"
 
 /* A name for a spreadsheet: control characters and bidi overrides escaped
  * (common/textesc.h), then quoted as RFC 4180 asks when it holds a comma or
@@ -92,8 +94,8 @@ static int flush(op_textbuf *b, FILE *f, const char *what)
     int rc = OPPROF_OK;
     if (b->oom)
         rc = op_fail(OPPROF_E_NOMEM, "out of memory writing %s", what);
-    else if (b->n && fwrite(b->p, 1, b->n, f) != b->n)
-        rc = op_fail(OPPROF_E_IO, "could not write %s (%zu bytes)", what, b->n);
+    else if (b->n && op_write_all_stream(f, b->p, b->n) != 0)
+        rc = op_fail(OPPROF_E_IO, "could not write %s (%zu bytes): %s", what, b->n, strerror(errno));
     op_textbuf_free(b);
     return rc;
 }

@@ -2,6 +2,7 @@
  * widths, units, rules and footer, byte for byte, so that its users read
  * ours without learning anything (torch/autograd/profiler_util.py,
  * _build_table, is the definition). */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include "analysis/textbuf.h"
 #include "common/error.h"
 #include "common/textesc.h"
+#include "common/writeall.h"
 #include "model/model.h"
 
 #define MAX_COLS 20
@@ -326,8 +328,8 @@ int opprof_table_write(const opprof_key_averages *ka, const char *sort_by, int r
     if (!f) return op_fail(OPPROF_E_INVAL, "opprof_table_write: NULL file");
     op_textbuf b = {0};
     int rc = build(ka, sort_by, row_limit, &b);
-    if (rc == OPPROF_OK && b.n && fwrite(b.p, 1, b.n, f) != b.n)
-        rc = op_fail(OPPROF_E_IO, "could not write the table (%zu bytes)", b.n);
+    if (rc == OPPROF_OK && b.n && op_write_all_stream(f, b.p, b.n) != 0)
+        rc = op_fail(OPPROF_E_IO, "could not write the table (%zu bytes): %s", b.n, strerror(errno));
     op_textbuf_free(&b);
     return rc;
 }

@@ -248,7 +248,8 @@ static void test_diff(void **state)
                             "{\"ph\":\"X\",\"name\":\"new\",\"pid\":1,\"tid\":1,\"ts\":80,\"dur\":3}]");
     assert_int_equal(opprof("diff %s/base.json %s/test.json --format csv", g_tmp, g_tmp), 0);
     char *out = slurp(g_out);
-    /* Largest absolute change of self CPU time first: slow +40, faster -6, new +3, gone -1, same 0. */
+    /* Largest absolute change of CPU total time (the default, here equal to
+     * self time) first: slow +40, faster -6, new +3, gone -1, same 0. */
     const char *order[] = {"\nslow,", "\nfaster,", "\nnew,", "\ngone,", "\nsame,"};
     const char *prev = out;
     for (int i = 0; i < 5; i++) {
@@ -262,7 +263,38 @@ static void test_diff(void **state)
     assert_int_equal(opprof("diff %s/base.json %s/test.json", g_tmp, g_tmp), 0);
     out = slurp(g_out);
     assert_non_null(strstr(out, "Self CPU time total: base 24.000us, test 60.000us, diff +36.000us (+150.00%)"));
-    assert_non_null(strstr(out, "5 rows, 1 only in base, 1 only in test"));
+    assert_non_null(strstr(out, "5 rows, 1 only in base, 1 only in test; sorted by |change| of cpu_time_total"));
+    /* The two traces by name; each metric's base, test and change under one
+     * heading, none cut short; the change % column names its metric. */
+    char want[700];
+    snprintf(want, sizeof want, "Base: %s/base.json\nTest: %s/test.json\n", g_tmp, g_tmp);
+    assert_int_equal(strncmp(out, want, strlen(want)), 0);
+    assert_non_null(strstr(out, "- Calls -"));
+    assert_non_null(strstr(out, "- Self CPU -"));
+    assert_non_null(strstr(out, "- CPU total -"));
+    assert_non_null(strstr(out, "      CPU total  \n"));
+    assert_non_null(strstr(out, "base           test         change"));
+    assert_non_null(strstr(out, "change %"));
+    assert_null(strstr(out, "..."));
+    assert_non_null(strstr(out, "Self: the operator's own time; total: with the operators it called"));
+    assert_null(strstr(out, "Warning:"));
+    free(out);
+    /* A capped trace is named under the table (and on stderr for csv). */
+    write_file("capped.json", "{\"droppedEvents\": 7, \"traceEvents\": [{\"ph\":\"X\",\"name\":\"slow\",\"pid\":1,"
+                              "\"tid\":1,\"ts\":0,\"dur\":40}]}");
+    assert_int_equal(opprof("diff %s/base.json %s/capped.json", g_tmp, g_tmp), 0);
+    out = slurp(g_out);
+    snprintf(want, sizeof want, "Warning: test (%s/capped.json) dropped 7 events at its event cap: its calls and "
+                                "times are too low\n", g_tmp);
+    assert_non_null(strstr(out, want));
+    free(out);
+    assert_int_equal(opprof("diff %s/capped.json %s/test.json --format csv", g_tmp, g_tmp), 0);
+    char *err = slurp(g_err);
+    assert_non_null(strstr(err, "Warning: base ("));
+    free(err);
+    assert_int_equal(opprof("diff %s/capped.json %s/test.json --format json", g_tmp, g_tmp), 0);
+    out = slurp(g_out);
+    assert_non_null(strstr(out, "\"dropped_events\": 7, \"incomplete\": false}, \"test\": {\"path\": "));
     free(out);
     assert_int_equal(opprof("diff %s/base.json %s/test.json --sort count --format json", g_tmp, g_tmp), 0);
     out = slurp(g_out);

@@ -18,6 +18,7 @@
 
 #include <cmocka.h>
 
+#include "cli_shell.h"
 #include "opprof.h"
 #include "slurp.h"
 #include "tmpdir.h"
@@ -28,37 +29,8 @@ static char g_out[600], g_err[600];
 static const char *const COMMANDS[] = {"run", "summary", "diff", "report", "exec", "merge"};
 #define NCOMMANDS (sizeof COMMANDS / sizeof *COMMANDS)
 
-/* Runs "opprof ARGS" (a shell fragment), stdout and stderr in files; the
- * exit status. */
-static int opprof(const char *fmt, ...)
-{
-    const char *bin = getenv("OPPROF_BIN");
-    char args[2048], cmd[4096];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(args, sizeof args, fmt, ap);
-    va_end(ap);
-    snprintf(cmd, sizeof cmd, "%s %s >%s 2>%s", bin ? bin : "opprof", args, g_out, g_err);
-    int st = system(cmd);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-static int lines(const char *s)
-{
-    int n = 0;
-    for (; *s; s++) n += *s == '\n';
-    return n;
-}
-
-static void write_file(const char *name, const char *text)
-{
-    char path[700];
-    snprintf(path, sizeof path, "%s/%s", g_tmp, name);
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-}
+#define opprof(...) cli_shell_run(g_out, g_err, __VA_ARGS__)
+#define write_file(name, text) write_text(g_tmp, name, text)
 
 static void test_help_cmd_is_cmd_help(void **state)
 {
@@ -92,7 +64,7 @@ static void expect_usage_error(const char *cmd, const char *args)
     assert_non_null(err);
     char usage[64];
     snprintf(usage, sizeof usage, "\nusage: opprof %s", cmd);
-    if (rc != 2 || lines(err) != 3 || !strstr(err, usage) || strstr(err, "options:"))
+    if (rc != 2 || count_lines(err) != 3 || !strstr(err, usage) || strstr(err, "options:"))
         fail_msg("'opprof %s %s' exited %d with stderr:\n%s", cmd, args, rc, err);
     free(err);
 }
@@ -109,11 +81,11 @@ static void test_usage_errors_are_two_lines(void **state)
     expect_usage_error("exec", "");
     assert_int_equal(opprof(""), 2);
     char *err = slurp(g_err);
-    assert_int_equal(lines(err), 2);
+    assert_int_equal(count_lines(err), 2);
     free(err);
     assert_int_equal(opprof("--bogus"), 2);
     err = slurp(g_err);
-    assert_int_equal(lines(err), 3);
+    assert_int_equal(count_lines(err), 3);
     free(err);
 }
 
@@ -193,7 +165,7 @@ static void test_merge_inputs(void **state)
     write_file("b0.json", RANK_TRACE(0, EVENT("op", 0, 12)));
     assert_int_equal(opprof("merge %s/a0.json %s/b0.json", g_tmp, g_tmp), 2);
     char *err = slurp(g_err);
-    if (!strstr(err, "/a0.json and ") || !strstr(err, "/b0.json are both rank 0") || lines(err) != 1)
+    if (!strstr(err, "/a0.json and ") || !strstr(err, "/b0.json are both rank 0") || count_lines(err) != 1)
         fail_msg("%s", err);
     free(err);
 

@@ -20,7 +20,7 @@ static const cli_option OPTIONS[] = {
      "cpu_time_total|self_cpu_time_total|count|device_time_total|self_device_time_total",
      "the change the rows are ordered by, largest absolute change first:" CLI_CONT
      "cpu_time_total (default), self_cpu_time_total, count, device_time_total," CLI_CONT
-     "self_device_time_total; the Change % column is this key's"},
+     "self_device_time_total; the change % column is this key's"},
     CLI_ROW_ROW_LIMIT(FIELD(row_limit), ""),
     CLI_ROW_GROUP_BY_INPUT_SHAPE(FIELD(by_shape), "match rows by name and input shapes", ""),
     {"--top-level", NULL, CLI_OPT_FLAG, FIELD(top_level), 0, 0, NULL, "only events that no other event encloses"},

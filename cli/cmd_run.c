@@ -476,14 +476,13 @@ static int run_model(const run_opts *o, const model_spec *ms, int rank, int size
 static int check_args(run_opts *o)
 {
     opprof_schedule s;
+    char why[600];
     if (o->schedule && opprof_schedule_parse(o->schedule, &s)) {
-        fprintf(stderr, "opprof run: --schedule %s: %s\n", o->schedule, opprof_last_error());
-        return CLI_BAD_INPUT;
+        snprintf(why, sizeof why, "--schedule %s: %s", o->schedule, opprof_last_error());
+        return cli_bad_usage(&SPEC, why);
     }
-    if (o->gzip && !o->trace_dir) {
-        fprintf(stderr, "opprof run: --gzip compresses the files of --trace-dir; give one (or --trace FILE.gz)\n");
-        return CLI_BAD_INPUT;
-    }
+    if (o->gzip && !o->trace_dir)
+        return cli_bad_usage(&SPEC, "--gzip compresses the files of --trace-dir; give one (or --trace FILE.gz)");
     o->memory |= o->memory_timeline != NULL;
     o->stack |= o->stacks_out != NULL || o->group_by_stack > 0;
     return CLI_OK;
@@ -500,24 +499,22 @@ int cmd_run(int argc, char **argv)
     const model_spec *ms = NULL;
     for (size_t i = 0; i < sizeof MODELS / sizeof *MODELS; i++)
         if (!strcmp(MODELS[i].name, o.model)) ms = &MODELS[i];
+    char why[200];
     if (!ms) {
-        fprintf(stderr, "opprof run: unknown model '%s' (resnet18, resnet18-train, mlp-train)\n", o.model);
-        cli_usage(&SPEC, stderr, 0);
-        return CLI_BAD_INPUT;
+        snprintf(why, sizeof why, "unknown model '%.64s' (resnet18, resnet18-train, mlp-train)", o.model);
+        return cli_bad_usage(&SPEC, why);
     }
     if (!strcmp(o.device, "cuda") && strcmp(ms->name, "resnet18")) {
-        fprintf(stderr, "opprof run: --device cuda runs resnet18 (inference) only, not '%s'\n", ms->name);
-        return CLI_BAD_INPUT;
+        snprintf(why, sizeof why, "--device cuda runs resnet18 (inference) only, not '%s'", ms->name);
+        return cli_bad_usage(&SPEC, why);
     }
     if ((p = check_args(&o))) return p;
     if (o.batch < 0) o.batch = ms->batch;
     if (o.steps < 0) o.steps = ms->steps;
     if (o.image_size < 0) o.image_size = !strcmp(ms->name, "mlp-train") ? 64 : 224;
     if (!o.distributed) return run_model(&o, ms, 0, 1);
-    if (!ms->train || !strcmp(o.device, "cuda")) {
-        fprintf(stderr, "opprof run: --distributed trains: resnet18-train or mlp-train, on the CPU\n");
-        return CLI_BAD_INPUT;
-    }
+    if (!ms->train || !strcmp(o.device, "cuda"))
+        return cli_bad_usage(&SPEC, "--distributed trains: resnet18-train or mlp-train, on the CPU");
     int rank, size;
     if (run_dist_init(&rank, &size) != 0) return CLI_FAIL;
     run_dist_run_id(o.run_id, sizeof o.run_id);

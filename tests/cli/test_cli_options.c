@@ -77,6 +77,11 @@ static void test_usage_errors_are_two_lines(void **state)
         expect_usage_error(COMMANDS[i], "--row-limit many x");
     }
     expect_usage_error("summary", "t.json --sort nonsense");
+    expect_usage_error("run", "vgg16");
+    expect_usage_error("run", "resnet18 --gzip");
+    expect_usage_error("run", "resnet18 --schedule wait=1");
+    expect_usage_error("diff", "only_one.json");
+    expect_usage_error("merge", "");
     expect_usage_error("exec", "--format xml true");
     expect_usage_error("exec", "");
     assert_int_equal(opprof(""), 2);

@@ -775,8 +775,9 @@ OPPROF_API int opprof_trace_load_buffer(const void *buf, size_t len, opprof_trac
  *   OPPROF_USE_GZIP          write profile_{rank}.json.gz instead
  *   OPPROF_ROW_LIMIT         print the key-averages table of each ready trace
  *                            (at exit without a schedule) with this many rows,
- *                            -1 for all
- *   OPPROF_SORT_BY           its sort key (setting either prints the table)
+ *                            -1 for all (default 10)
+ *   OPPROF_SORT_BY           its sort key (default cpu_time_total; setting
+ *                            either prints the table)
  *   OPPROF_MAX_EVENTS        cap on recorded events per trace
  *   OPPROF_MAX_STACK_DEPTH   frames per stack with OPPROF_WITH_STACK (1..128)
  *   OPPROF_CONFIG            all of them in one string, keys in lower case

@@ -189,6 +189,46 @@ static void test_with_stack_splits_by_call_site(void **state)
     free(text);
 }
 
+/* One vocabulary: --format csv writes every row sorted by --sort (here
+ * exec's old spelling --sort-by); without options the table is sorted by
+ * opprof's default, cpu_time_total: main first (its six functions are
+ * fewer than the default 10 rows). */
+static void test_format_sort_and_defaults(void **state)
+{
+    (void)state;
+    char csv[512], table[512];
+    path_in(csv, sizeof csv, "rows.csv");
+    path_in(table, sizeof table, "default.txt");
+    char *argv[] = {(char *)bin("OPPROF_BIN"), "exec", "--table", csv, "--format", "csv", "--sort-by", "count",
+                    "--", (char *)bin("EXEC_TARGET"), NULL};
+    assert_int_equal(run(argv, "out6", "err6"), 3);
+    char *text = slurp(csv);
+    assert_non_null(text);
+    assert_int_equal(strncmp(text, "name,count,", 11), 0);
+    /* most calls first: tiny_step (20000) before fib (465) */
+    const char *tiny = strstr(text, "\ntiny_step,"), *fib = strstr(text, "\nfib,");
+    assert_true(tiny && fib && tiny < fib);
+    assert_int_equal(strncmp(strchr(text, '\n') + 1, "tiny_step,", 10), 0);
+    free(text);
+    char *argv2[] = {(char *)bin("OPPROF_BIN"), "exec", "--table", table, "--", (char *)bin("EXEC_TARGET"), NULL};
+    assert_int_equal(run(argv2, "out7", "err7"), 3);
+    text = slurp(table);
+    assert_non_null(text);
+    row rows[64];
+    int n = parse_table(text, rows, 64);
+    assert_int_equal(n, 6);
+    assert_string_equal(rows[0].name, "main"); /* the largest total time */
+    free(text);
+    char *bad[] = {(char *)bin("OPPROF_BIN"), "exec", "--format", "xml", "true", NULL};
+    assert_int_equal(run(bad, "out8", "err8"), 2);
+    char p[512];
+    path_in(p, sizeof p, "err8");
+    text = slurp(p);
+    assert_non_null(strstr(text, "usage: opprof exec"));
+    assert_null(strstr(text, "options:")); /* the usage line, not the whole help */
+    free(text);
+}
+
 static void test_errors(void **state)
 {
     (void)state;
@@ -222,6 +262,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_counts_names_exclusion_and_passthrough),
         cmocka_unit_test(test_with_stack_splits_by_call_site),
+        cmocka_unit_test(test_format_sort_and_defaults),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -18,6 +18,7 @@
 
 #include <cmocka.h>
 
+#include "cli_shell.h"
 #include "csv.h"
 #include "fixtures.h"
 #include "slurp.h"
@@ -43,20 +44,8 @@ static int teardown(void **state)
     return system(cmd) == 0 ? 0 : -1;
 }
 
-/* Runs "opprof ARGS" (a shell fragment) with stdout and stderr in files;
- * returns the exit status. */
-static int opprof(const char *fmt, ...)
-{
-    const char *bin = getenv("OPPROF_BIN");
-    char args[2048], cmd[4096];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(args, sizeof args, fmt, ap);
-    va_end(ap);
-    snprintf(cmd, sizeof cmd, "%s %s >%s 2>%s", bin ? bin : "opprof", args, g_out, g_err);
-    int st = system(cmd);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
+#define opprof(...) cli_shell_run(g_out, g_err, __VA_ARGS__)
+#define write_file(name, text) write_text(g_tmp, name, text)
 
 static void test_torch_tables_byte_for_byte(void **state)
 {
@@ -137,13 +126,6 @@ static void test_kineto_csv(void **state)
     check_csv(dir, "rank-34.Jul_15_10_52_41.1074.pt.trace");
 }
 
-static int lines(const char *s)
-{
-    int n = 0;
-    for (; *s; s++) n += *s == '\n';
-    return n;
-}
-
 static void test_malformed_exit_2_one_line(void **state)
 {
     (void)state;
@@ -164,7 +146,7 @@ static void test_malformed_exit_2_one_line(void **state)
             if (from_stdin) snprintf(want, sizeof want, "opprof summary: <stdin>: byte %s: ", off);
             else snprintf(want, sizeof want, "opprof summary: %s/%s: byte %s: ", dir, file, off);
             if (!strcmp(off, "-")) want[strlen(want) - 3] = '\0'; /* offset not fixed: "byte " only */
-            if (rc != 2 || lines(err) != 1 || strncmp(err, want, strlen(want)) != 0 || *out)
+            if (rc != 2 || count_lines(err) != 1 || strncmp(err, want, strlen(want)) != 0 || *out)
                 fail_msg("%s%s: exit %d, stderr '%s', wanted '%s...'", file, from_stdin ? " on stdin" : "", rc, err, want);
             free(err);
             free(out);
@@ -179,16 +161,6 @@ static void test_malformed_exit_2_one_line(void **state)
     assert_int_equal(opprof("summary x.json --bogus"), 2);
     assert_int_equal(opprof("diff only_one.json"), 2);
     assert_int_equal(opprof("summary --help"), 0);
-}
-
-static void write_file(const char *name, const char *text)
-{
-    char path[256];
-    snprintf(path, sizeof path, "%s/%s", g_tmp, name);
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
 }
 
 static void test_summary_formats_and_stdin(void **state)
@@ -229,7 +201,7 @@ static void test_summary_of_an_incomplete_trace(void **state)
     char *out = slurp(g_out), *err = slurp(g_err);
     assert_non_null(strstr(out, "Dropped events: 3"));
     assert_non_null(strstr(err, "cut.json is incomplete"));
-    assert_int_equal(lines(err), 1);
+    assert_int_equal(count_lines(err), 1);
     free(out);
     free(err);
 }
@@ -248,7 +220,8 @@ static void test_diff(void **state)
                             "{\"ph\":\"X\",\"name\":\"new\",\"pid\":1,\"tid\":1,\"ts\":80,\"dur\":3}]");
     assert_int_equal(opprof("diff %s/base.json %s/test.json --format csv", g_tmp, g_tmp), 0);
     char *out = slurp(g_out);
-    /* Largest absolute change of self CPU time first: slow +40, faster -6, new +3, gone -1, same 0. */
+    /* Largest absolute change of CPU total time (the default, here equal to
+     * self time) first: slow +40, faster -6, new +3, gone -1, same 0. */
     const char *order[] = {"\nslow,", "\nfaster,", "\nnew,", "\ngone,", "\nsame,"};
     const char *prev = out;
     for (int i = 0; i < 5; i++) {
@@ -262,7 +235,38 @@ static void test_diff(void **state)
     assert_int_equal(opprof("diff %s/base.json %s/test.json", g_tmp, g_tmp), 0);
     out = slurp(g_out);
     assert_non_null(strstr(out, "Self CPU time total: base 24.000us, test 60.000us, diff +36.000us (+150.00%)"));
-    assert_non_null(strstr(out, "5 rows, 1 only in base, 1 only in test"));
+    assert_non_null(strstr(out, "5 rows, 1 only in base, 1 only in test; sorted by |change| of cpu_time_total"));
+    /* The two traces by name; each metric's base, test and change under one
+     * heading, none cut short; the change % column names its metric. */
+    char want[700];
+    snprintf(want, sizeof want, "Base: %s/base.json\nTest: %s/test.json\n", g_tmp, g_tmp);
+    assert_int_equal(strncmp(out, want, strlen(want)), 0);
+    assert_non_null(strstr(out, "- Calls -"));
+    assert_non_null(strstr(out, "- Self CPU -"));
+    assert_non_null(strstr(out, "- CPU total -"));
+    assert_non_null(strstr(out, "      CPU total  \n"));
+    assert_non_null(strstr(out, "base           test         change"));
+    assert_non_null(strstr(out, "change %"));
+    assert_null(strstr(out, "..."));
+    assert_non_null(strstr(out, "Self: the operator's own time; total: with the operators it called"));
+    assert_null(strstr(out, "Warning:"));
+    free(out);
+    /* A capped trace is named under the table (and on stderr for csv). */
+    write_file("capped.json", "{\"droppedEvents\": 7, \"traceEvents\": [{\"ph\":\"X\",\"name\":\"slow\",\"pid\":1,"
+                              "\"tid\":1,\"ts\":0,\"dur\":40}]}");
+    assert_int_equal(opprof("diff %s/base.json %s/capped.json", g_tmp, g_tmp), 0);
+    out = slurp(g_out);
+    snprintf(want, sizeof want, "Warning: test (%s/capped.json) dropped 7 events at its event cap: its calls and "
+                                "times are too low\n", g_tmp);
+    assert_non_null(strstr(out, want));
+    free(out);
+    assert_int_equal(opprof("diff %s/capped.json %s/test.json --format csv", g_tmp, g_tmp), 0);
+    char *err = slurp(g_err);
+    assert_non_null(strstr(err, "Warning: base ("));
+    free(err);
+    assert_int_equal(opprof("diff %s/capped.json %s/test.json --format json", g_tmp, g_tmp), 0);
+    out = slurp(g_out);
+    assert_non_null(strstr(out, "\"dropped_events\": 7, \"incomplete\": false}, \"test\": {\"path\": "));
     free(out);
     assert_int_equal(opprof("diff %s/base.json %s/test.json --sort count --format json", g_tmp, g_tmp), 0);
     out = slurp(g_out);

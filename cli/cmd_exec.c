@@ -7,12 +7,14 @@
  * become operators when the program was compiled with -finstrument-functions;
  * --memory also preloads the malloc interposer. */
 #define _GNU_SOURCE
+#include <elf.h>
 #include <errno.h>
 #include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "commands.h"
@@ -155,6 +157,124 @@ static int export_options(const exec_opts *o)
     return bad ? -1 : 0;
 }
 
+/* An output path, checked before the program runs (a typo must not cost a
+ * whole run) and made absolute (the program may chdir before it exits,
+ * and a relative name would then land, and overwrite, wherever it went).
+ * "-" stays as it is where allow_dash. Returns the path to hand on (owned
+ * by the caller when it differs from path), or NULL after saying why. */
+static char *check_output(const char *opt, const char *path, int allow_dash)
+{
+    if (allow_dash && !strcmp(path, "-")) return strdup(path);
+    if (!*path) {
+        fprintf(stderr, "opprof exec: %s: an empty file name\n", opt);
+        return NULL;
+    }
+    char *abs = NULL;
+    if (path[0] == '/') {
+        abs = strdup(path);
+    } else {
+        char cwd[PATH_MAX];
+        if (!getcwd(cwd, sizeof cwd)) {
+            fprintf(stderr, "opprof exec: %s %s: cannot tell the current folder: %s\n", opt, path, strerror(errno));
+            return NULL;
+        }
+        if ((abs = malloc(strlen(cwd) + strlen(path) + 2))) sprintf(abs, "%s/%s", cwd, path);
+    }
+    if (!abs) {
+        fprintf(stderr, "opprof exec: out of memory\n");
+        return NULL;
+    }
+    char *slash = strrchr(abs, '/');
+    const char *base = slash + 1;
+    struct stat st;
+    const char *why = NULL;
+    if (!*base || (stat(abs, &st) == 0 && S_ISDIR(st.st_mode))) why = "names a folder; give a file name";
+    else if (strlen(base) > NAME_MAX) why = "the file name is longer than 255 bytes";
+    if (why) {
+        fprintf(stderr, "opprof exec: %s %s: %s\n", opt, path, why);
+        free(abs);
+        return NULL;
+    }
+    *slash = '\0';
+    const char *dir = slash == abs ? "/" : abs;
+    int rc = stat(dir, &st) != 0 ? errno : !S_ISDIR(st.st_mode) ? ENOTDIR : access(dir, W_OK | X_OK) != 0 ? errno : 0;
+    if (rc) fprintf(stderr, "opprof exec: %s %s: cannot write in the folder %s: %s\n", opt, path, dir, strerror(rc));
+    *slash = '/';
+    if (rc) {
+        free(abs);
+        return NULL;
+    }
+    return abs;
+}
+
+/* PROGRAM as execvp will find it, for the checks below; NULL when not found
+ * (execvp then says so). */
+static char *find_program(const char *name)
+{
+    if (strchr(name, '/')) return strdup(name);
+    const char *path = getenv("PATH");
+    if (!path || !*path) path = "/usr/local/bin:/usr/bin:/bin";
+    for (const char *p = path;; p++) {
+        const char *end = strchr(p, ':');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        char *cand = malloc(n + strlen(name) + 3);
+        if (!cand) return NULL;
+        sprintf(cand, "%.*s/%s", (int)n, n ? p : ".", name);
+        if (access(cand, X_OK) == 0) return cand;
+        free(cand);
+        if (!end) return NULL;
+        p = end;
+    }
+}
+
+/* 1 when the file is an ELF program without an interpreter: statically
+ * linked, so LD_PRELOAD can load nothing into it. */
+static int is_static_elf(const char *file)
+{
+    FILE *f = fopen(file, "rb");
+    if (!f) return 0;
+    Elf64_Ehdr eh;
+    int stat_elf = 0;
+    if (fread(&eh, sizeof eh, 1, f) == 1 && !memcmp(eh.e_ident, ELFMAG, SELFMAG) &&
+        eh.e_ident[EI_CLASS] == ELFCLASS64 && eh.e_phentsize == sizeof(Elf64_Phdr) && eh.e_phnum < 4096 &&
+        fseek(f, (long)eh.e_phoff, SEEK_SET) == 0) {
+        stat_elf = 1;
+        Elf64_Phdr ph;
+        for (unsigned i = 0; i < eh.e_phnum && stat_elf; i++) {
+            if (fread(&ph, sizeof ph, 1, f) != 1) stat_elf = 0; /* unreadable: let the loader judge */
+            else if (ph.p_type == PT_INTERP || ph.p_type == PT_DYNAMIC) stat_elf = 0;
+        }
+    }
+    fclose(f);
+    return stat_elf;
+}
+
+/* Every output checked and made absolute, the environment's output folder
+ * too; 0, or -1 after saying why. */
+static int check_outputs(exec_opts *o, char **keep)
+{
+    struct {
+        const char *opt;
+        const char **path;
+        int dash;
+    } outs[] = {{"--table", &o->table, 1}, {"--trace", &o->trace, 0}, {"--stacks", &o->stacks, 0}};
+    for (size_t i = 0; i < sizeof outs / sizeof *outs; i++) {
+        if (!*outs[i].path) continue;
+        if (!(keep[i] = check_output(outs[i].opt, *outs[i].path, outs[i].dash))) return -1;
+        *outs[i].path = keep[i];
+    }
+    const char *dir = getenv("OPPROF_OUTPUT_TRACE_DIR");
+    if (dir && *dir && dir[0] != '/') {
+        char cwd[PATH_MAX], *abs;
+        if (!getcwd(cwd, sizeof cwd) || !(abs = malloc(strlen(cwd) + strlen(dir) + 2))) return -1;
+        sprintf(abs, "%s/%s", cwd, dir);
+        int rc = set("OPPROF_OUTPUT_TRACE_DIR", abs);
+        free(abs);
+        if (rc) return -1;
+    }
+    return 0;
+}
+
 int cmd_exec(int argc, char **argv)
 {
     exec_opts o = {.sort = CLI_DEFAULT_SORT, .format = "table", .metric = "self_cpu_time_total",
@@ -162,7 +282,20 @@ int cmd_exec(int argc, char **argv)
     int first, p = cli_parse(&SPEC, argc, argv, &o, NULL, &first);
     if (p) return p > 0 ? CLI_OK : CLI_BAD_INPUT;
     if (first >= argc) return cli_bad_usage(&SPEC, "no program given");
-    if (export_options(&o) != 0) return CLI_FAIL;
+    char *keep[3] = {NULL, NULL, NULL}; /* the absolute paths, alive until execvp */
+    int bad = check_outputs(&o, keep) != 0;
+    char *prog = bad ? NULL : find_program(argv[first]);
+    if (prog && is_static_elf(prog)) {
+        fprintf(stderr, "opprof exec: %s is statically linked: LD_PRELOAD cannot load opprof into it, so nothing "
+                        "would be recorded (link it dynamically)\n", argv[first]);
+        bad = 1;
+    }
+    free(prog);
+    int rc = bad ? CLI_BAD_INPUT : export_options(&o) != 0 ? CLI_FAIL : CLI_OK;
+    if (rc != CLI_OK) {
+        for (int i = 0; i < 3; i++) free(keep[i]);
+        return rc;
+    }
 
     char dir[PATH_MAX];
     if (find_libdir(dir, sizeof dir) != 0) {

@@ -245,6 +245,76 @@ static void test_errors(void **state)
     assert_int_equal(run(none, "out5", "err5"), 2);
 }
 
+/* Shell command in the temporary folder; returns the exit status. */
+static int sh_in_dir(const char *fmt, ...)
+{
+    char cmd[4096], body[3500];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(body, sizeof body, fmt, ap);
+    va_end(ap);
+    snprintf(cmd, sizeof cmd, "cd '%s' && %s", g_dir, body);
+    int st = system(cmd);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* Relative output names are the caller's folder's, even when the program
+ * changes folder before it exits (it used to write, and overwrite, there). */
+static void test_relative_outputs_stay_where_asked(void **state)
+{
+    (void)state;
+    assert_int_equal(sh_in_dir("mkdir -p elsewhere"), 0);
+    assert_int_equal(sh_in_dir("EXEC_TARGET_CHDIR=elsewhere '%s' exec --table rel_table.txt --stacks rel.folded -- "
+                               "'%s' >/dev/null 2>&1",
+                               bin("OPPROF_BIN"), bin("EXEC_TARGET")),
+                     3);
+    assert_int_equal(sh_in_dir("test -s rel_table.txt && test -s rel.folded"), 0);
+    assert_int_equal(sh_in_dir("test ! -e elsewhere/rel_table.txt && test ! -e elsewhere/rel.folded"), 0);
+}
+
+/* Outputs are checked before the program runs: a typo costs no run. The
+ * program here would leave a mark if it ran. */
+static void test_outputs_checked_before_the_program_runs(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *opts, *says;
+    } cases[] = {
+        {"--trace ''", "an empty file name"},
+        {"--trace outdir/", "names a folder"},
+        {"--trace outdir", "names a folder"},
+        {"--stacks no/such/folder/x.folded", "cannot write in the folder"},
+        {"--table no_such_folder/t.txt", "cannot write in the folder"},
+        {"--sort bogus_key", "--sort takes one of"},
+        {"--row-limit -7", "--row-limit"},
+    };
+    assert_int_equal(sh_in_dir("mkdir -p outdir"), 0);
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        assert_int_equal(sh_in_dir("rm -f ran; '%s' exec %s -- sh -c 'touch ran' 2>err_check", bin("OPPROF_BIN"),
+                                   cases[i].opts),
+                         2);
+        assert_int_equal(sh_in_dir("test ! -e ran"), 0);
+        char p[512];
+        path_in(p, sizeof p, "err_check");
+        char *err = slurp(p);
+        if (!strstr(err, cases[i].says)) fail_msg("%s: stderr %s", cases[i].opts, err);
+        free(err);
+    }
+}
+
+/* A static program cannot take a preload: refused, not run unprofiled. */
+static void test_static_program_refused(void **state)
+{
+    (void)state;
+    int st = sh_in_dir("'%s' exec -- '%s' 2>err_static", bin("OPPROF_BIN"), bin("EXEC_STATIC_TARGET"));
+    assert_int_equal(st, 2);
+    char p[512];
+    path_in(p, sizeof p, "err_static");
+    char *err = slurp(p);
+    if (!strstr(err, "statically linked")) fail_msg("stderr: %s", err);
+    free(err);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -264,6 +334,9 @@ int main(void)
         cmocka_unit_test(test_with_stack_splits_by_call_site),
         cmocka_unit_test(test_format_sort_and_defaults),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_relative_outputs_stay_where_asked),
+        cmocka_unit_test(test_outputs_checked_before_the_program_runs),
+        cmocka_unit_test(test_static_program_refused),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -262,7 +262,9 @@ OPPROF_API int64_t opprof_step_num(void);
  * 4. Recording (the hot path)
  *
  * Outside a session each call is one load and one predictable branch.
- * begin and end must pair on the same thread with the same site.
+ * begin and end must pair on the same thread with the same site. A NULL
+ * site is refused where it is given: begin records nothing and sets
+ * opprof_last_error, end returns OPPROF_E_INVAL.
  * ====================================================================== */
 
 OPPROF_API void opprof_begin(const opprof_site *site);
@@ -428,6 +430,8 @@ static inline const opprof_site *opprof_scope_begin_(const opprof_site *s) { opp
  *     never recorded with a guessed size.
  *   - opprof_record_memory: the caller gives the signed size itself (an
  *     allocator that knows its block sizes); nothing is tracked.
+ * Sizes no allocation has (above INT64_MAX; INT64_MIN for record_memory)
+ * are refused, not recorded, and set opprof_last_error.
  * Outside a session with profile_memory these calls cost one branch.
  * ====================================================================== */
 

@@ -33,6 +33,10 @@ extern "C" {
 #define OPPROF_VERSION_MAJOR 0
 #define OPPROF_VERSION_MINOR 1
 #define OPPROF_VERSION_PATCH 0
+#define OPPROF_STR2_(x) #x
+#define OPPROF_STR_(x) OPPROF_STR2_(x)
+#define OPPROF_VERSION_STRING \
+    OPPROF_STR_(OPPROF_VERSION_MAJOR) "." OPPROF_STR_(OPPROF_VERSION_MINOR) "." OPPROF_STR_(OPPROF_VERSION_PATCH)
 
 #if defined(__GNUC__) && !defined(OPPROF_STATIC_DEFINE)
 #define OPPROF_API __attribute__((visibility("default")))
@@ -61,6 +65,10 @@ typedef enum opprof_status {
 
 /* A static English sentence for a status; never NULL. */
 OPPROF_API const char *opprof_strerror(int status);
+
+/* The version of the library the program runs with, "MAJOR.MINOR.PATCH"
+ * (OPPROF_VERSION_STRING is the one of the header it was compiled with). */
+OPPROF_API const char *opprof_version(void);
 
 /* The calling thread's detail for its last failed call ("" when none). */
 OPPROF_API const char *opprof_last_error(void);
@@ -131,10 +139,17 @@ typedef struct opprof_site {
     opprof_flops_fn flops; /* optional: with_flops counts with it */
 } opprof_site;
 
+#if defined(__GNUC__) || defined(__clang__)
+#define OPPROF_UNUSED_ __attribute__((unused)) /* a site used only by calls compiled out (OPPROF_DISABLE) */
+#else
+#define OPPROF_UNUSED_
+#endif
+
 #define OPPROF_SITE_INIT(name_, cat_, flops_) {(name_), __FILE__, (uint32_t)__LINE__, (uint32_t)(cat_), (flops_)}
 
 /* Declares `static const opprof_site var` for an operator named `name_`. */
-#define OPPROF_SITE(var, name_) static const opprof_site var = OPPROF_SITE_INIT(name_, OPPROF_CAT_CPU_OP, NULL)
+#define OPPROF_SITE(var, name_) \
+    static const opprof_site var OPPROF_UNUSED_ = OPPROF_SITE_INIT(name_, OPPROF_CAT_CPU_OP, NULL)
 
 /* A site for a name known only at run time (a user annotation, a symbol).
  * The same (name, category) always gives the same site; sites live until the
@@ -459,6 +474,58 @@ static inline void opprof_record_free_inline_(const void *addr)
 #define opprof_record_memory(a, b) opprof_record_memory_inline_(a, b)
 #define opprof_record_alloc(a, b) opprof_record_alloc_inline_(a, b)
 #define opprof_record_free(a) opprof_record_free_inline_(a)
+#endif
+
+/* ----------------------------------------------------------------------
+ * Compiled out: with OPPROF_DISABLE defined, every recording call above is
+ * an empty expression (its arguments are not evaluated beyond a cast to
+ * void), a session never starts (opprof_start gives OPPROF_E_UNSUPPORTED,
+ * opprof_stop hands out NULL) and OPPROF_SCOPE is nothing, so a program
+ * instrumented for opprof builds and links without the library and pays
+ * nothing, as TRACY_ENABLE does for Tracy. What reads a trace (sections 6
+ * on) still needs the library.
+ * ---------------------------------------------------------------------- */
+#if defined(OPPROF_DISABLE) && !defined(OPPROF_BUILDING_LIBRARY)
+#undef opprof_begin
+#undef opprof_begin_inputs
+#undef opprof_end
+#undef opprof_end_flops
+#undef opprof_begin_args
+#undef opprof_begin_inputs_args
+#undef opprof_end_args
+#undef opprof_record_memory
+#undef opprof_record_alloc
+#undef opprof_record_free
+#undef OPPROF_SCOPE
+#define opprof_begin(s) ((void)(s))
+#define opprof_begin_inputs(s, in, n) ((void)(s), (void)(in), (void)(n))
+#define opprof_end(s) ((void)(s), OPPROF_OK)
+#define opprof_end_flops(s, f) ((void)(s), (void)(f), OPPROF_OK)
+#define opprof_begin_args(s, a, n) ((void)(s), (void)(a), (void)(n))
+#define opprof_begin_inputs_args(s, in, nin, a, n) ((void)(s), (void)(in), (void)(nin), (void)(a), (void)(n))
+#define opprof_end_args(s, a, n) ((void)(s), (void)(a), (void)(n), OPPROF_OK)
+#define opprof_annotation_begin(name) ((void)(name), (const opprof_site *)0)
+#define opprof_record_memory(a, b) ((void)(a), (void)(b))
+#define opprof_record_alloc(a, b) ((void)(a), (void)(b))
+#define opprof_record_free(a) ((void)(a))
+#define opprof_record_realloc(o, n, b) ((void)(o), (void)(n), (void)(b))
+#define OPPROF_SCOPE(name_) ((void)0)
+static inline void opprof_disabled_config_init_(opprof_config *cfg)
+{
+    if (cfg) *cfg = (opprof_config){0};
+}
+static inline int opprof_disabled_stop_(opprof_trace **out)
+{
+    if (out) *out = (opprof_trace *)0;
+    return OPPROF_E_NO_SESSION;
+}
+#define opprof_config_init(cfg) opprof_disabled_config_init_(cfg)
+#define opprof_start(cfg) ((void)(cfg), OPPROF_E_UNSUPPORTED)
+#define opprof_stop(out) opprof_disabled_stop_(out)
+#define opprof_stop_incomplete(out) opprof_disabled_stop_(out)
+#define opprof_step() OPPROF_E_NO_SESSION
+#define opprof_is_active() 0
+#define opprof_step_num() ((int64_t)-1)
 #endif
 
 /* What a session saw of memory (opprof_trace_memory_stats). */

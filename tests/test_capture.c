@@ -152,6 +152,9 @@ static void test_misuse_returns_documented_status(void **state)
     assert_int_equal(a.flags, 0);
     opprof_trace_free(tr);
 
+    /* the library's version is the header's (one build) */
+    assert_string_equal(opprof_version(), OPPROF_VERSION_STRING);
+
     static const int codes[] = {OPPROF_E_INVAL, OPPROF_E_ACTIVE, OPPROF_E_NO_SESSION, OPPROF_E_NOMEM,
                                 OPPROF_E_UNBALANCED, OPPROF_E_IO, OPPROF_E_PARSE, OPPROF_E_NODEV,
                                 OPPROF_E_UNSUPPORTED, OPPROF_E_NOT_FOUND, OPPROF_E_RANGE};

@@ -87,6 +87,7 @@ struct opprof_trace {
     int64_t base_time_ns;     /* wall clock of start_ns == 0 */
     int64_t duration_ns;      /* session length; 0 when unknown */
     int64_t step_num;         /* -1 none */
+    uint32_t output_dir;      /* strtab id: the live session's output_dir, where handlers write; 0 none */
     uint64_t dropped;         /* events the capture could not keep */
     uint64_t attempted;       /* events the capture was asked for (0 when unknown) */
     uint64_t mem_unknown_frees, mem_double_frees, mem_reallocs; /* live sessions only */

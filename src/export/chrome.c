@@ -37,7 +37,7 @@
 #include "common/error.h"
 #include "export/out.h"
 #include "model/model.h"
-#include "session/rank_env.h"
+#include "common/rank_env.h"
 
 typedef struct cw {
     op_jw *w;

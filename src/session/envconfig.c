@@ -2,7 +2,7 @@
  * string, turned into a session configuration and a trace handler. A bad
  * value is reported, naming the variable, the value and the valid choices,
  * and leaves profiling off: a typo must never stop the program. */
-#include "session/rank_env.h"
+#include "common/rank_env.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -9,7 +9,7 @@
 #include "capture/memtrack.h"
 #include "capture/state.h"
 #include "common/error.h"
-#include "export/jsonw.h"
+#include "common/jsonesc.h"
 #include "model/collect.h"
 #include "model/model.h"
 #include "model/stacks.h"

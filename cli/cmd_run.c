@@ -25,7 +25,7 @@ typedef struct run_opts {
     long seed;
     const char *sort;
     const char *device, *activities, *trace;
-    long row_limit;
+    long row_limit, max_events;
     int group_by_input_shape, shapes, flops;
     int memory, stack, gzip;
     long group_by_stack;
@@ -71,6 +71,10 @@ static const cli_option OPTIONS[] = {
          CLI_EXAMPLE("opprof run resnet18 --trace trace.json")},
     {"--row-limit", "N", CLI_OPT_LONG, FIELD(row_limit), -1, INT_MAX, NULL,
      "table rows printed; -1: all (default 10)" CLI_EXAMPLE("opprof run resnet18 --row-limit -1")},
+    {"--max-events", "N", CLI_OPT_LONG, FIELD(max_events), 1, LONG_MAX, NULL,
+     "cap on recorded events (default 16777216); past it events are dropped, the\n"
+     "                             ranges still open end at that time, and a note on stderr says so"
+         CLI_EXAMPLE("opprof run resnet18 --steps 1000 --max-events 50000000")},
     {"--shapes", NULL, CLI_OPT_FLAG, FIELD(shapes), 0, 0, NULL,
      "record operator input shapes (record_shapes=True)" CLI_EXAMPLE("opprof run resnet18 --shapes")},
     {"--group-by-input-shape", NULL, CLI_OPT_FLAG, FIELD(group_by_input_shape), 0, 0, NULL,
@@ -425,6 +429,8 @@ static void on_trace_ready(const opprof_trace *tr, void *user)
     if (o->stacks_out && (rc = opprof_export_stacks(tr, o->stacks_out, o->stacks_metric)))
         fail_out(out, rc, o->stacks_out);
     if (o->report && (rc = write_report(tr, o, out->model)) && !out->rc) out->rc = rc; /* it says why */
+    /* The model's operators are static sites: there is nothing to --exclude. */
+    opprof_trace_drop_note(tr, "opprof run", "--max-events", NULL, stderr);
 }
 
 static int configure(const run_opts *o, run_out *out, opprof_config *cfg)
@@ -434,6 +440,7 @@ static int configure(const run_opts *o, run_out *out, opprof_config *cfg)
     cfg->with_flops = o->flops;
     cfg->profile_memory = o->memory;
     cfg->with_stack = o->stack;
+    cfg->max_events = (uint64_t)o->max_events; /* 0: the default */
     cfg->activities = activity_bits(o);
     cfg->on_trace_ready = on_trace_ready;
     cfg->user = out;

@@ -119,6 +119,7 @@ static NOINSTR void ready(const opprof_trace *t, void *user)
     if (S.trace_path[0]) opprof_trace_handler_ready(t, &S.trace); /* it reports its own failures */
     if (S.table[0]) write_table(t);
     if (S.stacks[0] && opprof_write_file(S.stacks, stacks_to, (void *)t) != OPPROF_OK) complain("stacks");
+    if (S.exec) opprof_trace_drop_note(t, "opprof exec", "--max-events", "--exclude", stderr);
     pthread_mutex_unlock(&S.out_lock);
 }
 

@@ -34,9 +34,11 @@ static OP_NOINLINE op_word *begin_room(op_tstate *t, const opprof_site *site, ui
     if (t->depth >= OP_MAX_DEPTH) {
         t->overflow++;
         count_drop(t);
+        op_drops_count(&t->drops, site);
         return NULL;
     }
     if (op_thread_reserve(t, words) != 0) {
+        op_drops_count(&t->drops, site);
         push_open(t, NULL, site);
         return NULL;
     }

@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "capture/clock.h"
+#include "capture/drops.h"
 #include "capture/stacktab.h"
 #include "opprof.h"
 
@@ -73,12 +74,21 @@ enum {
 
 #define OP_CHUNK_BYTES ((size_t)1 << 20) /* 1 MiB per chunk */
 #define OP_PREFILL_CHUNKS 4              /* mapped at start: ~175k events without a page fault */
+/* A thread's first chunk is small: a program that starts many threads which
+ * record a little each pays 64 KiB per live thread, not 1 MiB; a thread that
+ * records more moves on to full-size chunks. */
+#define OP_FIRST_CHUNK_BYTES ((size_t)64 << 10)
+#define OP_PREFILL_FIRST_CHUNKS 16
 #define OP_MAX_DEPTH 256
 
 typedef struct op_chunk {
     _Atomic(struct op_chunk *) next;
     _Atomic(op_word *) end; /* published end of the data, set when the chunk is left */
     size_t nwords;
+    /* NULL: a mapping of its own, pooled when given back. Else the block of
+     * the retired-data arena that holds this copy of an exited thread's
+     * last records (thread.c). */
+    struct op_arena *arena;
     op_word words[];
 } op_chunk;
 
@@ -110,6 +120,12 @@ typedef struct op_tstate {
     uint32_t opts;            /* OP_OPT_* */
     /* Cold. */
     _Atomic uint64_t dropped;
+    /* The clock when this thread first found the cap reached, 0 before.
+     * Its ranges open then were closed at that time; it records nothing
+     * more in this session (a grant given back later would let children
+     * appear after their parent's end). */
+    uint64_t cap_ticks;
+    op_dropsite *drops;       /* dropped begins by site; NULL until the first */
     op_chunk *head, *tail;
     _Atomic int dead;         /* the thread has exited */
     uint64_t exit_ticks;      /* its clock at exit */
@@ -181,12 +197,17 @@ static inline op_tstate *op_state_for(uint64_t g)
 }
 
 /* Ensures room for `words` more words and one more event under the cap.
- * Returns 0, or -1 after counting a drop. */
+ * Returns 0, or -1 after counting a drop. The first time the cap stops the
+ * thread, its open ranges are closed then and flagged forced, and their
+ * ends will store nothing (state.h: cap_ticks). */
 int op_thread_reserve(op_tstate *t, uint32_t words);
 
 /* Maps chunks into the pool until it holds nchunks (at session start, so
  * that a session's first events do not pay for page faults). */
 void op_capture_prefill(unsigned nchunks);
+
+/* Chunks mapped so far (not taken from a pool), for tests of reuse. */
+uint64_t op_capture_chunks_mapped(void);
 
 /* Registry walk for the collector; the registry lock is held between
  * op_registry_lock and op_registry_unlock. */

@@ -276,7 +276,8 @@ static int open_push(collector *cl, int32_t ev, uint64_t end)
 
 /* Decodes one record at p (within [p, end)); returns its length in words,
  * 0 when it is cut short (a record still being written). */
-static size_t decode_record(collector *cl, uint32_t thread, const op_word *p, const op_word *end, uint64_t close_ticks)
+static size_t decode_record(collector *cl, uint32_t thread, const op_word *p, const op_word *end, uint64_t close_ticks,
+                            uint64_t cap_ticks)
 {
     uint64_t w0 = LOAD(&p[0]);
     if (w0 == OP_REC_MEM) {
@@ -313,6 +314,7 @@ static size_t decode_record(collector *cl, uint32_t thread, const op_word *p, co
     op_event *ev = op_trace_add_event(cl->tr, thread, name, (int)site->category, s, e - s);
     if (!ev) return SIZE_MAX;
     if (forced) ev->flags |= OPPROF_EVENT_FORCED_END;
+    if (forced && cap_ticks && t1 == cap_ticks) ev->flags |= OPPROF_EVENT_CAPPED;
     open_pop_before(cl, t0);
     if (open_push(cl, (int32_t)(cl->tr->nev - 1), t1) != 0) return SIZE_MAX;
     cl->recorded++;
@@ -348,6 +350,28 @@ static size_t decode_record(collector *cl, uint32_t thread, const op_word *p, co
     return len;
 }
 
+/* A thread's dropped begins, added to the trace's counts by name. */
+static int count_drops(collector *cl, const op_dropsite *tab)
+{
+    opprof_trace *tr = cl->tr;
+    for (size_t i = 0; i < OP_DROP_SLOTS; i++) {
+        if (!tab[i].site) continue;
+        uint32_t name = site_name(&cl->sites, tr, tab[i].site);
+        if (name == UINT32_MAX) return -1;
+        if (name >= tr->ndropped_calls) {
+            size_t n = tr->ndropped_calls ? tr->ndropped_calls : 64;
+            while (n <= name) n *= 2;
+            uint64_t *d = realloc(tr->dropped_calls, n * sizeof *d);
+            if (!d) return -1;
+            memset(d + tr->ndropped_calls, 0, (n - tr->ndropped_calls) * sizeof *d);
+            tr->dropped_calls = d;
+            tr->ndropped_calls = n;
+        }
+        tr->dropped_calls[name] += tab[i].n;
+    }
+    return 0;
+}
+
 static int collect_thread(collector *cl, op_tstate *t, uint64_t stop_ticks)
 {
     int64_t ti = op_trace_thread(cl->tr, t->pid, t->tid);
@@ -367,7 +391,7 @@ static int collect_thread(collector *cl, op_tstate *t, uint64_t stop_ticks)
             }
         }
         for (const op_word *p = c->words; p < end;) {
-            size_t len = decode_record(cl, (uint32_t)ti, p, end, close_ticks);
+            size_t len = decode_record(cl, (uint32_t)ti, p, end, close_ticks, t->cap_ticks);
             if (len == SIZE_MAX) return -1;
             if (len == 0) break;
             p += len;
@@ -375,7 +399,7 @@ static int collect_thread(collector *cl, op_tstate *t, uint64_t stop_ticks)
         c = next;
     }
     cl->tr->dropped += atomic_load_explicit(&t->dropped, memory_order_relaxed);
-    return 0;
+    return t->drops ? count_drops(cl, t->drops) : 0;
 }
 
 int op_collect(uint64_t gen, const op_timebase *tb, uint64_t stop_ticks, uint32_t opts, opprof_trace **out)

@@ -89,6 +89,8 @@ struct opprof_trace {
     int64_t step_num;         /* -1 none */
     uint64_t dropped;         /* events the capture could not keep */
     uint64_t attempted;       /* events the capture was asked for (0 when unknown) */
+    uint64_t *dropped_calls;  /* strtab id -> dropped begins of that name (live sessions); NULL none */
+    size_t ndropped_calls;    /* entries of dropped_calls */
     uint64_t mem_unknown_frees, mem_double_frees, mem_reallocs; /* live sessions only */
     uint32_t options;         /* OP_TRACE_* */
     uint32_t device_props;    /* strtab id: the devices' "deviceProperties" objects, comma-separated; 0 none */

@@ -40,6 +40,7 @@ void opprof_trace_free(opprof_trace *t)
     free(t->threads);
     free(t->ev);
     free(t->mem);
+    free(t->dropped_calls);
     free(t);
 }
 
@@ -110,7 +111,7 @@ int opprof_trace_event(const opprof_trace *t, size_t i, opprof_event *out)
     const op_thread *th = &t->threads[e->thread];
     out->name = op_strtab_get(&t->str, e->name);
     out->category = e->cat;
-    out->flags = e->flags & (OPPROF_EVENT_FORCED_END | OPPROF_EVENT_DEVICE);
+    out->flags = e->flags & (OPPROF_EVENT_FORCED_END | OPPROF_EVENT_DEVICE | OPPROF_EVENT_CAPPED);
     out->pid = th->pid;
     out->tid = th->tid;
     out->start_ns = e->start_ns;

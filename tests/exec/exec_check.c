@@ -189,6 +189,42 @@ static void test_with_stack_splits_by_call_site(void **state)
     free(text);
 }
 
+/* Past the cap: a note on stderr with the drops, the names with the most
+ * calls and the --exclude that leaves them out; given back to exec, that
+ * option brings the run under the same cap. */
+static void test_cap_note_names_what_to_exclude(void **state)
+{
+    (void)state;
+    char table[512];
+    path_in(table, sizeof table, "table_cap.txt");
+    char *argv[] = {(char *)bin("OPPROF_BIN"), "exec", "--table", table, "--max-events", "1000", "--",
+                    (char *)bin("EXEC_TARGET"), NULL};
+    assert_int_equal(run(argv, "out6", "err6"), 3);
+    char p[512];
+    path_in(p, sizeof p, "err6");
+    char *err = slurp(p);
+    assert_non_null(err);
+    assert_non_null(strstr(err, "opprof exec: "));
+    assert_non_null(strstr(err, "events were dropped: the event cap was reached (raise it with --max-events)"));
+    assert_non_null(strstr(err, "opprof exec: the most calls: tiny_step (20000), fib (465), worker (10)"));
+    const char *ex = strstr(err, "opprof exec: to leave them out: --exclude '");
+    assert_non_null(ex);
+    ex = strchr(ex, '\'') + 1;
+    const char *q = strchr(ex, '\'');
+    assert_non_null(q);
+    char patterns[256];
+    snprintf(patterns, sizeof patterns, "%.*s", (int)(q - ex), ex);
+    assert_non_null(strstr(patterns, "tiny_step,fib,worker,"));
+    char *again[] = {(char *)bin("OPPROF_BIN"), "exec", "--table", table, "--max-events", "1000", "--exclude",
+                     patterns, "--", (char *)bin("EXEC_TARGET"), NULL};
+    assert_int_equal(run(again, "out7", "err7"), 3);
+    path_in(p, sizeof p, "err7");
+    char *err2 = slurp(p);
+    assert_string_equal(err2, k_stderr);
+    free(err2);
+    free(err);
+}
+
 static void test_errors(void **state)
 {
     (void)state;
@@ -222,6 +258,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_counts_names_exclusion_and_passthrough),
         cmocka_unit_test(test_with_stack_splits_by_call_site),
+        cmocka_unit_test(test_cap_note_names_what_to_exclude),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -16,10 +16,15 @@
 
 static int64_t g_now;
 
+static int64_t g_step, g_last; /* g_step: each read moves time on by that much */
+
 static int64_t fake_clock(void *ctx)
 {
     (void)ctx;
-    return g_now;
+    int64_t v = g_now;
+    g_now += g_step;
+    g_last = v;
+    return v;
 }
 
 static void start_fake(opprof_config *cfg)
@@ -324,6 +329,51 @@ static void test_cap_closes_open_ranges_at_the_cap(void **state)
     opprof_trace_free(t);
 }
 
+static __attribute__((noinline)) int first_called(int x)
+{
+    return x * 3 + 1;
+}
+
+/* The first call into a function under -finstrument-functions looks its
+ * symbol up (opprof_function_site, milliseconds with libdw): that time is
+ * taken out of the thread's timeline, so neither the caller's self time nor
+ * any enclosing range's time includes it. Here the lookup "takes" 1 ms of
+ * the injected clock. */
+static void test_first_call_lookup_is_not_charged_to_the_caller(void **state)
+{
+    (void)state;
+    start_plain();
+    g_now = 1000; opprof_begin(&site_a); /* left open: closed at stop */
+    g_now = 1010; opprof_begin(&site_b); /* the caller */
+    g_now = 1020;
+    g_step = 1000000;
+    const opprof_site *s = opprof_function_site((const void *)first_called);
+    g_step = 0;
+    g_now = g_last; /* time goes on from the lookup's end */
+    assert_non_null(s);
+    assert_true(g_now >= 1020 + 1000000);
+    g_now += 10; opprof_begin(s);
+    g_now += 10; assert_int_equal(opprof_end(s), OPPROF_OK);
+    g_now += 10; assert_int_equal(opprof_end(&site_b), OPPROF_OK);
+    /* A function already known: no lookup, nothing taken out. */
+    g_now += 10;
+    assert_true(opprof_function_site((const void *)first_called) == s);
+    g_now += 10;
+    opprof_trace *t = stop_trace();
+    assert_int_equal(first_called(1), 4);
+    opprof_event a, b, f;
+    assert_true(find(t, "B", 0, &b) >= 0);
+    assert_true(find(t, s->name, 0, &f) >= 0);
+    assert_true(find(t, "A", 0, &a) >= 0);
+    assert_int_equal(b.dur_ns, 40);
+    assert_int_equal(b.self_ns, 30);
+    assert_int_equal(f.dur_ns, 10);
+    assert_int_equal(f.start_ns - b.start_ns, 20);
+    assert_int_equal(a.dur_ns, 70);
+    assert_int_equal(a.flags, OPPROF_EVENT_FORCED_END);
+    opprof_trace_free(t);
+}
+
 static void test_depth_past_limit_is_dropped_and_balanced(void **state)
 {
     (void)state;
@@ -596,6 +646,7 @@ int main(void)
         cmocka_unit_test(test_end_of_outer_range_closes_inner_ones),
         cmocka_unit_test(test_cap_drops_and_counts_exactly),
         cmocka_unit_test(test_cap_closes_open_ranges_at_the_cap),
+        cmocka_unit_test(test_first_call_lookup_is_not_charged_to_the_caller),
         cmocka_unit_test(test_depth_past_limit_is_dropped_and_balanced),
         cmocka_unit_test(test_scope_macro_ends_on_early_return),
         cmocka_unit_test(test_shapes_recorded_only_with_record_shapes),

@@ -10,6 +10,7 @@
  *   range:   [site | flags] [t0] [t1]                       24 bytes
  *   range+x: [site | flags | OP_REC_EXT] [t0] [t1] [hdr] [payload...]
  *   memory:  [OP_REC_MEM] [ts] [addr] [bytes]
+ *   gap:     [OP_REC_GAP] [from] [to]
  *
  * Sites are at least 8-byte aligned, so word 0's low 3 bits hold flags.
  * t1 stays OP_OPEN until the range ends. A range's record is reserved at its
@@ -48,7 +49,10 @@ enum {
     OP_REC_EXT = 1u,    /* a header word and payload follow */
     OP_REC_FORCED = 2u, /* closed by an outer end or by stop */
     OP_REC_MEM = 4u,    /* a memory event (word 0 holds only this) */
-    OP_REC_FLAGS = 7u
+    OP_REC_FLAGS = 7u,
+    /* word 0 exactly: [OP_REC_GAP] [from] [to], the profiler's own work on
+     * this thread, taken out of its timeline (model/gaps.h) */
+    OP_REC_GAP = OP_REC_MEM | OP_REC_FORCED
 };
 
 #define OP_OPEN UINT64_MAX
@@ -126,6 +130,7 @@ typedef struct op_tstate {
      * appear after their parent's end). */
     uint64_t cap_ticks;
     op_dropsite *drops;       /* dropped begins by site; NULL until the first */
+    int has_gaps;             /* gap records in the buffer: the collector reads it twice */
     op_chunk *head, *tail;
     _Atomic int dead;         /* the thread has exited */
     uint64_t exit_ticks;      /* its clock at exit */
@@ -201,6 +206,11 @@ static inline op_tstate *op_state_for(uint64_t g)
  * thread, its open ranges are closed then and flagged forced, and their
  * ends will store nothing (state.h: cap_ticks). */
 int op_thread_reserve(op_tstate *t, uint32_t words);
+
+/* Writes a gap record [from, now] into t's buffer: the profiler worked on
+ * this thread meanwhile, and the collector takes that time out. Not an
+ * event: no cap budget. */
+void op_thread_gap(op_tstate *t, uint64_t from);
 
 /* Maps chunks into the pool until it holds nchunks (at session start, so
  * that a session's first events do not pay for page faults). */

@@ -313,6 +313,7 @@ static int reset_for(op_tstate *t, uint64_t g)
     t->budget = 0;
     atomic_store_explicit(&t->dropped, 0, memory_order_relaxed);
     t->cap_ticks = 0;
+    OP_STORE(&t->has_gaps, 0);
     op_drops_clear(t->drops);
     t->opts = op_g.opts;
     t->clock = op_g.clock;
@@ -397,6 +398,34 @@ static void cap_close(op_tstate *t)
     }
 }
 
+/* Room for `words` more words in the current chunk, moving to a new one
+ * when needed; 0 or -1. */
+static int make_room(op_tstate *t, uint32_t words)
+{
+    op_word *cur = atomic_load_explicit(&t->cur, memory_order_relaxed);
+    if (cur + words <= t->lim) return 0;
+    op_chunk *c = chunk_new(POOL_FULL);
+    if (!c) return -1;
+    /* Publish where the old chunk's data ends before moving on. */
+    atomic_store_explicit(&t->tail->end, cur, memory_order_release);
+    atomic_store_explicit(&t->tail->next, c, memory_order_release);
+    t->tail = c;
+    t->lim = c->words + c->nwords;
+    atomic_store_explicit(&t->cur, c->words, memory_order_release);
+    return 0;
+}
+
+void op_thread_gap(op_tstate *t, uint64_t from)
+{
+    if (make_room(t, 3) != 0) return;
+    op_word *c = atomic_load_explicit(&t->cur, memory_order_relaxed);
+    c[0] = OP_REC_GAP;
+    c[1] = from;
+    c[2] = op_now(t);
+    OP_STORE(&t->has_gaps, 1);
+    op_publish(t, c + 3);
+}
+
 int op_thread_reserve(op_tstate *t, uint32_t words)
 {
     if (OP_UNLIKELY(t->cap_ticks)) goto drop;
@@ -404,17 +433,7 @@ int op_thread_reserve(op_tstate *t, uint32_t words)
         cap_close(t);
         goto drop;
     }
-    op_word *cur = atomic_load_explicit(&t->cur, memory_order_relaxed);
-    if (cur + words > t->lim) {
-        op_chunk *c = chunk_new(POOL_FULL);
-        if (!c) goto drop;
-        /* Publish where the old chunk's data ends before moving on. */
-        atomic_store_explicit(&t->tail->end, cur, memory_order_release);
-        atomic_store_explicit(&t->tail->next, c, memory_order_release);
-        t->tail = c;
-        t->lim = c->words + c->nwords;
-        atomic_store_explicit(&t->cur, c->words, memory_order_release);
-    }
+    if (make_room(t, words) != 0) goto drop;
     return 0;
 drop:
     atomic_store_explicit(&t->dropped, atomic_load_explicit(&t->dropped, memory_order_relaxed) + 1,

@@ -441,6 +441,10 @@ static int configure(const run_opts *o, run_out *out, opprof_config *cfg)
     cfg->profile_memory = o->memory;
     cfg->with_stack = o->stack;
     cfg->max_events = (uint64_t)o->max_events; /* 0: the default */
+    /* Only the table: sums by name instead of events (the library keeps
+     * events anyway for the options that need them). */
+    cfg->aggregate = !o->trace && !o->trace_dir && !o->memory_timeline && !o->stacks_out && !o->report &&
+                     !o->schedule && !o->distributed;
     cfg->activities = activity_bits(o);
     cfg->on_trace_ready = on_trace_ready;
     cfg->user = out;

@@ -224,6 +224,15 @@ typedef struct opprof_config {
     unsigned max_stack_depth; /* frames per stack with with_stack; 0: 32 */
     opprof_clock_fn clock;  /* NULL: the built-in clock (rdtsc where invariant) */
     void *clock_ctx;
+    /* Tables only: each thread sums its ranges by name as they end (count,
+     * total and self time) instead of keeping events, so memory stays that of
+     * the distinct names for any length of run, no cap applies and nothing
+     * is dropped. The trace then has no events (opprof_trace_aggregated says
+     * how many ranges it summed): key averages grouped by name and their
+     * tables work, exports and event access find nothing. Ignored, events
+     * kept, with record_shapes, profile_memory, with_stack, with_flops or
+     * CUDA activity. */
+    int aggregate;
 } opprof_config;
 
 #define OPPROF_DEFAULT_MAX_EVENTS (16u * 1024u * 1024u)
@@ -522,6 +531,10 @@ OPPROF_API size_t opprof_trace_event_count(const opprof_trace *t);
 
 /* Fills *out with event i (0 <= i < count). Strings live as long as t. */
 OPPROF_API int opprof_trace_event(const opprof_trace *t, size_t i, opprof_event *out);
+
+/* Ranges summed without events (opprof_config.aggregate), 0 for a trace
+ * of events. */
+OPPROF_API uint64_t opprof_trace_aggregated(const opprof_trace *t);
 
 /* Events that were attempted but not recorded (cap reached). */
 OPPROF_API uint64_t opprof_trace_dropped(const opprof_trace *t);

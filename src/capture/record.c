@@ -10,6 +10,7 @@
  * itself is built with OPPROF_BUILDING_LIBRARY and defines the real calls. */
 #include <string.h>
 
+#include "capture/agg.h"
 #include "capture/state.h"
 
 static inline void count_drop(op_tstate *t)
@@ -71,6 +72,10 @@ static op_word *put_args(op_word *p, const opprof_arg *args, unsigned n)
 static void begin_ext(op_tstate *t, const opprof_site *site, const opprof_input *in, unsigned n,
                       const opprof_arg *args, unsigned nargs, const void *ra)
 {
+    if (t->opts & OP_OPT_AGG) { /* args and inputs are not part of a name's sums */
+        op_agg_begin(t, site);
+        return;
+    }
     if (!(t->opts & (OP_OPT_SHAPES | OP_OPT_FLOPS)) || !in) n = 0;
     if (n > OPPROF_MAX_INPUTS) n = OPPROF_MAX_INPUTS;
     if (!args) nargs = 0;
@@ -119,6 +124,10 @@ static OP_NOINLINE void begin_slow(uint64_t g, const opprof_site *site, const op
 {
     op_tstate *t = op_state_for(g);
     if (!t) return;
+    if (t->opts & OP_OPT_AGG) {
+        op_agg_begin(t, site);
+        return;
+    }
     if (in || (args && nargs) || (t->opts & (OP_OPT_FLOPS | OP_OPT_STACK))) {
         begin_ext(t, site, in, n, args, nargs, ra);
         return;
@@ -140,7 +149,8 @@ static inline void begin_at(const opprof_site *site, const void *ra)
     if (OP_UNLIKELY(g == 0)) return;
     op_tstate *t = op_tls;
     if (OP_UNLIKELY(t == NULL || t->fast_gen != g)) {
-        begin_slow(g, site, NULL, 0, NULL, 0, ra);
+        if (t && t->agg_gen == g) op_agg_begin_fast(t, site);
+        else begin_slow(g, site, NULL, 0, NULL, 0, ra);
         return;
     }
     op_word *c = atomic_load_explicit(&t->cur, memory_order_relaxed);
@@ -256,6 +266,7 @@ static OP_NOINLINE int end_slow(uint64_t g, const opprof_site *site, int has_flo
     op_tstate *t = op_tls;
     if (!t || t->gen != g) return OPPROF_E_UNBALANCED; /* begun before this session */
     uint64_t ts = op_now(t);
+    if (t->opts & OP_OPT_AGG) return op_agg_end(t, site, ts);
     if (t->overflow) {
         t->overflow--;
         return OPPROF_OK;
@@ -275,7 +286,10 @@ int opprof_end(const opprof_site *site)
     uint64_t g = op_gen_load();
     if (OP_UNLIKELY(g == 0)) return OPPROF_OK;
     op_tstate *t = op_tls;
-    if (OP_UNLIKELY(t == NULL || t->end_gen != g)) return end_slow(g, site, 0, 0, NULL, 0);
+    if (OP_UNLIKELY(t == NULL || t->end_gen != g)) {
+        if (t && t->agg_gen == g) return op_agg_end_fast(t, site, op_cycles()); /* agg_gen: the built-in clock */
+        return end_slow(g, site, 0, 0, NULL, 0);
+    }
     uint64_t ts = op_cycles(); /* end_gen guarantees the built-in clock */
     uint32_t d = t->depth;
     /* depth at the limit may mean dropped ranges still open: the slow path knows */

@@ -106,7 +106,8 @@ enum {
     OP_OPT_SHAPES = 1u << 0,
     OP_OPT_MEMORY = 1u << 1,
     OP_OPT_FLOPS = 1u << 2,
-    OP_OPT_STACK = 1u << 3
+    OP_OPT_STACK = 1u << 3,
+    OP_OPT_AGG = 1u << 4 /* online key averages instead of records (capture/agg.h) */
 };
 
 typedef struct op_tstate {
@@ -115,6 +116,8 @@ typedef struct op_tstate {
     op_word *lim;             /* end of the current chunk */
     uint64_t fast_gen;        /* == gen when a plain begin may take the fast path */
     uint64_t end_gen;         /* == gen when an end may take the fast path */
+    uint64_t agg_gen;         /* == gen when begin and end may take the aggregating fast paths */
+    struct op_agg *agg;       /* OP_OPT_AGG: the thread's sums; kept from session to session */
     uint64_t gen;             /* session generation this state records for */
     uint32_t depth;
     uint32_t overflow;        /* begins past OP_MAX_DEPTH still to be ended */

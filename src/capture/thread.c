@@ -8,6 +8,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "capture/agg.h"
 #include "capture/state.h"
 
 op_global op_g;
@@ -226,6 +227,7 @@ static void state_free(op_tstate *t)
 {
     op_stacktab_free(&t->stacks);
     op_drops_free(t->drops);
+    op_agg_free(t);
     munmap(t, sizeof *t);
 }
 
@@ -322,12 +324,14 @@ static int reset_for(op_tstate *t, uint64_t g)
      * than not at all. */
     if ((t->opts & OP_OPT_STACK) && op_stacktab_reset(&t->stacks, op_g.max_stack_depth) != 0)
         t->opts &= ~(uint32_t)OP_OPT_STACK;
+    if ((t->opts & OP_OPT_AGG) && op_agg_reset(t) != 0) return -1;
     t->gen = g;
     /* Plain begins take the slow path when every record needs an extension,
      * and both begin and end when a clock function must be called: the fast
      * paths then make no call and need no saved registers. */
-    t->fast_gen = (t->opts & (OP_OPT_FLOPS | OP_OPT_STACK)) || t->clock ? 0 : g;
-    t->end_gen = t->clock ? 0 : g;
+    t->fast_gen = (t->opts & (OP_OPT_FLOPS | OP_OPT_STACK | OP_OPT_AGG)) || t->clock ? 0 : g;
+    t->end_gen = (t->opts & OP_OPT_AGG) || t->clock ? 0 : g;
+    t->agg_gen = (t->opts & OP_OPT_AGG) && !t->clock ? g : 0;
     return 0;
 }
 
@@ -417,6 +421,10 @@ static int make_room(op_tstate *t, uint32_t words)
 
 void op_thread_gap(op_tstate *t, uint64_t from)
 {
+    if (t->opts & OP_OPT_AGG) {
+        op_agg_gap(t, from, op_now(t));
+        return;
+    }
     if (make_room(t, 3) != 0) return;
     op_word *c = atomic_load_explicit(&t->cur, memory_order_relaxed);
     c[0] = OP_REC_GAP;

@@ -11,6 +11,7 @@
 #include "common/error.h"
 #include "export/jsonw.h"
 #include "model/collect.h"
+#include "model/collect_agg.h"
 #include "model/gaps.h"
 #include "model/model.h"
 #include "model/stacks.h"
@@ -419,6 +420,10 @@ static int collect_thread(collector *cl, op_tstate *t, uint64_t stop_ticks)
     if (ti < 0) return -1;
     if (t->name[0]) cl->tr->threads[ti].name = op_trace_intern(cl->tr, t->name, strlen(t->name));
     uint64_t close_ticks = atomic_load_explicit(&t->dead, memory_order_acquire) ? t->exit_ticks : stop_ticks;
+    if (cl->opts & OP_OPT_AGG) {
+        cl->tr->dropped += atomic_load_explicit(&t->dropped, memory_order_relaxed);
+        return op_collect_agg_thread(cl->tr, t, cl->tb, close_ticks);
+    }
     cl->nopen = 0;
     cl->gaps.n = 0;
     if (OP_LOAD(&t->has_gaps) && read_gaps(cl, t) != 0) return -1;
@@ -450,6 +455,7 @@ int op_collect(uint64_t gen, const op_timebase *tb, uint64_t stop_ticks, uint32_
         if (t->gen == gen) rc = collect_thread(&cl, t, stop_ticks);
     op_registry_reap(gen);
     op_registry_unlock();
+    op_collect_agg_sort(tr);
     free(cl.sites.keys);
     free(cl.sites.vals);
     op_strtab_free(&cl.shapes.raw);

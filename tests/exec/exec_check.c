@@ -195,10 +195,12 @@ static void test_with_stack_splits_by_call_site(void **state)
 static void test_cap_note_names_what_to_exclude(void **state)
 {
     (void)state;
-    char table[512];
+    char table[512], trace[512];
     path_in(table, sizeof table, "table_cap.txt");
-    char *argv[] = {(char *)bin("OPPROF_BIN"), "exec", "--table", table, "--max-events", "1000", "--",
-                    (char *)bin("EXEC_TARGET"), NULL};
+    path_in(trace, sizeof trace, "cap.json");
+    /* With a trace the events are kept, and the cap applies. */
+    char *argv[] = {(char *)bin("OPPROF_BIN"), "exec", "--table", table, "--trace", trace, "--max-events", "1000",
+                    "--", (char *)bin("EXEC_TARGET"), NULL};
     assert_int_equal(run(argv, "out6", "err6"), 3);
     char p[512];
     path_in(p, sizeof p, "err6");
@@ -215,14 +217,53 @@ static void test_cap_note_names_what_to_exclude(void **state)
     char patterns[256];
     snprintf(patterns, sizeof patterns, "%.*s", (int)(q - ex), ex);
     assert_non_null(strstr(patterns, "tiny_step,fib,worker,"));
-    char *again[] = {(char *)bin("OPPROF_BIN"), "exec", "--table", table, "--max-events", "1000", "--exclude",
-                     patterns, "--", (char *)bin("EXEC_TARGET"), NULL};
+    char *again[] = {(char *)bin("OPPROF_BIN"), "exec", "--table", table, "--trace", trace, "--max-events", "1000",
+                     "--exclude", patterns, "--", (char *)bin("EXEC_TARGET"), NULL};
     assert_int_equal(run(again, "out7", "err7"), 3);
     path_in(p, sizeof p, "err7");
     char *err2 = slurp(p);
     assert_string_equal(err2, k_stderr);
     free(err2);
     free(err);
+}
+
+/* A table alone: the threads sum by name as they record (no events), and
+ * the table's counts are those of the event path, with no cap: 1000 events
+ * would be a cap for the event path, not for sums. */
+static void test_table_only_sums_match_the_event_path(void **state)
+{
+    (void)state;
+    char sums[512], events[512], trace[512];
+    path_in(sums, sizeof sums, "table_sums.txt");
+    path_in(events, sizeof events, "table_events.txt");
+    path_in(trace, sizeof trace, "events.json");
+    char *a[] = {(char *)bin("OPPROF_BIN"), "exec", "--table", sums, "--row-limit", "-1", "--max-events", "1000",
+                 "--sort-by", "count", "--", (char *)bin("EXEC_TARGET"), NULL};
+    assert_int_equal(run(a, "out8", "err8"), 3);
+    char *b[] = {(char *)bin("OPPROF_BIN"), "exec", "--table", events, "--trace", trace, "--row-limit", "-1",
+                 "--sort-by", "count", "--", (char *)bin("EXEC_TARGET"), NULL};
+    assert_int_equal(run(b, "out9", "err9"), 3);
+    char p[512];
+    path_in(p, sizeof p, "err8");
+    char *err = slurp(p);
+    assert_string_equal(err, k_stderr); /* nothing dropped, nothing said */
+    free(err);
+    char *ta = slurp(sums), *tb = slurp(events);
+    assert_non_null(ta);
+    assert_non_null(tb);
+    assert_null(strstr(ta, "Dropped"));
+    row ra[64], rb[64];
+    int na = parse_table(ta, ra, 64), nb = parse_table(tb, rb, 64);
+    assert_int_equal(na, nb);
+    assert_true(na >= 6);
+    for (int i = 0; i < na; i++) {
+        assert_string_equal(ra[i].name, rb[i].name); /* sorted by count: the same order */
+        assert_int_equal(ra[i].count, rb[i].count);
+    }
+    assert_int_equal(count_of(ra, na, "tiny_step"), 20000);
+    assert_int_equal(count_of(ra, na, "fib"), 465);
+    free(ta);
+    free(tb);
 }
 
 static void test_errors(void **state)
@@ -259,6 +300,7 @@ int main(void)
         cmocka_unit_test(test_counts_names_exclusion_and_passthrough),
         cmocka_unit_test(test_with_stack_splits_by_call_site),
         cmocka_unit_test(test_cap_note_names_what_to_exclude),
+        cmocka_unit_test(test_table_only_sums_match_the_event_path),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -1,0 +1,162 @@
+/* Online key averages on the recording thread (agg.h). */
+#include <string.h>
+#include <sys/mman.h>
+
+#include "capture/agg.h"
+#include "capture/state.h"
+
+#define FIRST_SLOTS 1024u
+#define AGG_BYTES (sizeof(op_agg) + OP_MAX_DEPTH * sizeof(op_aggopen))
+
+/* Mapped, not malloc'd: this runs inside a malloc interposer too. */
+static void *map(size_t bytes)
+{
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+static void free_old(op_agg *a)
+{
+    for (unsigned i = 0; i < a->nold; i++) munmap(a->old[i], (a->old_mask[i] + 1) * sizeof(op_aggslot));
+    a->nold = 0;
+}
+
+int op_agg_reset(op_tstate *t)
+{
+    op_agg *a = t->agg;
+    if (!a) {
+        a = map(AGG_BYTES);
+        if (!a) return -1;
+        t->agg = a;
+    }
+    free_old(a);
+    if (!a->slots) {
+        a->slots = map(FIRST_SLOTS * sizeof(op_aggslot));
+        if (!a->slots) return -1;
+        a->mask = FIRST_SLOTS - 1;
+    } else {
+        memset(a->slots, 0, (a->mask + 1) * sizeof(op_aggslot));
+    }
+    a->n = 0;
+    return 0;
+}
+
+void op_agg_free(op_tstate *t)
+{
+    op_agg *a = t->agg;
+    if (!a) return;
+    free_old(a);
+    if (a->slots) munmap(a->slots, (a->mask + 1) * sizeof(op_aggslot));
+    munmap(a, AGG_BYTES);
+    t->agg = NULL;
+}
+
+static op_aggslot *probe(op_aggslot *slots, uint64_t mask, const opprof_site *site)
+{
+    size_t i = op_agg_hash(site, mask);
+    while (slots[i].site && slots[i].site != site) i = (i + 1) & mask;
+    return &slots[i];
+}
+
+/* Doubles the table (a new site found it half full). The old table stays
+ * mapped until the next session, for a collector that may still read it;
+ * the open ranges move to the new slots. */
+static int grow(op_tstate *t)
+{
+    op_agg *a = t->agg;
+    if (a->nold == OP_AGG_OLD_MAX) return -1;
+    uint64_t mask = a->mask * 2 + 1;
+    op_aggslot *s = map((mask + 1) * sizeof(op_aggslot));
+    if (!s) return -1;
+    for (uint64_t i = 0; i <= a->mask; i++) {
+        if (!a->slots[i].site) continue;
+        *probe(s, mask, a->slots[i].site) = a->slots[i];
+    }
+    for (uint32_t d = 0; d < t->depth; d++) {
+        op_aggopen *o = &a->open[d];
+        if (o->slot) o->slot = probe(s, mask, o->site);
+    }
+    a->old[a->nold] = a->slots;
+    a->old_mask[a->nold++] = a->mask;
+    OP_STORE(&a->mask, mask);
+    __atomic_store_n(&a->slots, s, __ATOMIC_RELEASE);
+    return 0;
+}
+
+static op_aggslot *slot_for(op_tstate *t, const opprof_site *site, int *fresh)
+{
+    op_agg *a = t->agg;
+    op_aggslot *s = probe(a->slots, a->mask, site);
+    *fresh = 0;
+    if (OP_LIKELY(s->site == site)) return s;
+    if ((a->n + 1) * 2 > a->mask + 1) {
+        if (grow(t) != 0) return NULL;
+        s = probe(a->slots, a->mask, site);
+    }
+    a->n++;
+    *fresh = 1;
+    __atomic_store_n(&s->site, site, __ATOMIC_RELEASE);
+    return s;
+}
+
+void op_agg_begin(op_tstate *t, const opprof_site *site)
+{
+    uint32_t d = t->depth;
+    if (d >= OP_MAX_DEPTH) {
+        t->overflow++;
+        atomic_store_explicit(&t->dropped, atomic_load_explicit(&t->dropped, memory_order_relaxed) + 1,
+                              memory_order_relaxed);
+        return;
+    }
+    int fresh;
+    op_aggslot *s = slot_for(t, site, &fresh);
+    op_aggopen *o = &t->agg->open[d];
+    OP_STORE(&o->site, site);
+    OP_STORE(&o->slot, s);
+    OP_STORE(&o->child, 0);
+    OP_STORE(&o->first, (uint64_t)fresh);
+    OP_STORE(&t->depth, d + 1);
+    uint64_t t0 = op_now(t);
+    if (fresh) OP_STORE(&s->first_t0, t0);
+    OP_STORE(&o->t0, t0);
+}
+
+/* Ends open range d at ts: its sums, and its time to its parent. */
+static void close_one(op_agg *a, uint32_t d, uint64_t ts)
+{
+    op_aggopen *o = &a->open[d];
+    uint64_t dur = ts - o->t0;
+    op_aggslot *s = o->slot;
+    if (OP_LIKELY(s != NULL)) {
+        OP_STORE(&s->count, s->count + 1);
+        OP_STORE(&s->total, s->total + dur);
+        OP_STORE(&s->self, s->self + (dur - o->child));
+        if (o->first) OP_STORE(&s->first_t1, ts);
+    }
+    if (d) OP_STORE(&a->open[d - 1].child, a->open[d - 1].child + dur);
+}
+
+int op_agg_end(op_tstate *t, const opprof_site *site, uint64_t ts)
+{
+    if (t->overflow) {
+        t->overflow--;
+        return OPPROF_OK;
+    }
+    op_agg *a = t->agg;
+    uint32_t k = t->depth;
+    while (k > 0 && a->open[k - 1].site != site) k--;
+    if (k == 0) return OPPROF_E_UNBALANCED;
+    /* Ranges above it end with it (forced, as in the event path). */
+    for (uint32_t d = t->depth; d-- > k - 1;) close_one(a, d, ts);
+    OP_STORE(&t->depth, k - 1);
+    return OPPROF_OK;
+}
+
+void op_agg_gap(op_tstate *t, uint64_t from, uint64_t to)
+{
+    op_agg *a = t->agg;
+    for (uint32_t d = 0; d < t->depth; d++) {
+        op_aggopen *o = &a->open[d];
+        if (o->t0 <= from) OP_STORE(&o->t0, o->t0 + (to - from));
+    }
+}

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -283,6 +284,44 @@ static void test_threads_counts_exact(void **state)
     opprof_trace_free(t);
 }
 
+static void *until_stopped(void *arg)
+{
+    volatile int *stop = arg;
+    while (!__atomic_load_n(stop, __ATOMIC_RELAXED)) {
+        opprof_begin(&site_a);
+        opprof_begin(&site_b);
+        opprof_end(&site_b);
+        opprof_end(&site_a);
+    }
+    return NULL;
+}
+
+/* A stop while threads still record (and a second session after it): the
+ * sums read beside the writers are whole enough to group, and A's calls are
+ * B's to within the one pair in flight per thread. */
+static void test_stop_while_threads_record(void **state)
+{
+    (void)state;
+    for (int round = 0; round < 10; round++) {
+        opprof_config cfg;
+        opprof_config_init(&cfg);
+        cfg.aggregate = 1;
+        assert_int_equal(opprof_start(&cfg), OPPROF_OK);
+        volatile int stop = 0;
+        pthread_t th[2];
+        for (int i = 0; i < 2; i++) assert_int_equal(pthread_create(&th[i], NULL, until_stopped, (void *)&stop), 0);
+        struct timespec ts = {0, 2 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+        opprof_trace *t = NULL;
+        assert_int_equal(opprof_stop(&t), OPPROF_OK);
+        __atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+        for (int i = 0; i < 2; i++) pthread_join(th[i], NULL);
+        uint64_t a = count_of(t, "A"), b = count_of(t, "B");
+        assert_true(a + 2 >= b && b + 2 >= a);
+        opprof_trace_free(t);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -291,6 +330,7 @@ int main(void)
         cmocka_unit_test(test_options_that_need_events_keep_them),
         cmocka_unit_test(test_first_call_lookup_not_charged),
         cmocka_unit_test(test_threads_counts_exact),
+        cmocka_unit_test(test_stop_while_threads_record),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -74,7 +74,7 @@ static int grow(op_tstate *t)
     }
     for (uint32_t d = 0; d < t->depth; d++) {
         op_aggopen *o = &a->open[d];
-        if (o->slot) o->slot = probe(s, mask, o->site);
+        if (o->slot) OP_STORE(&o->slot, probe(s, mask, o->site));
     }
     a->old[a->nold] = a->slots;
     a->old_mask[a->nold++] = a->mask;

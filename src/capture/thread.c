@@ -392,7 +392,7 @@ static int take_budget(op_tstate *t)
 static void cap_close(op_tstate *t)
 {
     uint64_t ts = op_now(t);
-    t->cap_ticks = ts ? ts : 1;
+    OP_STORE(&t->cap_ticks, ts ? ts : 1); /* a collector may read it beside us */
     for (uint32_t i = 0; i < t->depth; i++) {
         op_word *rec = t->stack[i].rec;
         if (!rec) continue;

@@ -397,8 +397,9 @@ static int count_drops(collector *cl, const op_dropsite *tab)
 {
     opprof_trace *tr = cl->tr;
     for (size_t i = 0; i < OP_DROP_SLOTS; i++) {
-        if (!tab[i].site) continue;
-        uint32_t name = site_name(&cl->sites, tr, tab[i].site);
+        const opprof_site *site = OP_LOAD(&tab[i].site);
+        if (!site) continue;
+        uint32_t name = site_name(&cl->sites, tr, site);
         if (name == UINT32_MAX) return -1;
         if (name >= tr->ndropped_calls) {
             size_t n = tr->ndropped_calls ? tr->ndropped_calls : 64;
@@ -409,7 +410,7 @@ static int count_drops(collector *cl, const op_dropsite *tab)
             tr->dropped_calls = d;
             tr->ndropped_calls = n;
         }
-        tr->dropped_calls[name] += tab[i].n;
+        tr->dropped_calls[name] += OP_LOAD(&tab[i].n);
     }
     return 0;
 }
@@ -432,7 +433,7 @@ static int collect_thread(collector *cl, op_tstate *t, uint64_t stop_ticks)
         const op_word *end = chunk_data(t, c, &next);
         if (!end) continue; /* the writer moved on meanwhile: next and end are set now */
         for (const op_word *p = c->words; p < end;) {
-            size_t len = decode_record(cl, (uint32_t)ti, p, end, close_ticks, t->cap_ticks);
+            size_t len = decode_record(cl, (uint32_t)ti, p, end, close_ticks, OP_LOAD(&t->cap_ticks));
             if (len == SIZE_MAX) return -1;
             if (len == 0) break;
             p += len;
@@ -440,7 +441,8 @@ static int collect_thread(collector *cl, op_tstate *t, uint64_t stop_ticks)
         c = next;
     }
     cl->tr->dropped += atomic_load_explicit(&t->dropped, memory_order_relaxed);
-    return t->drops ? count_drops(cl, t->drops) : 0;
+    const op_dropsite *drops = __atomic_load_n(&t->drops, __ATOMIC_ACQUIRE);
+    return drops ? count_drops(cl, drops) : 0;
 }
 
 int op_collect(uint64_t gen, const op_timebase *tb, uint64_t stop_ticks, uint32_t opts, opprof_trace **out)

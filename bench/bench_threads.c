@@ -20,9 +20,8 @@
 #include <unistd.h>
 
 #include "opprof.h"
+#include "child.h"
 #include "timing.h"
-
-extern char **environ;
 
 OPPROF_SITE(site_a, "bench::thread_a");
 OPPROF_SITE(site_b, "bench::thread_b");
@@ -68,26 +67,6 @@ static int child(int profiled, long nthreads, long wave)
     return 0;
 }
 
-/* Runs argv to completion; its wall time, and its peak RSS in KiB. */
-static double run(char *const argv[], long *maxrss_kb)
-{
-    pid_t pid;
-    double t0 = now_s();
-    if (posix_spawn(&pid, argv[0], NULL, NULL, argv, environ) != 0) {
-        perror(argv[0]);
-        exit(1);
-    }
-    int status;
-    struct rusage ru;
-    if (wait4(pid, &status, 0, &ru) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        fprintf(stderr, "bench_threads: the %s run failed\n", argv[1]);
-        exit(1);
-    }
-    double t = now_s() - t0;
-    *maxrss_kb = ru.ru_maxrss;
-    return t;
-}
-
 int main(int argc, char **argv)
 {
     long nthreads = 2000, wave = 1, rounds = 5;
@@ -110,12 +89,7 @@ int main(int argc, char **argv)
         return 2;
     }
     char self[4096];
-    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (len <= 0) {
-        perror("/proc/self/exe");
-        return 1;
-    }
-    self[len] = '\0';
+    child_self_path(self, sizeof self);
     char nbuf[32], wbuf[32];
     snprintf(nbuf, sizeof nbuf, "%ld", nthreads);
     snprintf(wbuf, sizeof wbuf, "%ld", wave);
@@ -125,9 +99,9 @@ int main(int argc, char **argv)
     long rss_plain = 0, rss_prof = 0;
     for (long r = 0; r < rounds; r++) { /* interleaved, so that drift hits both */
         long k;
-        tp[r] = run(plain_argv, &k);
+        tp[r] = child_run(plain_argv, &k);
         if (k > rss_plain) rss_plain = k;
-        tq[r] = run(prof_argv, &k);
+        tq[r] = child_run(prof_argv, &k);
         if (k > rss_prof) rss_prof = k;
     }
     double p = median(tp, (int)rounds), q = median(tq, (int)rounds);

@@ -19,33 +19,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "child.h"
 #include "timing.h"
-
-extern char **environ;
-
-/* Runs argv to completion with stdout to /dev/null; wall time and peak RSS (KiB). */
-static double run(char *const argv[], long *maxrss_kb)
-{
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-    pid_t pid;
-    double t0 = now_s();
-    if (posix_spawn(&pid, argv[0], &fa, NULL, argv, environ) != 0) {
-        perror(argv[0]);
-        exit(1);
-    }
-    int status;
-    struct rusage ru;
-    if (wait4(pid, &status, 0, &ru) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        fprintf(stderr, "bench_wholeprog: %s failed\n", argv[0]);
-        exit(1);
-    }
-    double t = now_s() - t0;
-    posix_spawn_file_actions_destroy(&fa);
-    *maxrss_kb = ru.ru_maxrss;
-    return t;
-}
 
 /* The "# of Calls" of the row named name in the table text (its last
  * column), -1 when absent. */
@@ -82,12 +57,7 @@ int main(int argc, char **argv)
         return 2;
     }
     char dir[4096];
-    ssize_t len = readlink("/proc/self/exe", dir, sizeof dir - 1);
-    if (len <= 0) {
-        perror("/proc/self/exe");
-        return 1;
-    }
-    dir[len] = '\0';
+    child_self_path(dir, sizeof dir);
     *strrchr(dir, '/') = '\0';
     char work[4200], opprof[4200], table[64];
     snprintf(work, sizeof work, "%s/wholeprog_work", dir);
@@ -111,9 +81,9 @@ int main(int argc, char **argv)
     double tp[50], tq[50];
     long rss_plain = 0, rss_prof = 0, k;
     for (int r = 0; r < rounds; r++) {
-        tp[r] = run(plain_argv, &k);
+        tp[r] = child_run(plain_argv, &k);
         if (k > rss_plain) rss_plain = k;
-        tq[r] = run(exec_argv, &k);
+        tq[r] = child_run(exec_argv, &k);
         if (k > rss_prof) rss_prof = k;
     }
     FILE *f = fopen(table, "rb");

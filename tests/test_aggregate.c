@@ -32,6 +32,17 @@ OPPROF_SITE(site_b, "B");
 OPPROF_SITE(site_b2, "B"); /* another site, the same name: one row */
 OPPROF_SITE(site_c, "C");
 
+/* 2 * product of the first input's dims: known for any shape. */
+static uint64_t mm_flops(const opprof_input *in, unsigned n)
+{
+    uint64_t f = n ? 2 : 0;
+    for (unsigned i = 0; n && i < in[0].ndim; i++) f *= (uint64_t)in[0].dims[i];
+    return f;
+}
+
+static const opprof_site site_mm = OPPROF_SITE_INIT("mm", OPPROF_CAT_CPU_OP, mm_flops);
+static char g_blocks[8][64];
+
 static __attribute__((noinline)) int looked_up(int x)
 {
     return x * 5 + 2;
@@ -57,6 +68,21 @@ static void script(void)
         g_now += 1; opprof_end(&site_b2);
         g_now += 2; opprof_end(&site_a);
     }
+    /* Memory outside every range (the [memory] row), inside, freed in a
+     * parent; FLOPs from the hook, from opprof_end_flops, and none. */
+    g_now += 2; opprof_record_alloc(g_blocks[0], 100);
+    g_now += 2; opprof_begin(&site_a);
+    g_now += 2; opprof_record_alloc(g_blocks[1], 1000);
+    g_now += 2; opprof_begin_inputs(&site_mm, in, 1);
+    g_now += 2; opprof_record_alloc(g_blocks[2], 64);
+    g_now += 2; opprof_end(&site_mm);
+    g_now += 2; opprof_begin_inputs(&site_mm, in, 1);
+    g_now += 2; opprof_end_flops(&site_mm, 12345);
+    g_now += 2; opprof_begin(&site_mm); /* no inputs: the hook gets none */
+    g_now += 2; opprof_end(&site_mm);
+    g_now += 2; opprof_record_free(g_blocks[2]);
+    g_now += 2; opprof_end(&site_a);
+    g_now += 2; opprof_record_free(g_blocks[1]);
     const opprof_site *ann = opprof_annotation_begin("step work");
     g_now += 5; opprof_begin(&site_b);
     g_now += 5; opprof_begin(&site_c);
@@ -75,14 +101,23 @@ static void script(void)
     g_now += 4; opprof_end(&site_b);
     g_now += 9; opprof_begin(&site_a); /* open at stop */
     g_now += 9; opprof_begin(&site_c);
+    g_now += 9; opprof_record_alloc(g_blocks[3], 7);
     g_now += 9; opprof_end(&site_c);
+    g_now += 9; opprof_begin_inputs(&site_mm, in, 1); /* open at stop too, with its memory and FLOPs */
+    g_now += 9; opprof_record_alloc(g_blocks[4], 9);
     g_now += 9;
+    opprof_record_free(g_blocks[0]);
+    opprof_record_free(g_blocks[3]);
+    opprof_record_free(g_blocks[4]);
 }
+
+static int g_memory_flops; /* record() profiles memory and FLOPs */
 
 static opprof_trace *record(int aggregate, uint64_t max_events)
 {
     opprof_config cfg;
     opprof_config_init(&cfg);
+    cfg.profile_memory = cfg.with_flops = g_memory_flops;
     cfg.clock = fake_clock;
     cfg.aggregate = aggregate;
     cfg.max_events = max_events;
@@ -133,6 +168,52 @@ static void test_tables_equal_the_event_path(void **state)
     opprof_key_averages *ka = NULL;
     assert_int_equal(opprof_key_averages(sums, &top, &ka), OPPROF_E_INVAL);
     assert_null(ka);
+    opprof_trace_free(ev);
+    opprof_trace_free(sums);
+}
+
+/* Memory (by range, children included, and the [memory] row) and FLOPs
+ * (hook and opprof_end_flops) sum as the event path counts them. */
+static void test_memory_and_flops_equal_the_event_path(void **state)
+{
+    (void)state;
+    g_memory_flops = 1;
+    opprof_trace *ev = record(0, 0), *sums = record(1, 0);
+    g_memory_flops = 0;
+    assert_int_equal(opprof_trace_event_count(sums), 0);
+    assert_int_equal(opprof_trace_aggregated(sums), opprof_trace_event_count(ev));
+    const char *sorts[] = {NULL, "cpu_memory_usage", "self_cpu_memory_usage", "flops", "count"};
+    for (size_t i = 0; i < sizeof sorts / sizeof sorts[0]; i++) {
+        char *a = table_of(ev, NULL, sorts[i]);
+        char *b = table_of(sums, NULL, sorts[i]);
+        assert_string_equal(a, b);
+        if (!sorts[i]) { /* the columns are there, with what the script did */
+            assert_non_null(strstr(a, "[memory]"));
+            assert_non_null(strstr(a, "CPU Mem"));
+            assert_non_null(strstr(a, "FLOPs"));
+        }
+        free(a);
+        free(b);
+    }
+    opprof_key_averages *ka = NULL;
+    assert_int_equal(opprof_key_averages(sums, NULL, &ka), OPPROF_OK);
+    int seen = 0;
+    for (size_t i = 0; i < opprof_key_averages_count(ka); i++) {
+        opprof_avg_row r;
+        opprof_key_averages_row(ka, i, &r);
+        if (!strcmp(r.name, "mm")) {
+            assert_int_equal(r.count, 4);
+            assert_int_equal(r.flops, 2 * 4 * 8 + 12345 + 0 + 2 * 4 * 8);
+            /* the first's 64 (freed in A), the last's 9 and the frees done inside it */
+            assert_int_equal(r.self_cpu_memory_usage, 64 + 9 - 100 - 7 - 9);
+            seen++;
+        } else if (!strcmp(r.name, "[memory]")) {
+            assert_int_equal(r.count, 2); /* the 100 and the free of A's 1000 */
+            seen++;
+        }
+    }
+    assert_int_equal(seen, 2);
+    opprof_key_averages_free(ka);
     opprof_trace_free(ev);
     opprof_trace_free(sums);
 }
@@ -326,6 +407,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tables_equal_the_event_path),
+        cmocka_unit_test(test_memory_and_flops_equal_the_event_path),
         cmocka_unit_test(test_no_cap_applies),
         cmocka_unit_test(test_options_that_need_events_keep_them),
         cmocka_unit_test(test_first_call_lookup_not_charged),

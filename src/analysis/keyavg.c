@@ -199,11 +199,15 @@ static void add_free_memory(const opprof_trace *t, group *g)
 static int group_sums(builder *b, int64_t *sum_self_cpu)
 {
     const opprof_trace *t = b->t;
-    int64_t sum = 0;
+    int64_t sum = 0, mem_group = -1;
     for (size_t i = 0; i < t->nagg; i++) {
         const op_aggrow *r = &t->agg[i];
         if (!op_cat_is_host(r->cat)) continue;
         sum += r->self_ns;
+        /* [memory] sits where its first event falls among the groups' first ranges */
+        if (t->agg_free_count && mem_group < 0 && r->first_start_ns > t->agg_free_first_ns &&
+            (mem_group = new_group(b, NULL, 0, 0, KIND_MEMORY)) < 0)
+            return -1;
         op_event e = {.name = r->name, .cat = r->cat};
         int64_t gi = find_group(b, &e);
         if (gi < 0) return -1;
@@ -211,6 +215,15 @@ static int group_sums(builder *b, int64_t *sum_self_cpu)
         g->count += r->count;
         g->self_cpu += r->self_ns;
         g->cpu += r->total_ns;
+        g->flops += r->flops;
+        g->mem += r->mem;
+        g->self_mem += r->self_mem;
+    }
+    if (t->agg_free_count && mem_group < 0 && (mem_group = new_group(b, NULL, 0, 0, KIND_MEMORY)) < 0) return -1;
+    if (mem_group >= 0) {
+        group *g = &b->g[mem_group];
+        g->count = t->agg_free_count;
+        g->mem = g->self_mem = t->agg_free_bytes;
     }
     *sum_self_cpu = sum;
     return 0;

@@ -27,6 +27,7 @@ int op_agg_reset(op_tstate *t)
     if (!a) {
         a = map(AGG_BYTES);
         if (!a) return -1;
+        memset(a, 0, AGG_BYTES); /* the page faults here, not in the first ranges */
         t->agg = a;
     }
     free_old(a);
@@ -34,10 +35,12 @@ int op_agg_reset(op_tstate *t)
         a->slots = map(FIRST_SLOTS * sizeof(op_aggslot));
         if (!a->slots) return -1;
         a->mask = FIRST_SLOTS - 1;
-    } else {
-        memset(a->slots, 0, (a->mask + 1) * sizeof(op_aggslot));
     }
+    memset(a->slots, 0, (a->mask + 1) * sizeof(op_aggslot));
     a->n = 0;
+    a->free_count = 0;
+    a->free_bytes = 0;
+    a->free_first = 0;
     return 0;
 }
 
@@ -99,7 +102,22 @@ static op_aggslot *slot_for(op_tstate *t, const opprof_site *site, int *fresh)
     return s;
 }
 
-void op_agg_begin(op_tstate *t, const opprof_site *site)
+/* The site's FLOPs for these inputs, as the collector of events computes
+ * them: dims past OPPROF_MAX_DIMS and inputs past OPPROF_MAX_INPUTS are not
+ * recorded, so they are not given to the hook either. */
+static uint64_t hook_flops(const opprof_site *site, const opprof_input *in, unsigned n)
+{
+    opprof_input cut[OPPROF_MAX_INPUTS];
+    if (!in) n = 0;
+    if (n > OPPROF_MAX_INPUTS) n = OPPROF_MAX_INPUTS;
+    for (unsigned i = 0; i < n; i++) {
+        cut[i] = in[i];
+        if (cut[i].ndim > OPPROF_MAX_DIMS) cut[i].ndim = OPPROF_MAX_DIMS;
+    }
+    return site->flops(cut, n);
+}
+
+void op_agg_begin(op_tstate *t, const opprof_site *site, const opprof_input *in, unsigned n)
 {
     uint32_t d = t->depth;
     if (d >= OP_MAX_DEPTH) {
@@ -115,6 +133,9 @@ void op_agg_begin(op_tstate *t, const opprof_site *site)
     OP_STORE(&o->slot, s);
     OP_STORE(&o->child, 0);
     OP_STORE(&o->first, (uint64_t)fresh);
+    OP_STORE(&o->flops, (t->opts & OP_OPT_FLOPS) && site->flops ? hook_flops(site, in, n) : 0);
+    OP_STORE(&o->self_mem, 0);
+    OP_STORE(&o->child_mem, 0);
     OP_STORE(&t->depth, d + 1);
     uint64_t t0 = op_now(t);
     if (fresh) OP_STORE(&s->first_t0, t0);
@@ -132,11 +153,18 @@ static void close_one(op_agg *a, uint32_t d, uint64_t ts)
         OP_STORE(&s->total, s->total + dur);
         OP_STORE(&s->self, s->self + (dur - o->child));
         if (o->first) OP_STORE(&s->first_t1, ts);
+        OP_STORE(&s->flops, s->flops + o->flops);
+        OP_STORE(&s->self_mem, s->self_mem + o->self_mem);
+        OP_STORE(&s->mem, s->mem + o->self_mem + o->child_mem);
     }
-    if (d) OP_STORE(&a->open[d - 1].child, a->open[d - 1].child + dur);
+    if (d) {
+        op_aggopen *p = &a->open[d - 1];
+        OP_STORE(&p->child, p->child + dur);
+        OP_STORE(&p->child_mem, p->child_mem + o->self_mem + o->child_mem);
+    }
 }
 
-int op_agg_end(op_tstate *t, const opprof_site *site, uint64_t ts)
+int op_agg_end(op_tstate *t, const opprof_site *site, uint64_t ts, int has_flops, uint64_t flops)
 {
     if (t->overflow) {
         t->overflow--;
@@ -146,6 +174,7 @@ int op_agg_end(op_tstate *t, const opprof_site *site, uint64_t ts)
     uint32_t k = t->depth;
     while (k > 0 && a->open[k - 1].site != site) k--;
     if (k == 0) return OPPROF_E_UNBALANCED;
+    if (has_flops && (t->opts & OP_OPT_FLOPS)) OP_STORE(&a->open[k - 1].flops, flops);
     /* Ranges above it end with it (forced, as in the event path). */
     for (uint32_t d = t->depth; d-- > k - 1;) close_one(a, d, ts);
     OP_STORE(&t->depth, k - 1);
@@ -159,4 +188,18 @@ void op_agg_gap(op_tstate *t, uint64_t from, uint64_t to)
         op_aggopen *o = &a->open[d];
         if (o->t0 <= from) OP_STORE(&o->t0, o->t0 + (to - from));
     }
+}
+
+void op_agg_memory(op_tstate *t, int64_t bytes, uint64_t ts)
+{
+    op_agg *a = t->agg;
+    uint32_t d = t->depth;
+    if (d) {
+        op_aggopen *o = &a->open[d - 1];
+        OP_STORE(&o->self_mem, o->self_mem + bytes);
+        return;
+    }
+    if (!a->free_count) OP_STORE(&a->free_first, ts);
+    OP_STORE(&a->free_bytes, a->free_bytes + bytes);
+    OP_STORE(&a->free_count, a->free_count + 1);
 }

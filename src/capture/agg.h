@@ -25,6 +25,8 @@ typedef struct op_aggslot {
     uint64_t total, self;    /* ticks */
     uint64_t first_t0;       /* the first range's begin and end: the order of the table's rows */
     uint64_t first_t1;       /* 0 while the first range is open */
+    uint64_t flops;          /* with_flops */
+    int64_t mem, self_mem;   /* profile_memory: bytes allocated minus freed, children included or not */
 } op_aggslot;
 
 typedef struct op_aggopen {
@@ -33,6 +35,8 @@ typedef struct op_aggopen {
     uint64_t t0;
     uint64_t child;   /* ticks of the children that ended */
     uint64_t first;   /* the slot's first range */
+    uint64_t flops;   /* from the site's hook at begin, or opprof_end_flops */
+    int64_t self_mem, child_mem; /* bytes while innermost; the children's totals */
 } op_aggopen;
 
 #define OP_AGG_OLD_MAX 40 /* tables grown out of, kept until the next session */
@@ -43,6 +47,10 @@ typedef struct op_agg {
     op_aggslot *old[OP_AGG_OLD_MAX];
     uint64_t old_mask[OP_AGG_OLD_MAX];
     unsigned nold;
+    /* profile_memory: memory events outside every range ([memory] row) */
+    uint64_t free_count;
+    int64_t free_bytes;
+    uint64_t free_first; /* ticks of the first; valid when free_count */
     op_aggopen open[]; /* OP_MAX_DEPTH entries; the depth is the thread's */
 } op_agg;
 
@@ -51,9 +59,14 @@ int op_agg_reset(op_tstate *t);
 void op_agg_free(op_tstate *t);
 
 /* The aggregating begin and end, all cases (record.c's slow paths in this
- * mode); ts is the end's clock. */
-void op_agg_begin(op_tstate *t, const opprof_site *site);
-int op_agg_end(op_tstate *t, const opprof_site *site, uint64_t ts);
+ * mode): inputs for the site's FLOPs hook (with_flops); ts is the end's
+ * clock, flops when has_flops (opprof_end_flops). */
+void op_agg_begin(op_tstate *t, const opprof_site *site, const opprof_input *in, unsigned n);
+int op_agg_end(op_tstate *t, const opprof_site *site, uint64_t ts, int has_flops, uint64_t flops);
+
+/* A memory event at ts (profile_memory): the innermost open range's, or
+ * the [memory] row's. */
+void op_agg_memory(op_tstate *t, int64_t bytes, uint64_t ts);
 
 /* The profiler worked on this thread from `from` to `to` (a symbol lookup):
  * the open ranges start that much later, so that none is charged. */
@@ -73,8 +86,8 @@ static inline void op_agg_begin_fast(op_tstate *t, const opprof_site *site)
     op_agg *a = t->agg;
     uint32_t d = t->depth;
     op_aggslot *s = &a->slots[op_agg_hash(site, a->mask)];
-    if (OP_UNLIKELY(s->site != site || d >= OP_MAX_DEPTH)) {
-        op_agg_begin(t, site);
+    if (OP_UNLIKELY(s->site != site || d >= OP_MAX_DEPTH || (t->opts & (OP_OPT_FLOPS | OP_OPT_MEMORY)))) {
+        op_agg_begin(t, site, NULL, 0);
         return;
     }
     op_aggopen *o = &a->open[d];
@@ -89,9 +102,10 @@ static inline void op_agg_begin_fast(op_tstate *t, const opprof_site *site)
 static inline int op_agg_end_fast(op_tstate *t, const opprof_site *site, uint64_t ts)
 {
     uint32_t d = t->depth;
-    if (OP_UNLIKELY(d == 0 || t->overflow)) return op_agg_end(t, site, ts);
+    if (OP_UNLIKELY(d == 0 || t->overflow || (t->opts & (OP_OPT_FLOPS | OP_OPT_MEMORY))))
+        return op_agg_end(t, site, ts, 0, 0);
     op_aggopen *o = &t->agg->open[d - 1];
-    if (OP_UNLIKELY(o->site != site || o->first || !o->slot)) return op_agg_end(t, site, ts);
+    if (OP_UNLIKELY(o->site != site || o->first || !o->slot)) return op_agg_end(t, site, ts, 0, 0);
     op_aggslot *s = o->slot;
     uint64_t dur = ts - o->t0;
     OP_STORE(&s->count, s->count + 1);

@@ -72,8 +72,8 @@ static op_word *put_args(op_word *p, const opprof_arg *args, unsigned n)
 static void begin_ext(op_tstate *t, const opprof_site *site, const opprof_input *in, unsigned n,
                       const opprof_arg *args, unsigned nargs, const void *ra)
 {
-    if (t->opts & OP_OPT_AGG) { /* args and inputs are not part of a name's sums */
-        op_agg_begin(t, site);
+    if (t->opts & OP_OPT_AGG) { /* args are not part of a name's sums; inputs give FLOPs */
+        op_agg_begin(t, site, in, n);
         return;
     }
     if (!(t->opts & (OP_OPT_SHAPES | OP_OPT_FLOPS)) || !in) n = 0;
@@ -125,7 +125,7 @@ static OP_NOINLINE void begin_slow(uint64_t g, const opprof_site *site, const op
     op_tstate *t = op_state_for(g);
     if (!t) return;
     if (t->opts & OP_OPT_AGG) {
-        op_agg_begin(t, site);
+        op_agg_begin(t, site, in, n);
         return;
     }
     if (in || (args && nargs) || (t->opts & (OP_OPT_FLOPS | OP_OPT_STACK))) {
@@ -266,7 +266,7 @@ static OP_NOINLINE int end_slow(uint64_t g, const opprof_site *site, int has_flo
     op_tstate *t = op_tls;
     if (!t || t->gen != g) return OPPROF_E_UNBALANCED; /* begun before this session */
     uint64_t ts = op_now(t);
-    if (t->opts & OP_OPT_AGG) return op_agg_end(t, site, ts);
+    if (t->opts & OP_OPT_AGG) return op_agg_end(t, site, ts, has_flops, flops);
     if (t->overflow) {
         t->overflow--;
         return OPPROF_OK;

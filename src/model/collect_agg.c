@@ -17,7 +17,8 @@ static int64_t span_ns(const op_timebase *tb, int64_t ticks)
 }
 
 typedef struct sums {
-    uint64_t count, total, self, first_t1;
+    uint64_t count, total, self, first_t1, flops;
+    int64_t mem, self_mem;
 } sums;
 
 int op_collect_agg_thread(opprof_trace *tr, op_tstate *t, const op_timebase *tb, uint64_t close_ticks)
@@ -33,19 +34,32 @@ int op_collect_agg_thread(opprof_trace *tr, op_tstate *t, const op_timebase *tb,
     uint32_t depth = OP_LOAD(&t->depth);
     if (depth > OP_MAX_DEPTH) depth = OP_MAX_DEPTH;
     uint64_t child = 0; /* of the range above, as it ends */
+    int64_t child_mem = 0;
     for (uint32_t d = depth; d-- > 0;) {
         const op_aggopen *o = &a->open[d];
         uint64_t t0 = OP_LOAD(&o->t0), dur = close_ticks - t0;
         op_aggslot *s = OP_LOAD(&o->slot);
         uint64_t mine = OP_LOAD(&o->child) + child;
+        int64_t self_mem = OP_LOAD(&o->self_mem), mem = self_mem + OP_LOAD(&o->child_mem) + child_mem;
         if (s >= slots && s <= slots + mask) {
             sums *x = &extra[s - slots];
             x->count++;
             x->total += dur;
             x->self += dur - mine;
             if (OP_LOAD(&o->first)) x->first_t1 = close_ticks;
+            x->flops += OP_LOAD(&o->flops);
+            x->self_mem += self_mem;
+            x->mem += mem;
         }
         child = dur;
+        child_mem = mem;
+    }
+    uint64_t nfree = OP_LOAD(&a->free_count);
+    if (nfree) {
+        int64_t first = op_timebase_ns(tb, OP_LOAD(&a->free_first));
+        if (!tr->agg_free_count || first < tr->agg_free_first_ns) tr->agg_free_first_ns = first;
+        tr->agg_free_count += nfree;
+        tr->agg_free_bytes += OP_LOAD(&a->free_bytes);
     }
     int rc = 0;
     for (uint64_t i = 0; i <= mask && rc == 0; i++) {
@@ -70,6 +84,9 @@ int op_collect_agg_thread(opprof_trace *tr, op_tstate *t, const op_timebase *tb,
         if (!t1) t1 = extra[i].first_t1;
         r->first_start_ns = op_timebase_ns(tb, OP_LOAD(&s->first_t0));
         r->first_end_ns = op_timebase_ns(tb, t1 ? t1 : close_ticks);
+        r->flops = OP_LOAD(&s->flops) + extra[i].flops;
+        r->mem = OP_LOAD(&s->mem) + extra[i].mem;
+        r->self_mem = OP_LOAD(&s->self_mem) + extra[i].self_mem;
     }
     free(extra);
     return rc;

@@ -82,6 +82,8 @@ typedef struct op_aggrow {
     uint64_t count;
     int64_t total_ns, self_ns;
     int64_t first_start_ns, first_end_ns; /* the first range: the order of the rows */
+    uint64_t flops;
+    int64_t mem, self_mem;
 } op_aggrow;
 
 struct opprof_trace {
@@ -101,6 +103,8 @@ struct opprof_trace {
     uint64_t attempted;       /* events the capture was asked for (0 when unknown) */
     op_aggrow *agg;           /* sums of an aggregating session (no events), by thread and site */
     size_t nagg, cap_agg;
+    uint64_t agg_free_count;  /* ... memory events outside every range: the [memory] row */
+    int64_t agg_free_bytes, agg_free_first_ns;
     uint64_t *dropped_calls;  /* strtab id -> dropped begins of that name (live sessions); NULL none */
     size_t ndropped_calls;    /* entries of dropped_calls */
     uint64_t mem_unknown_frees, mem_double_frees, mem_reallocs; /* live sessions only */

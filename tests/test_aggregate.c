@@ -55,6 +55,7 @@ static __attribute__((noinline)) int looked_up(int x)
 static void script(void)
 {
     opprof_input in[1] = {{OPPROF_DTYPE_FLOAT, 2, {4, 8}}};
+    opprof_input in2[2] = {{OPPROF_DTYPE_FLOAT, 3, {2, 3, 5}}, {OPPROF_DTYPE_INT64, 0, {0}}};
     opprof_arg args[1] = {{"k", OPPROF_ARG_INT, {.i = 3}}};
     for (int i = 0; i < 3; i++) {
         g_now += 7; opprof_begin(&site_a);
@@ -62,7 +63,7 @@ static void script(void)
         g_now += 5; opprof_begin(&site_c);
         g_now += 11; opprof_end(&site_c);
         g_now += 2; opprof_end(&site_b);
-        g_now += 1; opprof_begin_inputs(&site_b2, in, 1);
+        g_now += 1; i % 2 ? opprof_begin_inputs(&site_b2, in, 1) : opprof_begin_inputs(&site_b2, in2, 2);
         g_now += 4; opprof_begin_args(&site_a, args, 1); /* recursion */
         g_now += 6; opprof_end(&site_a);
         g_now += 1; opprof_end(&site_b2);
@@ -112,12 +113,14 @@ static void script(void)
 }
 
 static int g_memory_flops; /* record() profiles memory and FLOPs */
+static int g_shapes;       /* record() records input shapes */
 
 static opprof_trace *record(int aggregate, uint64_t max_events)
 {
     opprof_config cfg;
     opprof_config_init(&cfg);
     cfg.profile_memory = cfg.with_flops = g_memory_flops;
+    cfg.record_shapes = g_shapes;
     cfg.clock = fake_clock;
     cfg.aggregate = aggregate;
     cfg.max_events = max_events;
@@ -232,14 +235,41 @@ static void test_no_cap_applies(void **state)
     opprof_trace_free(sums);
 }
 
-/* Options whose data sums by name cannot hold keep events. */
+/* Grouped by input shapes too: keys of site and shapes. */
+static void test_shapes_equal_the_event_path(void **state)
+{
+    (void)state;
+    g_shapes = g_memory_flops = 1;
+    opprof_trace *ev = record(0, 0), *sums = record(1, 0);
+    g_shapes = g_memory_flops = 0;
+    assert_int_equal(opprof_trace_event_count(sums), 0);
+    opprof_avg_options by_shape = {.group_by_input_shape = 1};
+    const char *sorts[] = {NULL, "count", "flops"};
+    for (size_t i = 0; i < sizeof sorts / sizeof sorts[0]; i++) {
+        for (int shape = 0; shape < 2; shape++) {
+            char *a = table_of(ev, shape ? &by_shape : NULL, sorts[i]);
+            char *b = table_of(sums, shape ? &by_shape : NULL, sorts[i]);
+            assert_string_equal(a, b);
+            if (shape && !sorts[i]) {
+                assert_non_null(strstr(a, "[[4, 8]]"));
+                assert_non_null(strstr(a, "[[2, 3, 5], []]"));
+            }
+            free(a);
+            free(b);
+        }
+    }
+    opprof_trace_free(ev);
+    opprof_trace_free(sums);
+}
+
+/* Options whose data sums cannot hold keep events. */
 static void test_options_that_need_events_keep_them(void **state)
 {
     (void)state;
     opprof_config cfg;
     opprof_config_init(&cfg);
     cfg.aggregate = 1;
-    cfg.record_shapes = 1;
+    cfg.with_stack = 1;
     assert_int_equal(opprof_start(&cfg), OPPROF_OK);
     opprof_begin(&site_a);
     opprof_end(&site_a);
@@ -408,6 +438,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tables_equal_the_event_path),
         cmocka_unit_test(test_memory_and_flops_equal_the_event_path),
+        cmocka_unit_test(test_shapes_equal_the_event_path),
         cmocka_unit_test(test_no_cap_applies),
         cmocka_unit_test(test_options_that_need_events_keep_them),
         cmocka_unit_test(test_first_call_lookup_not_charged),

@@ -15,10 +15,35 @@ static void *map(size_t bytes)
     return p == MAP_FAILED ? NULL : p;
 }
 
+#define SHAPE_BLOCK_WORDS 8192 /* 64 KiB */
+
 static void free_old(op_agg *a)
 {
     for (unsigned i = 0; i < a->nold; i++) munmap(a->old[i], (a->old_mask[i] + 1) * sizeof(op_aggslot));
     a->nold = 0;
+    while (a->sblocks) {
+        uint64_t *next = (uint64_t *)(uintptr_t)a->sblocks[0];
+        munmap(a->sblocks, SHAPE_BLOCK_WORDS * sizeof(uint64_t));
+        a->sblocks = next;
+    }
+    a->sp = a->slim = NULL;
+}
+
+/* A copy of a shape encoding for a new slot; NULL when out of memory. */
+static const uint64_t *keep_shapes(op_agg *a, const uint64_t *w, uint32_t n)
+{
+    if (a->sp + n > a->slim) {
+        uint64_t *b = map(SHAPE_BLOCK_WORDS * sizeof(uint64_t)); /* > the largest encoding */
+        if (!b) return NULL;
+        b[0] = (uint64_t)(uintptr_t)a->sblocks;
+        a->sblocks = b;
+        a->sp = b + 1;
+        a->slim = b + SHAPE_BLOCK_WORDS;
+    }
+    uint64_t *p = a->sp;
+    memcpy(p, w, n * sizeof *w);
+    a->sp += n;
+    return p;
 }
 
 int op_agg_reset(op_tstate *t)
@@ -54,11 +79,32 @@ void op_agg_free(op_tstate *t)
     t->agg = NULL;
 }
 
-static op_aggslot *probe(op_aggslot *slots, uint64_t mask, const opprof_site *site)
+/* A site with no shapes (enc NULL), or with these: the input count, and
+ * the encoding of nwords words hashing to shash. */
+typedef struct key {
+    const opprof_site *site;
+    uint64_t shash;
+    const uint64_t *enc;
+    uint32_t nin, nwords;
+} key;
+
+static int same_key(const op_aggslot *s, const key *k)
 {
-    size_t i = op_agg_hash(site, mask);
-    while (slots[i].site && slots[i].site != site) i = (i + 1) & mask;
+    return s->site == k->site && s->shash == k->shash && s->nin == k->nin && s->nwords == k->nwords &&
+           (!k->nwords || !memcmp(s->shapes, k->enc, k->nwords * sizeof *k->enc));
+}
+
+/* The slot of k, or the empty one where it goes. */
+static op_aggslot *probe(op_aggslot *slots, uint64_t mask, const key *k)
+{
+    size_t i = op_agg_hash(k->site, k->shash, mask);
+    while (slots[i].site && !same_key(&slots[i], k)) i = (i + 1) & mask;
     return &slots[i];
+}
+
+static key key_of(const op_aggslot *s)
+{
+    return (key){s->site, s->shash, s->shapes, s->nin, s->nwords};
 }
 
 /* Doubles the table (a new site found it half full). The old table stays
@@ -73,11 +119,14 @@ static int grow(op_tstate *t)
     if (!s) return -1;
     for (uint64_t i = 0; i <= a->mask; i++) {
         if (!a->slots[i].site) continue;
-        *probe(s, mask, a->slots[i].site) = a->slots[i];
+        key k = key_of(&a->slots[i]);
+        *probe(s, mask, &k) = a->slots[i];
     }
     for (uint32_t d = 0; d < t->depth; d++) {
         op_aggopen *o = &a->open[d];
-        if (o->slot) OP_STORE(&o->slot, probe(s, mask, o->site));
+        if (!o->slot) continue;
+        key k = key_of(o->slot);
+        OP_STORE(&o->slot, probe(s, mask, &k));
     }
     a->old[a->nold] = a->slots;
     a->old_mask[a->nold++] = a->mask;
@@ -86,20 +135,41 @@ static int grow(op_tstate *t)
     return 0;
 }
 
-static op_aggslot *slot_for(op_tstate *t, const opprof_site *site, int *fresh)
+static op_aggslot *slot_for(op_tstate *t, const key *k, int *fresh)
 {
     op_agg *a = t->agg;
-    op_aggslot *s = probe(a->slots, a->mask, site);
+    op_aggslot *s = probe(a->slots, a->mask, k);
     *fresh = 0;
-    if (OP_LIKELY(s->site == site)) return s;
+    if (OP_LIKELY(s->site != NULL)) return s;
     if ((a->n + 1) * 2 > a->mask + 1) {
         if (grow(t) != 0) return NULL;
-        s = probe(a->slots, a->mask, site);
+        s = probe(a->slots, a->mask, k);
     }
+    const uint64_t *enc = NULL;
+    if (k->nwords && !(enc = keep_shapes(a, k->enc, k->nwords))) return NULL;
     a->n++;
     *fresh = 1;
-    __atomic_store_n(&s->site, site, __ATOMIC_RELEASE);
+    s->shash = k->shash;
+    s->shapes = enc;
+    s->nin = k->nin;
+    s->nwords = k->nwords;
+    __atomic_store_n(&s->site, k->site, __ATOMIC_RELEASE); /* the rest before it, for the collector */
     return s;
+}
+
+/* The inputs as the event path records them (record.c's begin_ext): dtype
+ * and ndim four to a word, then the dims, at most OPPROF_MAX_INPUTS inputs
+ * of OPPROF_MAX_DIMS dims. Returns the words written. */
+static uint32_t encode_inputs(const opprof_input *in, unsigned n, uint64_t *out)
+{
+    uint32_t ndesc = (n + 3) / 4, w = ndesc;
+    for (uint32_t i = 0; i < ndesc; i++) out[i] = 0;
+    for (unsigned i = 0; i < n; i++) {
+        unsigned nd = in[i].ndim <= OPPROF_MAX_DIMS ? in[i].ndim : OPPROF_MAX_DIMS;
+        out[i / 4] |= (uint64_t)((unsigned)in[i].dtype << 8 | nd) << (16 * (i % 4));
+        for (unsigned k = 0; k < nd; k++) out[w++] = (uint64_t)in[i].dims[k];
+    }
+    return w;
 }
 
 /* The site's FLOPs for these inputs, as the collector of events computes
@@ -126,8 +196,17 @@ void op_agg_begin(op_tstate *t, const opprof_site *site, const opprof_input *in,
                               memory_order_relaxed);
         return;
     }
+    uint64_t enc[OPPROF_MAX_INPUTS / 4 + OPPROF_MAX_INPUTS * OPPROF_MAX_DIMS];
+    key k = {site, 0, enc, 0, 0};
+    if ((t->opts & OP_OPT_SHAPES) && in && n) {
+        k.nin = n <= OPPROF_MAX_INPUTS ? n : OPPROF_MAX_INPUTS;
+        k.nwords = encode_inputs(in, k.nin, enc);
+        uint64_t h = 0xcbf29ce484222325ull ^ k.nin;
+        for (uint32_t i = 0; i < k.nwords; i++) h = (h ^ enc[i]) * 0x100000001b3ull;
+        k.shash = h ? h : 1;
+    }
     int fresh;
-    op_aggslot *s = slot_for(t, site, &fresh);
+    op_aggslot *s = slot_for(t, &k, &fresh);
     op_aggopen *o = &t->agg->open[d];
     OP_STORE(&o->site, site);
     OP_STORE(&o->slot, s);

@@ -21,6 +21,9 @@
 
 typedef struct op_aggslot {
     const opprof_site *site; /* NULL: empty */
+    uint64_t shash;          /* with record_shapes: a hash of the input shapes, 0 for none */
+    const uint64_t *shapes;  /* their encoding, the event path's (descriptors, then dims); NULL none */
+    uint32_t nin, nwords;    /* inputs, words of the encoding */
     uint64_t count;
     uint64_t total, self;    /* ticks */
     uint64_t first_t0;       /* the first range's begin and end: the order of the table's rows */
@@ -51,6 +54,10 @@ typedef struct op_agg {
     uint64_t free_count;
     int64_t free_bytes;
     uint64_t free_first; /* ticks of the first; valid when free_count */
+    /* shape encodings of the slots, in mapped blocks chained by their first
+     * word; kept until the next session, for the collector */
+    uint64_t *sp, *slim;
+    uint64_t *sblocks;
     op_aggopen open[]; /* OP_MAX_DEPTH entries; the depth is the thread's */
 } op_agg;
 
@@ -76,17 +83,18 @@ void op_agg_gap(op_tstate *t, uint64_t from, uint64_t to);
  * (the built-in clock): a known site below the depth limit, and an end of
  * the innermost range. */
 
-static inline size_t op_agg_hash(const opprof_site *s, uint64_t mask)
+/* The home slot of a site with shapes of hash shash (0: none). */
+static inline size_t op_agg_hash(const opprof_site *s, uint64_t shash, uint64_t mask)
 {
-    return (size_t)(((uint64_t)(uintptr_t)s * 0x9e3779b97f4a7c15ull) >> 32) & mask;
+    return (size_t)((((uint64_t)(uintptr_t)s ^ shash) * 0x9e3779b97f4a7c15ull) >> 32) & mask;
 }
 
 static inline void op_agg_begin_fast(op_tstate *t, const opprof_site *site)
 {
     op_agg *a = t->agg;
     uint32_t d = t->depth;
-    op_aggslot *s = &a->slots[op_agg_hash(site, a->mask)];
-    if (OP_UNLIKELY(s->site != site || d >= OP_MAX_DEPTH || (t->opts & (OP_OPT_FLOPS | OP_OPT_MEMORY)))) {
+    op_aggslot *s = &a->slots[op_agg_hash(site, 0, a->mask)];
+    if (OP_UNLIKELY(s->site != site || s->shash || d >= OP_MAX_DEPTH || (t->opts & (OP_OPT_FLOPS | OP_OPT_MEMORY)))) {
         op_agg_begin(t, site, NULL, 0);
         return;
     }

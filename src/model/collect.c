@@ -360,6 +360,15 @@ static size_t decode_record(collector *cl, uint32_t thread, const op_word *p, co
     return len;
 }
 
+/* The shapes of an aggregating session's slot, through the same cache as
+ * the records' (op_shapes_fn). */
+static uint32_t agg_shapes(void *ctx, const uint64_t *enc, unsigned n, uint32_t nwords)
+{
+    collector *cl = ctx;
+    uint32_t shapes, types;
+    return cached_inputs(&cl->shapes, cl->tr, enc, n, nwords, &shapes, &types) == 0 ? shapes : UINT32_MAX;
+}
+
 /* Where chunk c's data ends, and the chunk after it; NULL when the writer
  * left c meanwhile (read it again: its end is published now). */
 static const op_word *chunk_data(op_tstate *t, op_chunk *c, op_chunk **next)
@@ -423,7 +432,7 @@ static int collect_thread(collector *cl, op_tstate *t, uint64_t stop_ticks)
     uint64_t close_ticks = atomic_load_explicit(&t->dead, memory_order_acquire) ? t->exit_ticks : stop_ticks;
     if (cl->opts & OP_OPT_AGG) {
         cl->tr->dropped += atomic_load_explicit(&t->dropped, memory_order_relaxed);
-        return op_collect_agg_thread(cl->tr, t, cl->tb, close_ticks);
+        return op_collect_agg_thread(cl->tr, t, cl->tb, close_ticks, agg_shapes, cl);
     }
     cl->nopen = 0;
     cl->gaps.n = 0;

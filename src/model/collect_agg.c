@@ -21,7 +21,8 @@ typedef struct sums {
     int64_t mem, self_mem;
 } sums;
 
-int op_collect_agg_thread(opprof_trace *tr, op_tstate *t, const op_timebase *tb, uint64_t close_ticks)
+int op_collect_agg_thread(opprof_trace *tr, op_tstate *t, const op_timebase *tb, uint64_t close_ticks,
+                          op_shapes_fn shapes_of, void *ctx)
 {
     op_agg *a = t->agg;
     if (!a) return 0;
@@ -77,6 +78,7 @@ int op_collect_agg_thread(opprof_trace *tr, op_tstate *t, const op_timebase *tb,
         r->name = op_trace_intern(tr, name, strlen(name));
         if (r->name == UINT32_MAX) rc = -1;
         r->cat = (uint8_t)site->category;
+        if (s->shapes && (r->shapes = shapes_of(ctx, s->shapes, s->nin, s->nwords)) == UINT32_MAX) rc = -1;
         r->count = count;
         r->total_ns = span_ns(tb, (int64_t)(OP_LOAD(&s->total) + extra[i].total));
         r->self_ns = span_ns(tb, (int64_t)(OP_LOAD(&s->self) + extra[i].self));

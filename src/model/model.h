@@ -78,6 +78,7 @@ typedef struct op_stack {
  * averages by name need of its events. */
 typedef struct op_aggrow {
     uint32_t name;      /* strtab id */
+    uint32_t shapes;    /* strtab id of the input shapes (record_shapes), 0 none */
     uint8_t cat;
     uint64_t count;
     int64_t total_ns, self_ns;

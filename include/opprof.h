@@ -225,13 +225,14 @@ typedef struct opprof_config {
     opprof_clock_fn clock;  /* NULL: the built-in clock (rdtsc where invariant) */
     void *clock_ctx;
     /* Tables only: each thread sums its ranges by name (and input shapes
-     * with record_shapes) as they end (count, total and self time, FLOPs
-     * with with_flops, memory with profile_memory) instead of keeping events, so memory stays that of the
-     * distinct names for any length of run, no cap applies and nothing is
-     * dropped. The trace then has no events (opprof_trace_aggregated says
-     * how many ranges it summed): key averages and their tables work (not
-     * top_level_only), exports, memory timelines and event access find
-     * nothing. Ignored, events kept, with with_stack or CUDA activity. */
+     * with record_shapes) as they end: count, total and self time, FLOPs
+     * with with_flops, memory with profile_memory. No events are kept, so
+     * memory stays that of the distinct keys for any length of run, no cap
+     * applies and nothing is dropped. The trace then has no events
+     * (opprof_trace_aggregated says how many ranges it summed): key averages
+     * and their tables work (not top_level_only); exports, memory timelines
+     * and event access find nothing. Ignored, events kept, with with_stack
+     * or CUDA activity. */
     int aggregate;
 } opprof_config;
 

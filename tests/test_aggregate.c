@@ -332,6 +332,27 @@ static void test_first_call_lookup_not_charged(void **state)
     opprof_trace_free(t);
 }
 
+/* API misuse in an aggregating session is refused as in the event path. */
+static void test_null_site_and_unbalanced_end(void **state)
+{
+    (void)state;
+    opprof_config cfg;
+    opprof_config_init(&cfg);
+    cfg.aggregate = 1;
+    assert_int_equal(opprof_start(&cfg), OPPROF_OK);
+    opprof_begin(NULL);
+    assert_int_equal(opprof_end(NULL), OPPROF_E_INVAL);
+    opprof_begin(&site_a);
+    assert_int_equal(opprof_end(&site_c), OPPROF_E_UNBALANCED); /* the fast path's refusal */
+    assert_non_null(strstr(opprof_last_error(), "\"C\" is not open"));
+    assert_int_equal(opprof_end(&site_a), OPPROF_OK);
+    assert_int_equal(opprof_end(&site_a), OPPROF_E_UNBALANCED);
+    opprof_trace *t = NULL;
+    assert_int_equal(opprof_stop(&t), OPPROF_OK);
+    assert_int_equal(opprof_trace_aggregated(t), 1);
+    opprof_trace_free(t);
+}
+
 enum { NTHREADS = 4, PER_THREAD = 20000 };
 
 static void *worker(void *arg)
@@ -442,6 +463,7 @@ int main(void)
         cmocka_unit_test(test_no_cap_applies),
         cmocka_unit_test(test_options_that_need_events_keep_them),
         cmocka_unit_test(test_first_call_lookup_not_charged),
+        cmocka_unit_test(test_null_site_and_unbalanced_end),
         cmocka_unit_test(test_threads_counts_exact),
         cmocka_unit_test(test_stop_while_threads_record),
     };

@@ -201,9 +201,9 @@ static void test_cap_note_names_what_to_exclude(void **state)
     /* With a trace the events are kept, and the cap applies. */
     char *argv[] = {(char *)bin("OPPROF_BIN"), "exec", "--table", table, "--trace", trace, "--max-events", "1000",
                     "--", (char *)bin("EXEC_TARGET"), NULL};
-    assert_int_equal(run(argv, "out6", "err6"), 3);
+    assert_int_equal(run(argv, "out10", "err10"), 3);
     char p[512];
-    path_in(p, sizeof p, "err6");
+    path_in(p, sizeof p, "err10");
     char *err = slurp(p);
     assert_non_null(err);
     assert_non_null(strstr(err, "opprof exec: "));
@@ -219,8 +219,8 @@ static void test_cap_note_names_what_to_exclude(void **state)
     assert_non_null(strstr(patterns, "tiny_step,fib,worker,"));
     char *again[] = {(char *)bin("OPPROF_BIN"), "exec", "--table", table, "--trace", trace, "--max-events", "1000",
                      "--exclude", patterns, "--", (char *)bin("EXEC_TARGET"), NULL};
-    assert_int_equal(run(again, "out7", "err7"), 3);
-    path_in(p, sizeof p, "err7");
+    assert_int_equal(run(again, "out11", "err11"), 3);
+    path_in(p, sizeof p, "err11");
     char *err2 = slurp(p);
     assert_string_equal(err2, k_stderr);
     free(err2);
@@ -239,12 +239,12 @@ static void test_table_only_sums_match_the_event_path(void **state)
     path_in(trace, sizeof trace, "events.json");
     char *a[] = {(char *)bin("OPPROF_BIN"), "exec", "--table", sums, "--row-limit", "-1", "--max-events", "1000",
                  "--sort-by", "count", "--", (char *)bin("EXEC_TARGET"), NULL};
-    assert_int_equal(run(a, "out8", "err8"), 3);
+    assert_int_equal(run(a, "out12", "err12"), 3);
     char *b[] = {(char *)bin("OPPROF_BIN"), "exec", "--table", events, "--trace", trace, "--row-limit", "-1",
                  "--sort-by", "count", "--", (char *)bin("EXEC_TARGET"), NULL};
-    assert_int_equal(run(b, "out9", "err9"), 3);
+    assert_int_equal(run(b, "out13", "err13"), 3);
     char p[512];
-    path_in(p, sizeof p, "err8");
+    path_in(p, sizeof p, "err12");
     char *err = slurp(p);
     assert_string_equal(err, k_stderr); /* nothing dropped, nothing said */
     free(err);
@@ -264,6 +264,46 @@ static void test_table_only_sums_match_the_event_path(void **state)
     assert_int_equal(count_of(ra, na, "fib"), 465);
     free(ta);
     free(tb);
+}
+
+/* One vocabulary: --format csv writes every row sorted by --sort (here
+ * exec's old spelling --sort-by); without options the table is sorted by
+ * opprof's default, cpu_time_total: main first (its six functions are
+ * fewer than the default 10 rows). */
+static void test_format_sort_and_defaults(void **state)
+{
+    (void)state;
+    char csv[512], table[512];
+    path_in(csv, sizeof csv, "rows.csv");
+    path_in(table, sizeof table, "default.txt");
+    char *argv[] = {(char *)bin("OPPROF_BIN"), "exec", "--table", csv, "--format", "csv", "--sort-by", "count",
+                    "--", (char *)bin("EXEC_TARGET"), NULL};
+    assert_int_equal(run(argv, "out6", "err6"), 3);
+    char *text = slurp(csv);
+    assert_non_null(text);
+    assert_int_equal(strncmp(text, "name,count,", 11), 0);
+    /* most calls first: tiny_step (20000) before fib (465) */
+    const char *tiny = strstr(text, "\ntiny_step,"), *fib = strstr(text, "\nfib,");
+    assert_true(tiny && fib && tiny < fib);
+    assert_int_equal(strncmp(strchr(text, '\n') + 1, "tiny_step,", 10), 0);
+    free(text);
+    char *argv2[] = {(char *)bin("OPPROF_BIN"), "exec", "--table", table, "--", (char *)bin("EXEC_TARGET"), NULL};
+    assert_int_equal(run(argv2, "out7", "err7"), 3);
+    text = slurp(table);
+    assert_non_null(text);
+    row rows[64];
+    int n = parse_table(text, rows, 64);
+    assert_int_equal(n, 6);
+    assert_string_equal(rows[0].name, "main"); /* the largest total time */
+    free(text);
+    char *bad[] = {(char *)bin("OPPROF_BIN"), "exec", "--format", "xml", "true", NULL};
+    assert_int_equal(run(bad, "out8", "err8"), 2);
+    char p[512];
+    path_in(p, sizeof p, "err8");
+    text = slurp(p);
+    assert_non_null(strstr(text, "usage: opprof exec"));
+    assert_null(strstr(text, "options:")); /* the usage line, not the whole help */
+    free(text);
 }
 
 static void test_errors(void **state)
@@ -301,6 +341,7 @@ int main(void)
         cmocka_unit_test(test_with_stack_splits_by_call_site),
         cmocka_unit_test(test_cap_note_names_what_to_exclude),
         cmocka_unit_test(test_table_only_sums_match_the_event_path),
+        cmocka_unit_test(test_format_sort_and_defaults),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

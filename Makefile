@@ -59,6 +59,8 @@ bench: build
 	@$(BUILD)/bin/bench_memory
 	@$(BUILD)/bin/bench_stacks
 	@$(BUILD)/bin/bench_instrument
+	@$(BUILD)/bin/bench_threads
+	@$(BUILD)/bin/bench_wholeprog
 	@$(BUILD)/bin/bench_import
 	@bench/bench_summary.sh $(BUILD)
 	@$(BUILD)/bin/bench_export

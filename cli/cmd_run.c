@@ -26,7 +26,7 @@ typedef struct run_opts {
     long seed;
     const char *sort, *format;
     const char *device, *activities, *trace;
-    long row_limit;
+    long row_limit, max_events;
     int group_by_input_shape, shapes, flops;
     int memory, stack, gzip;
     long group_by_stack;
@@ -70,6 +70,10 @@ static const cli_option OPTIONS[] = {
          CLI_EXAMPLE("opprof run resnet18 --trace trace.json")},
     CLI_ROW_ROW_LIMIT(FIELD(row_limit), CLI_EXAMPLE("opprof run resnet18 --row-limit -1")),
     CLI_ROW_FORMAT(FIELD(format), CLI_EXAMPLE("opprof run resnet18 --format csv")),
+    {"--max-events", "N", CLI_OPT_LONG, FIELD(max_events), 1, LONG_MAX, NULL,
+     "cap on recorded events (default 16777216); past it events are dropped, the\n"
+     "                             ranges still open end at that time, and a note on stderr says so"
+         CLI_EXAMPLE("opprof run resnet18 --steps 1000 --max-events 50000000")},
     {"--shapes", NULL, CLI_OPT_FLAG, FIELD(shapes), 0, 0, NULL,
      "record operator input shapes (record_shapes=True)" CLI_EXAMPLE("opprof run resnet18 --shapes")},
     CLI_ROW_GROUP_BY_INPUT_SHAPE(FIELD(group_by_input_shape), "one row per (name, input shapes); implies --shapes",
@@ -405,6 +409,8 @@ static void on_trace_ready(const opprof_trace *tr, void *user)
     if (o->stacks_out && (rc = opprof_export_stacks(tr, o->stacks_out, o->stacks_metric)))
         fail_out(out, rc, o->stacks_out);
     if (o->report && (rc = write_report(tr, o, out->model)) && !out->rc) out->rc = rc; /* it says why */
+    /* The model's operators are static sites: there is nothing to --exclude. */
+    opprof_trace_drop_note(tr, "opprof run", "--max-events", NULL, stderr);
 }
 
 static int configure(const run_opts *o, run_out *out, opprof_config *cfg)
@@ -414,6 +420,12 @@ static int configure(const run_opts *o, run_out *out, opprof_config *cfg)
     cfg->with_flops = o->flops;
     cfg->profile_memory = o->memory;
     cfg->with_stack = o->stack;
+    cfg->max_events = (uint64_t)o->max_events; /* 0: the default */
+    /* Only the table: sums by name instead of events (the library keeps
+     * events anyway for the options that need them). --memory prints the
+     * peak, which is read from the memory events. */
+    cfg->aggregate = !o->trace && !o->trace_dir && !o->memory_timeline && !o->stacks_out && !o->report &&
+                     !o->schedule && !o->distributed && !o->memory;
     cfg->activities = activity_bits(o);
     cfg->on_trace_ready = on_trace_ready;
     cfg->user = out;

@@ -239,6 +239,16 @@ typedef struct opprof_config {
     unsigned max_stack_depth; /* frames per stack with with_stack; 0: 32 */
     opprof_clock_fn clock;  /* NULL: the built-in clock (rdtsc where invariant) */
     void *clock_ctx;
+    /* Tables only: each thread sums its ranges by name (and input shapes
+     * with record_shapes) as they end: count, total and self time, FLOPs
+     * with with_flops, memory with profile_memory. No events are kept, so
+     * memory stays that of the distinct keys for any length of run, no cap
+     * applies and nothing is dropped. The trace then has no events
+     * (opprof_trace_aggregated says how many ranges it summed): key averages
+     * and their tables work (not top_level_only); exports, memory timelines
+     * and event access find nothing. Ignored, events kept, with with_stack
+     * or CUDA activity. */
+    int aggregate;
 } opprof_config;
 
 #define OPPROF_DEFAULT_MAX_EVENTS (16u * 1024u * 1024u)
@@ -562,7 +572,9 @@ OPPROF_API int opprof_memory_timeline_write(const opprof_trace *t, FILE *f, int 
 
 enum {
     OPPROF_EVENT_FORCED_END = 1u << 0, /* closed by stop, or by the end of an outer range */
-    OPPROF_EVENT_DEVICE = 1u << 1      /* a device activity (kernel, memcpy, memset) */
+    OPPROF_EVENT_DEVICE = 1u << 1,     /* a device activity (kernel, memcpy, memset) */
+    OPPROF_EVENT_CAPPED = 1u << 2      /* open when the event cap was reached and closed then (with
+                                          FORCED_END): what its thread did afterwards was dropped */
 };
 
 typedef struct opprof_event {
@@ -592,8 +604,28 @@ OPPROF_API size_t opprof_trace_event_count(const opprof_trace *t);
 /* Fills *out with event i (0 <= i < count). Strings live as long as t. */
 OPPROF_API int opprof_trace_event(const opprof_trace *t, size_t i, opprof_event *out);
 
+/* Ranges summed without events (opprof_config.aggregate), 0 for a trace
+ * of events. */
+OPPROF_API uint64_t opprof_trace_aggregated(const opprof_trace *t);
+
 /* Events that were attempted but not recorded (cap reached). */
 OPPROF_API uint64_t opprof_trace_dropped(const opprof_trace *t);
+
+/* The names with the most calls, recorded and dropped together (a live
+ * session counts its dropped begins by name), most first: fills up to n
+ * names (valid as long as t) and their calls; returns how many. Ties go
+ * to the name first seen. For saying what to leave out when the cap was
+ * reached. */
+OPPROF_API size_t opprof_trace_top_calls(const opprof_trace *t, size_t n, const char **names, uint64_t *calls);
+
+/* When t dropped events, writes a note to f, each line prefixed "who: ":
+ * how many were dropped, the five names with the most calls, then
+ * max_option (e.g. "--max-events") as the way to raise the cap and, when
+ * exclude_option is not NULL, that option with the five names as shell-quoted
+ * opprof_function_exclude patterns that leave them out. Writes nothing when
+ * nothing was dropped. 0, or OPPROF_E_IO. */
+OPPROF_API int opprof_trace_drop_note(const opprof_trace *t, const char *who, const char *max_option,
+                                      const char *exclude_option, FILE *f);
 
 /* 1 when the trace was cut short (opprof_stop_incomplete, e.g. written on a
  * signal; or read from a file that says "incomplete"), else 0. */

@@ -134,11 +134,12 @@ static NOINSTR void ready(const opprof_trace *t, void *user)
 {
     (void)user;
     pthread_mutex_lock(&S.out_lock);
-    S.events_seen += opprof_trace_event_count(t);
+    S.events_seen += opprof_trace_event_count(t) + opprof_trace_aggregated(t);
     if (S.env_ready) S.env_ready(t, S.env_user);
     if (S.trace_path[0]) opprof_trace_handler_ready(t, &S.trace); /* it reports its own failures */
     if (S.table[0]) write_table(t);
     if (S.stacks[0] && opprof_write_file(S.stacks, stacks_to, (void *)t) != OPPROF_OK) complain("stacks");
+    if (S.exec) opprof_trace_drop_note(t, "opprof exec", "--max-events", "--exclude", stderr);
     pthread_mutex_unlock(&S.out_lock);
 }
 
@@ -228,6 +229,9 @@ __attribute__((constructor, no_instrument_function)) static void on_load(void)
     S.scheduled = cfg.schedule.enabled;
     S.env_ready = cfg.on_trace_ready;
     S.env_user = cfg.user;
+    /* A table is all that is asked for: sums by name, no events (nothing
+     * dropped, memory that of the names, for any length of run). */
+    cfg.aggregate = S.exec && S.table[0] && !S.trace_path[0] && !S.stacks[0] && !S.env_ready;
     cfg.on_trace_ready = ready;
     cfg.user = NULL;
     if (opprof_start(&cfg) != OPPROF_OK) {

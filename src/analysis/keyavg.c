@@ -196,8 +196,44 @@ static void add_free_memory(const opprof_trace *t, group *g, int *sat)
     }
 }
 
+/* An aggregating session's rows (already in the order of their first
+ * ranges): the same groups the events would make, by name. */
+static int group_sums(builder *b, int64_t *sum_self_cpu)
+{
+    const opprof_trace *t = b->t;
+    int64_t sum = 0, mem_group = -1;
+    for (size_t i = 0; i < t->nagg; i++) {
+        const op_aggrow *r = &t->agg[i];
+        if (!op_cat_is_host(r->cat)) continue;
+        sum += r->self_ns;
+        /* [memory] sits where its first event falls among the groups' first ranges */
+        if (t->agg_free_count && mem_group < 0 && r->first_start_ns > t->agg_free_first_ns &&
+            (mem_group = new_group(b, NULL, 0, 0, KIND_MEMORY)) < 0)
+            return -1;
+        op_event e = {.name = r->name, .shapes = r->shapes, .cat = r->cat};
+        int64_t gi = find_group(b, &e);
+        if (gi < 0) return -1;
+        group *g = &b->g[gi];
+        g->count += r->count;
+        g->self_cpu += r->self_ns;
+        g->cpu += r->total_ns;
+        g->flops += r->flops;
+        g->mem += r->mem;
+        g->self_mem += r->self_mem;
+    }
+    if (t->agg_free_count && mem_group < 0 && (mem_group = new_group(b, NULL, 0, 0, KIND_MEMORY)) < 0) return -1;
+    if (mem_group >= 0) {
+        group *g = &b->g[mem_group];
+        g->count = t->agg_free_count;
+        g->mem = g->self_mem = t->agg_free_bytes;
+    }
+    *sum_self_cpu = sum;
+    return 0;
+}
+
 static int group_events(builder *b, int64_t *sum_self_cpu)
 {
+    if (b->t->nagg) return group_sums(b, sum_self_cpu);
     const opprof_trace *t = b->t;
     int64_t mem_ts = 0;
     int have_mem = first_free_memory(t, &mem_ts);
@@ -344,6 +380,9 @@ int opprof_key_averages_new(const opprof_trace *t, const opprof_avg_options *opt
     if (!t || !out) return op_fail(OPPROF_E_INVAL, "opprof_key_averages: NULL argument");
     *out = NULL;
     if (!t->finished) return op_fail(OPPROF_E_INVAL, "opprof_key_averages: the trace is not finished");
+    if (t->nagg && opt && opt->top_level_only)
+        return op_fail(OPPROF_E_INVAL, "opprof_key_averages: top_level_only needs the call tree, which an "
+                                       "aggregating session (opprof_config.aggregate) does not keep");
     opprof_key_averages *ka = calloc(1, sizeof *ka);
     builder b;
     int rc = OPPROF_E_NOMEM;

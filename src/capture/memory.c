@@ -3,6 +3,7 @@
  * model can attribute each to the operator open on that thread. */
 #include <inttypes.h>
 
+#include "capture/agg.h"
 #include "capture/memtrack.h"
 #include "common/error.h"
 #include "capture/state.h"
@@ -10,6 +11,10 @@
 /* Writes one memory record; the caller checked that memory is profiled. */
 static void write_mem(op_tstate *t, const void *addr, int64_t bytes)
 {
+    if (t->opts & OP_OPT_AGG) {
+        op_agg_memory(t, bytes, op_now(t));
+        return;
+    }
     if (op_thread_reserve(t, 4) != 0) return;
     op_word *c = atomic_load_explicit(&t->cur, memory_order_relaxed);
     c[0] = OP_REC_MEM;

@@ -10,6 +10,7 @@
  * itself is built with OPPROF_BUILDING_LIBRARY and defines the real calls. */
 #include <string.h>
 
+#include "capture/agg.h"
 #include "capture/state.h"
 #include "common/error.h"
 
@@ -47,9 +48,11 @@ static OP_NOINLINE op_word *begin_room(op_tstate *t, const opprof_site *site, ui
     if (t->depth >= OP_MAX_DEPTH) {
         t->overflow++;
         count_drop(t);
+        op_drops_count(&t->drops, site);
         return NULL;
     }
     if (op_thread_reserve(t, words) != 0) {
+        op_drops_count(&t->drops, site);
         push_open(t, NULL, site);
         return NULL;
     }
@@ -84,6 +87,10 @@ static void begin_ext(op_tstate *t, const opprof_site *site, const opprof_input 
 {
     if (OP_UNLIKELY(!site)) {
         refuse_null_site("begin");
+        return;
+    }
+    if (t->opts & OP_OPT_AGG) { /* args are not part of a name's sums; inputs give FLOPs */
+        op_agg_begin(t, site, in, n);
         return;
     }
     if (!(t->opts & (OP_OPT_SHAPES | OP_OPT_FLOPS)) || !in) n = 0;
@@ -138,6 +145,10 @@ static OP_NOINLINE void begin_slow(uint64_t g, const opprof_site *site, const op
     }
     op_tstate *t = op_state_for(g);
     if (!t) return;
+    if (t->opts & OP_OPT_AGG) {
+        op_agg_begin(t, site, in, n);
+        return;
+    }
     if (in || (args && nargs) || (t->opts & (OP_OPT_FLOPS | OP_OPT_STACK))) {
         begin_ext(t, site, in, n, args, nargs, ra);
         return;
@@ -159,7 +170,8 @@ static inline void begin_at(const opprof_site *site, const void *ra)
     if (OP_UNLIKELY(g == 0)) return;
     op_tstate *t = op_tls;
     if (OP_UNLIKELY(t == NULL || t->fast_gen != g)) {
-        begin_slow(g, site, NULL, 0, NULL, 0, ra);
+        if (t && t->agg_gen == g && site) op_agg_begin_fast(t, site);
+        else begin_slow(g, site, NULL, 0, NULL, 0, ra);
         return;
     }
     op_word *c = atomic_load_explicit(&t->cur, memory_order_relaxed);
@@ -270,6 +282,18 @@ static void patch_args(op_word *rec, const opprof_arg *args, unsigned n)
     }
 }
 
+/* An aggregating end's status, with the event path's reason when it
+ * refused. */
+static OP_NOINLINE int agg_refused(const opprof_site *site, int rc)
+{
+    return op_fail(rc, "opprof_end: \"%s\" is not open on this thread", site_label(site));
+}
+
+static inline int agg_end_said(const opprof_site *site, int rc)
+{
+    return OP_LIKELY(rc == OPPROF_OK) ? rc : agg_refused(site, rc);
+}
+
 static OP_NOINLINE int end_slow(uint64_t g, const opprof_site *site, int has_flops, uint64_t flops,
                                 const opprof_arg *args, unsigned nargs)
 {
@@ -279,6 +303,7 @@ static OP_NOINLINE int end_slow(uint64_t g, const opprof_site *site, int has_flo
         return op_fail(OPPROF_E_UNBALANCED, "opprof_end: \"%s\" was not begun in this session on this thread",
                        site_label(site));
     uint64_t ts = op_now(t);
+    if (t->opts & OP_OPT_AGG) return agg_end_said(site, op_agg_end(t, site, ts, has_flops, flops));
     if (t->overflow) {
         t->overflow--;
         return OPPROF_OK;
@@ -298,7 +323,11 @@ int opprof_end(const opprof_site *site)
     uint64_t g = op_gen_load();
     if (OP_UNLIKELY(g == 0)) return OPPROF_OK;
     op_tstate *t = op_tls;
-    if (OP_UNLIKELY(t == NULL || t->end_gen != g)) return end_slow(g, site, 0, 0, NULL, 0);
+    if (OP_UNLIKELY(t == NULL || t->end_gen != g)) {
+        if (t && t->agg_gen == g && site) /* agg_gen: the built-in clock */
+            return agg_end_said(site, op_agg_end_fast(t, site, op_cycles()));
+        return end_slow(g, site, 0, 0, NULL, 0);
+    }
     uint64_t ts = op_cycles(); /* end_gen guarantees the built-in clock */
     uint32_t d = t->depth;
     /* depth at the limit may mean dropped ranges still open: the slow path knows */

@@ -189,6 +189,83 @@ static void test_with_stack_splits_by_call_site(void **state)
     free(text);
 }
 
+/* Past the cap: a note on stderr with the drops, the names with the most
+ * calls and the --exclude that leaves them out; given back to exec, that
+ * option brings the run under the same cap. */
+static void test_cap_note_names_what_to_exclude(void **state)
+{
+    (void)state;
+    char table[512], trace[512];
+    path_in(table, sizeof table, "table_cap.txt");
+    path_in(trace, sizeof trace, "cap.json");
+    /* With a trace the events are kept, and the cap applies. */
+    char *argv[] = {(char *)bin("OPPROF_BIN"), "exec", "--table", table, "--trace", trace, "--max-events", "1000",
+                    "--", (char *)bin("EXEC_TARGET"), NULL};
+    assert_int_equal(run(argv, "out10", "err10"), 3);
+    char p[512];
+    path_in(p, sizeof p, "err10");
+    char *err = slurp(p);
+    assert_non_null(err);
+    assert_non_null(strstr(err, "opprof exec: "));
+    assert_non_null(strstr(err, "events were dropped: the event cap was reached (raise it with --max-events)"));
+    assert_non_null(strstr(err, "opprof exec: the most calls: tiny_step (20000), fib (465), worker (10)"));
+    const char *ex = strstr(err, "opprof exec: to leave them out: --exclude '");
+    assert_non_null(ex);
+    ex = strchr(ex, '\'') + 1;
+    const char *q = strchr(ex, '\'');
+    assert_non_null(q);
+    char patterns[256];
+    snprintf(patterns, sizeof patterns, "%.*s", (int)(q - ex), ex);
+    assert_non_null(strstr(patterns, "tiny_step,fib,worker,"));
+    char *again[] = {(char *)bin("OPPROF_BIN"), "exec", "--table", table, "--trace", trace, "--max-events", "1000",
+                     "--exclude", patterns, "--", (char *)bin("EXEC_TARGET"), NULL};
+    assert_int_equal(run(again, "out11", "err11"), 3);
+    path_in(p, sizeof p, "err11");
+    char *err2 = slurp(p);
+    assert_string_equal(err2, k_stderr);
+    free(err2);
+    free(err);
+}
+
+/* A table alone: the threads sum by name as they record (no events), and
+ * the table's counts are those of the event path, with no cap: 1000 events
+ * would be a cap for the event path, not for sums. */
+static void test_table_only_sums_match_the_event_path(void **state)
+{
+    (void)state;
+    char sums[512], events[512], trace[512];
+    path_in(sums, sizeof sums, "table_sums.txt");
+    path_in(events, sizeof events, "table_events.txt");
+    path_in(trace, sizeof trace, "events.json");
+    char *a[] = {(char *)bin("OPPROF_BIN"), "exec", "--table", sums, "--row-limit", "-1", "--max-events", "1000",
+                 "--sort-by", "count", "--", (char *)bin("EXEC_TARGET"), NULL};
+    assert_int_equal(run(a, "out12", "err12"), 3);
+    char *b[] = {(char *)bin("OPPROF_BIN"), "exec", "--table", events, "--trace", trace, "--row-limit", "-1",
+                 "--sort-by", "count", "--", (char *)bin("EXEC_TARGET"), NULL};
+    assert_int_equal(run(b, "out13", "err13"), 3);
+    char p[512];
+    path_in(p, sizeof p, "err12");
+    char *err = slurp(p);
+    assert_string_equal(err, k_stderr); /* nothing dropped, nothing said */
+    free(err);
+    char *ta = slurp(sums), *tb = slurp(events);
+    assert_non_null(ta);
+    assert_non_null(tb);
+    assert_null(strstr(ta, "Dropped"));
+    row ra[64], rb[64];
+    int na = parse_table(ta, ra, 64), nb = parse_table(tb, rb, 64);
+    assert_int_equal(na, nb);
+    assert_true(na >= 6);
+    for (int i = 0; i < na; i++) {
+        assert_string_equal(ra[i].name, rb[i].name); /* sorted by count: the same order */
+        assert_int_equal(ra[i].count, rb[i].count);
+    }
+    assert_int_equal(count_of(ra, na, "tiny_step"), 20000);
+    assert_int_equal(count_of(ra, na, "fib"), 465);
+    free(ta);
+    free(tb);
+}
+
 /* One vocabulary: --format csv writes every row sorted by --sort (here
  * exec's old spelling --sort-by); without options the table is sorted by
  * opprof's default, cpu_time_total: main first (its six functions are
@@ -332,6 +409,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_counts_names_exclusion_and_passthrough),
         cmocka_unit_test(test_with_stack_splits_by_call_site),
+        cmocka_unit_test(test_cap_note_names_what_to_exclude),
+        cmocka_unit_test(test_table_only_sums_match_the_event_path),
         cmocka_unit_test(test_format_sort_and_defaults),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_relative_outputs_stay_where_asked),

@@ -68,7 +68,10 @@ static char *dir_of(const char *path)
  * in place (flags: O_TRUNC | O_NOFOLLOW for such a file). */
 static int open_direct(op_afile *f, const char *path, int flags)
 {
-    f->fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY | flags);
+    /* Opening a FIFO blocks until a reader comes; a signal may interrupt that. */
+    do
+        f->fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY | flags);
+    while (f->fd < 0 && errno == EINTR);
     if (f->fd < 0) {
         int e = errno;
         return op_fail(OPPROF_E_IO, "cannot write %s: %s", show(path).s, reason(e));

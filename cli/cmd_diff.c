@@ -25,6 +25,8 @@ static const cli_option OPTIONS[] = {
     CLI_ROW_GROUP_BY_INPUT_SHAPE(FIELD(by_shape), "match rows by name and input shapes", ""),
     {"--top-level", NULL, CLI_OPT_FLAG, FIELD(top_level), 0, 0, NULL, "only events that no other event encloses"},
     {"--format", "FMT", CLI_OPT_STRING, FIELD(format), 0, 0, "table|csv|json", "table (default), csv or json"},
+    {"--max-events", "N", CLI_OPT_LONG, FIELD(max_events), 1, LONG_MAX, NULL,
+     "refuse a trace with more than N events (exit 2), stopping as soon as it has read N + 1"},
 };
 
 static const cli_spec SPEC = {
@@ -83,10 +85,10 @@ static int by_key(const void *pa, const void *pb)
     return c ? c : strcmp(a->input_shapes, b->input_shapes);
 }
 
-static int load_side(const char *path, const opprof_avg_options *ao, side *s)
+static int load_side(const char *path, long max_events, const opprof_avg_options *ao, side *s)
 {
     s->path = path;
-    int rc = cli_load_trace("diff", path, &s->t);
+    int rc = cli_load_trace("diff", path, max_events, &s->t);
     if (rc != CLI_OK) return rc;
     if (opprof_key_averages(s->t, ao, &s->ka) != 0) {
         fprintf(stderr, "opprof diff: %s\n", opprof_last_error());
@@ -334,7 +336,7 @@ static void write_json(FILE *f, const drow *d, size_t n, int sort, const side *s
 
 int cmd_diff(int argc, char **argv)
 {
-    cli_avg_opts o = {CLI_DEFAULT_SORT, "table", CLI_DEFAULT_ROW_LIMIT, 0, 0};
+    cli_avg_opts o = {CLI_DEFAULT_SORT, "table", CLI_DEFAULT_ROW_LIMIT, 0, 0, 0};
     const char *pos[2];
     int npos, rc = cli_parse(&SPEC, argc, argv, &o, pos, &npos);
     if (rc) return rc > 0 ? CLI_OK : CLI_BAD_INPUT;
@@ -344,8 +346,8 @@ int cmd_diff(int argc, char **argv)
     side s[2] = {{0}, {0}};
     drow *d = NULL;
     size_t n = 0;
-    rc = load_side(pos[0], &ao, &s[0]);
-    if (rc == CLI_OK) rc = load_side(pos[1], &ao, &s[1]);
+    rc = load_side(pos[0], o.max_events, &ao, &s[0]);
+    if (rc == CLI_OK) rc = load_side(pos[1], o.max_events, &ao, &s[1]);
     if (rc == CLI_OK && !(d = join(&s[0], &s[1], &n))) rc = CLI_FAIL;
     if (rc == CLI_OK) {
         g_sort_metric = sort;

@@ -18,6 +18,7 @@ typedef struct merge_opts {
     const char *output, *report, *format;
     long row_limit;
     int quiet;
+    long max_events;
 } merge_opts;
 
 #define FIELD(f) offsetof(merge_opts, f)
@@ -32,6 +33,8 @@ static const cli_option OPTIONS[] = {
     {"--row-limit", "N", CLI_OPT_LONG, FIELD(row_limit), -1, INT_MAX, NULL,
      "collectives listed in the text, largest arrival spread first; -1: all (default 20)"},
     {"--quiet", NULL, CLI_OPT_FLAG, FIELD(quiet), 0, 0, NULL, "print no report on stdout"},
+    {"--max-events", "N", CLI_OPT_LONG, FIELD(max_events), 1, LONG_MAX, NULL,
+     "refuse a trace with more than N events (exit 2), stopping as soon as it has read N + 1"},
 };
 
 static const cli_spec SPEC = {
@@ -100,7 +103,7 @@ static int merge_files(const merge_opts *o, const char *const *files, size_t n)
     if (!traces) return CLI_FAIL;
     int rc = CLI_OK;
     size_t loaded = 0;
-    for (; loaded < n && rc == CLI_OK; loaded++) rc = cli_load_trace("merge", files[loaded], &traces[loaded]);
+    for (; loaded < n && rc == CLI_OK; loaded++) rc = cli_load_trace("merge", files[loaded], o->max_events, &traces[loaded]);
     if (rc == CLI_OK) rc = same_rank_twice(traces, files, (int)n);
     opprof_trace *merged = NULL;
     opprof_ranks_report *rep = NULL;
@@ -137,7 +140,7 @@ static int merge_files(const merge_opts *o, const char *const *files, size_t n)
 
 int cmd_merge(int argc, char **argv)
 {
-    merge_opts o = {NULL, NULL, "json", 20, 0};
+    merge_opts o = {NULL, NULL, "json", 20, 0, 0};
     const char **pos = calloc((size_t)argc + 1, sizeof *pos);
     int npos = 0, rc = pos ? cli_parse(&SPEC, argc, argv, &o, pos, &npos) : -1;
     if (rc) {

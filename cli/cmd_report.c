@@ -12,6 +12,7 @@
 
 typedef struct report_opts {
     const char *out, *title;
+    long max_events;
 } report_opts;
 
 #define FIELD(f) offsetof(report_opts, f)
@@ -20,6 +21,8 @@ static const cli_option OPTIONS[] = {
     {"-o", "FILE", CLI_OPT_STRING, FIELD(out), 0, 0, NULL, "the HTML file to write (default report.html)"},
     {"--output", "FILE", CLI_OPT_STRING, FIELD(out), 0, 0, NULL, "the same as -o"},
     {"--title", "TEXT", CLI_OPT_STRING, FIELD(title), 0, 0, NULL, "the page's title (default \"opprof report\")"},
+    {"--max-events", "N", CLI_OPT_LONG, FIELD(max_events), 1, LONG_MAX, NULL,
+     "refuse a trace with more than N events (exit 2), stopping as soon as it has read N + 1"},
 };
 
 static const cli_spec SPEC = {
@@ -45,14 +48,14 @@ static const char *base_name(const char *path)
 
 int cmd_report(int argc, char **argv)
 {
-    report_opts o = {"report.html", NULL};
+    report_opts o = {"report.html", NULL, 0};
     const char *pos[2];
     int npos = 0;
     int p = cli_parse(&SPEC, argc, argv, &o, pos, &npos);
     if (p) return p > 0 ? CLI_OK : CLI_BAD_INPUT;
     opprof_trace *t[2] = {NULL, NULL};
     int rc = CLI_OK;
-    for (int i = 0; i < npos && rc == CLI_OK; i++) rc = cli_load_trace("report", pos[i], &t[i]);
+    for (int i = 0; i < npos && rc == CLI_OK; i++) rc = cli_load_trace("report", pos[i], o.max_events, &t[i]);
     if (rc == CLI_OK) {
         const char *config[] = {"file", pos[0], npos > 1 ? "compared with" : NULL, npos > 1 ? pos[1] : NULL, NULL};
         opprof_report_options ro = {.title = o.title, .label_a = base_name(pos[0]),

@@ -19,6 +19,8 @@ static const cli_option OPTIONS[] = {
     CLI_ROW_GROUP_BY_INPUT_SHAPE(FIELD(by_shape), "one row per (name, input shapes), from args \"Input Dims\"", ""),
     {"--top-level", NULL, CLI_OPT_FLAG, FIELD(top_level), 0, 0, NULL, "only events that no other event encloses"},
     CLI_ROW_FORMAT(FIELD(format), ""),
+    {"--max-events", "N", CLI_OPT_LONG, FIELD(max_events), 1, LONG_MAX, NULL,
+     "refuse a trace with more than N events (exit 2), stopping as soon as it has read N + 1"},
 };
 
 static const cli_spec SPEC = {
@@ -37,12 +39,12 @@ static const cli_spec SPEC = {
 
 int cmd_summary(int argc, char **argv)
 {
-    cli_avg_opts o = {CLI_DEFAULT_SORT, "table", CLI_DEFAULT_ROW_LIMIT, 0, 0};
+    cli_avg_opts o = {CLI_DEFAULT_SORT, "table", CLI_DEFAULT_ROW_LIMIT, 0, 0, 0};
     const char *pos[1];
     int npos, rc = cli_parse(&SPEC, argc, argv, &o, pos, &npos);
     if (rc) return rc > 0 ? CLI_OK : CLI_BAD_INPUT;
     opprof_trace *t;
-    if ((rc = cli_load_trace("summary", pos[0], &t)) != CLI_OK) return rc;
+    if ((rc = cli_load_trace("summary", pos[0], o.max_events, &t)) != CLI_OK) return rc;
     opprof_avg_options ao = {o.by_shape, 0, o.top_level};
     opprof_key_averages *ka = NULL;
     rc = opprof_key_averages(t, &ao, &ka);

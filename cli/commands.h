@@ -22,6 +22,7 @@ typedef struct cli_avg_opts {
     const char *sort, *format; /* a sort key; table, csv or json */
     long row_limit;            /* table rows; -1 all */
     int by_shape, top_level;   /* --group-by-input-shape, --top-level */
+    long max_events;           /* --max-events; 0 no limit */
 } cli_avg_opts;
 
 int cmd_run(int argc, char **argv);
@@ -29,10 +30,11 @@ int cmd_summary(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 
-/* Loads the trace at path ("-": stdin). On failure prints
- * "opprof COMMAND: PATH: byte N: what" and returns CLI_BAD_INPUT (CLI_FAIL
- * when out of memory). */
-int cli_load_trace(const char *command, const char *path, opprof_trace **out);
+/* Loads the trace at path ("-": stdin), refusing one of more than
+ * max_events events (0: no limit). On failure prints
+ * "opprof COMMAND: PATH: byte N: what" and returns CLI_BAD_INPUT, also when
+ * the trace is too large for memory. */
+int cli_load_trace(const char *command, const char *path, long max_events, opprof_trace **out);
 
 /* Writes ka as format says ("table": the table of its first row_limit rows
  * by sort; "csv", "json": every row, sorted by sort). */

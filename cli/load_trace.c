@@ -1,12 +1,13 @@
 /* Reading a trace file for a subcommand, with the reader's one-line error. */
+#include <stdint.h>
 #include <stdio.h>
 
 #include "commands.h"
 #include "opprof.h"
 
-int cli_load_trace(const char *command, const char *path, opprof_trace **out)
+int cli_load_trace(const char *command, const char *path, long max_events, opprof_trace **out)
 {
-    int rc = opprof_trace_load(path, out);
+    int rc = opprof_trace_load_max(path, max_events > 0 ? (uint64_t)max_events : 0, out);
     if (rc == 0) {
         /* The table is right for what was recorded; the reader should know it stops early. */
         if (opprof_trace_incomplete(*out))

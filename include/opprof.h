@@ -853,6 +853,12 @@ OPPROF_API int opprof_trace_load(const char *path, opprof_trace **out);
  * "<buffer>". */
 OPPROF_API int opprof_trace_load_buffer(const void *buf, size_t len, opprof_trace **out);
 
+/* opprof_trace_load that refuses a trace with more than max_events events
+ * (operators, device activity and memory events together; 0: no limit)
+ * with OPPROF_E_RANGE as soon as the reader meets event max_events + 1, so
+ * an oversized input is never held whole. */
+OPPROF_API int opprof_trace_load_max(const char *path, uint64_t max_events, opprof_trace **out);
+
 /* ======================================================================
  * 10. Configuration from the environment
  *

@@ -21,6 +21,7 @@ typedef struct op_importer {
     int64_t t_min, t_max; /* earliest start and latest end kept, ns */
     int any_time;
     uint64_t mem_totals;  /* memory events that gave "Total Allocated" */
+    uint64_t max_events;  /* refuse more events than this; 0 no limit */
 } op_importer;
 
 /* Adds the event in im->ev to the model when it is one the reader keeps.
@@ -30,5 +31,9 @@ int op_import_event(op_importer *im);
 /* Reads a whole trace from src (owned and closed) into a finished model.
  * label names the input in messages; chunk is the first read size. */
 int op_import_source(op_source *src, const char *label, size_t chunk, opprof_trace **out);
+
+/* op_import_source that fails with OPPROF_E_RANGE once the model holds more
+ * than max_events events and memory events (0: no limit). */
+int op_import_source_max(op_source *src, const char *label, size_t chunk, uint64_t max_events, opprof_trace **out);
 
 #endif

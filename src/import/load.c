@@ -22,6 +22,12 @@ static int read_events(op_importer *im)
             return -1;
         }
         if (op_read_event(&im->j, &im->ev) != 0 || op_import_event(im) != 0) return -1;
+        /* Checked per event, so an oversized input stops here, not after it is all held. */
+        if (im->max_events && im->t->nev + im->t->nmem > im->max_events) {
+            op_json_fail(&im->j, OPPROF_E_RANGE, im->j.off, "more than %" PRIu64 " events (the limit asked for)",
+                         im->max_events);
+            return -1;
+        }
     }
 }
 
@@ -197,9 +203,15 @@ static void rebase(op_importer *im, int64_t base_ns)
 
 int op_import_source(op_source *src, const char *label, size_t chunk, opprof_trace **out)
 {
+    return op_import_source_max(src, label, chunk, 0, out);
+}
+
+int op_import_source_max(op_source *src, const char *label, size_t chunk, uint64_t max_events, opprof_trace **out)
+{
     *out = NULL;
     op_importer im;
     memset(&im, 0, sizeof im);
+    im.max_events = max_events;
     im.t = op_trace_new();
     if (!im.t || op_json_init(&im.j, src, chunk) != 0) {
         opprof_trace_free(im.t);
@@ -241,7 +253,7 @@ static int fail_open(int rc, const char *label)
     return op_fail(rc, "%s: %s", label, detail);
 }
 
-int opprof_trace_load(const char *path, opprof_trace **out)
+int opprof_trace_load_max(const char *path, uint64_t max_events, opprof_trace **out)
 {
     if (!out) return op_fail(OPPROF_E_INVAL, "opprof_trace_load: NULL out");
     *out = NULL;
@@ -250,7 +262,12 @@ int opprof_trace_load(const char *path, opprof_trace **out)
     op_source *src;
     int rc = op_source_open_path(path, &src);
     if (rc != 0) return fail_open(rc, label);
-    return op_import_source(src, label, OP_IMPORT_CHUNK, out);
+    return op_import_source_max(src, label, OP_IMPORT_CHUNK, max_events, out);
+}
+
+int opprof_trace_load(const char *path, opprof_trace **out)
+{
+    return opprof_trace_load_max(path, 0, out);
 }
 
 int opprof_trace_load_buffer(const void *buf, size_t len, opprof_trace **out)

@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "cli_shell.h"
+#include "opprof.h"
 #include "csv.h"
 #include "fixtures.h"
 #include "slurp.h"
@@ -347,6 +348,57 @@ static void test_merge_to_a_full_stdout(void **state)
     free(err);
 }
 
+/* --max-events: a trace of more events is refused with exit 2 and one line,
+ * before the reader has seen the rest of it (the garbage after the third
+ * event is never reached); summary, diff, report and merge alike. */
+static void test_max_events(void **state)
+{
+    (void)state;
+    const char *ev3 = "[{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":10},"
+                      "{\"ph\":\"X\",\"name\":\"b\",\"pid\":1,\"tid\":1,\"ts\":2,\"dur\":4},"
+                      "{\"ph\":\"i\",\"s\":\"t\",\"name\":\"[memory]\",\"pid\":1,\"tid\":1,\"ts\":3,"
+                      "\"args\":{\"Addr\":1,\"Bytes\":8}}";
+    char text[1024];
+    snprintf(text, sizeof text, "%s]", ev3);
+    write_file("three.json", text);
+    snprintf(text, sizeof text, "%s, {\"ph\": this is not json", ev3);
+    write_file("cut.json", text);
+    assert_int_equal(opprof("summary %s/three.json --format csv", g_tmp), 0);
+    char *plain = slurp(g_out);
+    assert_int_equal(opprof("summary %s/three.json --format csv --max-events 3", g_tmp), 0);
+    char *limited = slurp(g_out);
+    assert_string_equal(plain, limited);
+    free(plain);
+    free(limited);
+
+    static const char *const cmds[] = {"summary %s/three.json --max-events 2", "summary %s/cut.json --max-events 2",
+                                       "diff %s/three.json %s/three.json --max-events 2",
+                                       "report %s/three.json -o %s/r.html --max-events 2",
+                                       "merge %s/three.json -o %s/m.json --max-events 2"};
+    for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
+        assert_int_equal(opprof(cmds[i], g_tmp, g_tmp), 2);
+        char *err = slurp(g_err);
+        assert_non_null(strstr(err, "more than 2 events"));
+        assert_int_equal(count_lines(err), 1);
+        free(err);
+    }
+    /* The garbage is there: without the limit the reader reaches it. */
+    assert_int_equal(opprof("summary %s/cut.json", g_tmp), 2);
+    char *err = slurp(g_err);
+    assert_null(strstr(err, "more than"));
+    free(err);
+    assert_int_equal(opprof("summary %s/three.json --max-events 0", g_tmp), 2);
+
+    opprof_trace *t = NULL;
+    snprintf(text, sizeof text, "%s/three.json", g_tmp);
+    assert_int_equal(opprof_trace_load_max(text, 3, &t), OPPROF_OK);
+    assert_int_equal(opprof_trace_event_count(t), 2);
+    opprof_trace_free(t);
+    assert_int_equal(opprof_trace_load_max(text, 2, &t), OPPROF_E_RANGE);
+    assert_null(t);
+    assert_non_null(strstr(opprof_last_error(), "more than 2 events"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -359,6 +411,7 @@ int main(void)
         cmocka_unit_test(test_diff_of_a_fixture_with_itself),
         cmocka_unit_test(test_out_of_memory_is_an_unreadable_trace),
         cmocka_unit_test(test_merge_to_a_full_stdout),
+        cmocka_unit_test(test_max_events),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "exec_flight.h"
 #include "opprof.h"
 
 #ifndef OPPROF_INSTALL_LIBDIR
@@ -50,6 +51,7 @@ static void usage(FILE *f)
             "  --stack-depth N      frames per stack (default 32)\n"
             "  --memory             profile memory (preloads libopprof_malloc.so too)\n"
             "  --max-events N       cap on recorded events (default %u)\n"
+            EXEC_FLIGHT_HELP
             "\n"
             "The OPPROF_* variables of opprof_config_from_env (OPPROF_SCHEDULE,\n"
             "OPPROF_RECORD_SHAPES, OPPROF_OUTPUT_TRACE_DIR, ...) apply too.\n"
@@ -109,7 +111,7 @@ static int parse_int(const char *opt, const char *v, long lo, long hi)
 
 enum {
     O_TABLE = 256, O_TRACE, O_SORT, O_ROWS, O_GROUP, O_STACKS, O_METRIC, O_EXCLUDE, O_WITH_STACK, O_DEPTH, O_MEMORY,
-    O_MAX_EVENTS, O_HELP
+    O_MAX_EVENTS, O_HELP, O_ON_DEMAND, O_FLIGHT, O_SLOW_STEP, O_FLIGHT_FILE, O_FLIGHT_SIGNAL
 };
 
 int cmd_exec(int argc, char **argv)
@@ -128,15 +130,20 @@ int cmd_exec(int argc, char **argv)
         {"memory", no_argument, NULL, O_MEMORY},
         {"max-events", required_argument, NULL, O_MAX_EVENTS},
         {"help", no_argument, NULL, O_HELP},
+        {"on-demand", no_argument, NULL, O_ON_DEMAND},
+        {"flight", required_argument, NULL, O_FLIGHT},
+        {"slow-step", required_argument, NULL, O_SLOW_STEP},
+        {"flight-file", required_argument, NULL, O_FLIGHT_FILE},
+        {"flight-signal", required_argument, NULL, O_FLIGHT_SIGNAL},
         {NULL, 0, NULL, 0},
     };
     const char *table = NULL, *stacks = NULL, *trace = NULL;
     char exclude[8192] = "";
-    int memory = 0, c, bad = 0;
+    int memory = 0, c, bad = 0, li = 0;
     optind = 1;
     opterr = 1;
     /* '+': the first operand is the program; its options are its own. */
-    while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+h", opts, &li)) != -1) {
         switch (c) {
         case O_TABLE: table = optarg; break;
         case O_TRACE: trace = optarg; break;
@@ -160,12 +167,22 @@ int cmd_exec(int argc, char **argv)
         case O_DEPTH: bad |= parse_int("--stack-depth", optarg, 1, 128) || set("OPPROF_MAX_STACK_DEPTH", optarg); break;
         case O_MEMORY: memory = 1; bad |= set("OPPROF_PROFILE_MEMORY", "1"); break;
         case O_MAX_EVENTS: bad |= parse_int("--max-events", optarg, 1, LONG_MAX) || set("OPPROF_MAX_EVENTS", optarg); break;
+        case O_ON_DEMAND:
+        case O_FLIGHT:
+        case O_SLOW_STEP:
+        case O_FLIGHT_FILE:
+        case O_FLIGHT_SIGNAL: {
+            char name[32];
+            snprintf(name, sizeof name, "--%s", opts[li].name);
+            bad |= exec_flight_option(name, optarg) != 0;
+            break;
+        }
         case 'h':
         case O_HELP: usage(stdout); return CLI_OK;
         default: usage(stderr); return CLI_BAD_INPUT;
         }
     }
-    if (bad) return CLI_BAD_INPUT;
+    if (bad || exec_flight_check() != 0) return CLI_BAD_INPUT;
     if (optind >= argc) {
         fprintf(stderr, "opprof exec: no program given\n");
         usage(stderr);

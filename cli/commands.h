@@ -33,5 +33,6 @@ int cli_load_trace(const char *command, const char *path, opprof_trace **out);
 
 int cmd_exec(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
+int cmd_trigger(int argc, char **argv);
 
 #endif

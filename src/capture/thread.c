@@ -41,7 +41,7 @@ static op_chunk *map_chunk(void)
     return p == MAP_FAILED ? NULL : p;
 }
 
-static op_chunk *chunk_new(void)
+op_chunk *op_chunk_new(void)
 {
     pthread_mutex_lock(&g_pool_lock);
     op_chunk *c = g_pool;
@@ -86,7 +86,7 @@ void op_capture_prefill(unsigned nchunks)
     }
 }
 
-static void free_chunks(op_chunk *c)
+void op_chunks_free(op_chunk *c)
 {
     while (c) {
         op_chunk *n = atomic_load_explicit(&c->next, memory_order_relaxed);
@@ -142,7 +142,7 @@ static void on_thread_exit(void *arg)
         atomic_store_explicit(&t->dead, 1, memory_order_release);
     } else {
         unlink_state(t);
-        free_chunks(t->head);
+        op_chunks_free(t->head);
         state_free(t);
     }
     pthread_mutex_unlock(&g_reg_lock);
@@ -174,7 +174,7 @@ void op_registry_reap(uint64_t g)
         op_tstate *t = *p;
         if (atomic_load_explicit(&t->dead, memory_order_acquire) && t->gen == g) {
             *p = t->next;
-            free_chunks(t->head);
+            op_chunks_free(t->head);
             state_free(t);
         } else {
             p = &t->next;
@@ -186,16 +186,18 @@ void op_registry_reap(uint64_t g)
 static int reset_for(op_tstate *t, uint64_t g)
 {
     if (!t->head) {
-        t->head = chunk_new();
+        t->head = op_chunk_new();
         if (!t->head) return -1;
     }
     /* Keep the first chunk for reuse; give the rest back. */
-    free_chunks(atomic_load_explicit(&t->head->next, memory_order_relaxed));
+    op_chunks_free(atomic_load_explicit(&t->head->next, memory_order_relaxed));
     atomic_store_explicit(&t->head->next, NULL, memory_order_relaxed);
     atomic_store_explicit(&t->head->end, NULL, memory_order_relaxed);
     t->tail = t->head;
     t->lim = t->head->words + t->head->nwords;
     atomic_store_explicit(&t->cur, t->head->words, memory_order_relaxed);
+    t->ring_max = op_g.ring_chunks;
+    t->ring_n = 1;
     t->depth = 0;
     t->overflow = 0;
     t->budget = 0;
@@ -273,7 +275,11 @@ int op_thread_reserve(op_tstate *t, uint32_t words)
     if (t->budget <= 0 && take_budget(t) != 0) goto drop;
     op_word *cur = atomic_load_explicit(&t->cur, memory_order_relaxed);
     if (cur + words > t->lim) {
-        op_chunk *c = chunk_new();
+        if (t->ring_max) {
+            if (op_ring_advance(t, cur) == 0) return 0;
+            goto drop;
+        }
+        op_chunk *c = op_chunk_new();
         if (!c) goto drop;
         /* Publish where the old chunk's data ends before moving on. */
         atomic_store_explicit(&t->tail->end, cur, memory_order_release);

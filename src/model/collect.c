@@ -355,10 +355,14 @@ static int collect_thread(collector *cl, op_tstate *t, uint64_t stop_ticks)
     if (t->name[0]) cl->tr->threads[ti].name = op_trace_intern(cl->tr, t->name, strlen(t->name));
     uint64_t close_ticks = atomic_load_explicit(&t->dead, memory_order_acquire) ? t->exit_ticks : stop_ticks;
     cl->nopen = 0;
+    const op_word *until = t->ring_until; /* a frozen ring is read up to where it was at the freeze */
     for (op_chunk *c = t->head; c;) {
         op_chunk *next = atomic_load_explicit(&c->next, memory_order_acquire);
         const op_word *end = atomic_load_explicit(&c->end, memory_order_acquire);
-        if (!next) {
+        int last = until && until >= c->words && until <= c->words + c->nwords;
+        if (last) {
+            end = until;
+        } else if (!next) {
             const op_word *cur = atomic_load_explicit(&t->cur, memory_order_acquire);
             if (cur >= c->words && cur <= c->words + c->nwords) {
                 end = cur;
@@ -372,7 +376,7 @@ static int collect_thread(collector *cl, op_tstate *t, uint64_t stop_ticks)
             if (len == 0) break;
             p += len;
         }
-        c = next;
+        c = last ? NULL : next;
     }
     cl->tr->dropped += atomic_load_explicit(&t->dropped, memory_order_relaxed);
     return 0;

@@ -111,7 +111,7 @@ static int parse_int(const char *opt, const char *v, long lo, long hi)
 
 enum {
     O_TABLE = 256, O_TRACE, O_SORT, O_ROWS, O_GROUP, O_STACKS, O_METRIC, O_EXCLUDE, O_WITH_STACK, O_DEPTH, O_MEMORY,
-    O_MAX_EVENTS, O_HELP, O_ON_DEMAND, O_FLIGHT, O_SLOW_STEP, O_FLIGHT_FILE, O_FLIGHT_SIGNAL
+    O_MAX_EVENTS, O_HELP, O_ON_DEMAND, O_FLIGHT, O_SLOW_STEP, O_FLIGHT_FILE, O_FLIGHT_SIGNAL, O_SLOW
 };
 
 int cmd_exec(int argc, char **argv)
@@ -135,6 +135,7 @@ int cmd_exec(int argc, char **argv)
         {"slow-step", required_argument, NULL, O_SLOW_STEP},
         {"flight-file", required_argument, NULL, O_FLIGHT_FILE},
         {"flight-signal", required_argument, NULL, O_FLIGHT_SIGNAL},
+        {"slow", required_argument, NULL, O_SLOW},
         {NULL, 0, NULL, 0},
     };
     const char *table = NULL, *stacks = NULL, *trace = NULL;
@@ -171,7 +172,8 @@ int cmd_exec(int argc, char **argv)
         case O_FLIGHT:
         case O_SLOW_STEP:
         case O_FLIGHT_FILE:
-        case O_FLIGHT_SIGNAL: {
+        case O_FLIGHT_SIGNAL:
+        case O_SLOW: {
             char name[32];
             snprintf(name, sizeof name, "--%s", opts[li].name);
             bad |= exec_flight_option(name, optarg) != 0;

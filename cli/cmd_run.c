@@ -33,8 +33,8 @@ typedef struct run_opts {
     const char *memory_timeline, *schedule, *trace_dir, *stacks_out, *stacks_metric;
     const char *report;
     int distributed, print_loss;
-    const char *flight, *slow_step, *flight_file, *inject_delay;
-    run_flight fl; /* the four above, checked */
+    const char *flight, *slow_step, *slow_range, *flight_file, *inject_delay;
+    run_flight fl; /* the five above, checked */
 } run_opts;
 
 #define FIELD(f) offsetof(run_opts, f)
@@ -134,6 +134,8 @@ static const cli_option OPTIONS[] = {
     {"--slow-step", "T", CLI_OPT_STRING, FIELD(slow_step), 0, 0, NULL,
      "with --flight: dump when a step takes longer than T (50ms) or than a multiple\n"
      "                             of the running median (1.5x)"},
+    {"--slow", "RANGE", CLI_OPT_STRING, FIELD(slow_range), 0, 0, NULL,
+     "with --flight: a step is a range of this name (e.g. aten::conv2d) instead of a pass"},
     {"--flight-file", "PATH", CLI_OPT_STRING, FIELD(flight_file), 0, 0, NULL,
      "with --flight: the dumps' name ({n}: the dump's number, {pid}); default\n"
      "                             opprof_flight_{pid}_{n}.json"},
@@ -528,7 +530,7 @@ static int check_args(run_opts *o)
         fprintf(stderr, "opprof run: --gzip compresses the files of --trace-dir; give one (or --trace FILE.gz)\n");
         return CLI_BAD_INPUT;
     }
-    if (run_flight_parse(o->flight, o->slow_step, o->flight_file, o->inject_delay, &o->fl) != 0) return CLI_BAD_INPUT;
+    if (run_flight_parse(o->flight, o->slow_step, o->slow_range, o->flight_file, o->inject_delay, &o->fl) != 0) return CLI_BAD_INPUT;
     if (o->fl.ring && (o->schedule || o->distributed)) {
         fprintf(stderr, "opprof run: --flight records every step: not with --schedule or --distributed\n");
         return CLI_BAD_INPUT;

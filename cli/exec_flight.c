@@ -32,6 +32,7 @@ int exec_flight_option(const char *opt, const char *value)
         return put("OPPROF_FLIGHT_SLOW_STEP", value);
     }
     if (!strcmp(opt, "--flight-file")) return put("OPPROF_FLIGHT_FILE", value);
+    if (!strcmp(opt, "--slow")) return put("OPPROF_FLIGHT_SLOW_RANGE", value);
     if (!strcmp(opt, "--flight-signal")) {
         char *end;
         long n = strtol(value, &end, 10);
@@ -51,9 +52,10 @@ bad:
 int exec_flight_check(void)
 {
     const char *f = getenv("OPPROF_FLIGHT");
-    if ((getenv("OPPROF_FLIGHT_SLOW_STEP") || getenv("OPPROF_FLIGHT_FILE") || getenv("OPPROF_FLIGHT_SIGNAL")) &&
+    if ((getenv("OPPROF_FLIGHT_SLOW_STEP") || getenv("OPPROF_FLIGHT_SLOW_RANGE") || getenv("OPPROF_FLIGHT_FILE") ||
+         getenv("OPPROF_FLIGHT_SIGNAL")) &&
         !(f && *f)) {
-        fprintf(stderr, "opprof exec: --slow-step, --flight-file and --flight-signal go with --flight SIZE\n");
+        fprintf(stderr, "opprof exec: --slow-step, --slow, --flight-file and --flight-signal go with --flight SIZE\n");
         return -1;
     }
     return 0;

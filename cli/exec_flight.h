@@ -16,6 +16,8 @@ int exec_flight_check(void);
     "                       slow step\n"                                                        \
     "  --slow-step T        dump when a step (opprof_step) takes longer than T (50ms) or\n"    \
     "                       than a multiple of the running median (1.5x)\n"                    \
+    "  --slow RANGE         a step is a range of that name (a function): for programs\n"   \
+    "                       that do not call opprof_step\n"                                   \
     "  --flight-file PATH   the dumps' name ({n}: the dump's number, {pid})\n"                 \
     "  --flight-signal N    the signal that dumps (default 12, SIGUSR2; 0 none)\n"
 

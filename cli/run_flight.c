@@ -8,7 +8,8 @@
 #include <string.h>
 #include <time.h>
 
-int run_flight_parse(const char *flight, const char *slow, const char *file, const char *inject, run_flight *out)
+int run_flight_parse(const char *flight, const char *slow, const char *range, const char *file, const char *inject,
+                     run_flight *out)
 {
     memset(out, 0, sizeof *out);
     out->delay_step = -1;
@@ -16,8 +17,9 @@ int run_flight_parse(const char *flight, const char *slow, const char *file, con
         fprintf(stderr, "opprof run: --flight %s: %s\n", flight, opprof_last_error());
         return -1;
     }
-    if ((slow || file) && !flight) {
-        fprintf(stderr, "opprof run: --slow-step and --flight-file go with --flight SIZE\n");
+    out->range = range;
+    if ((slow || file || range) && !flight) {
+        fprintf(stderr, "opprof run: --slow-step, --slow and --flight-file go with --flight SIZE\n");
         return -1;
     }
     if (slow && opprof_parse_slow_step(slow, &out->slow_ns, &out->slow_ratio) != OPPROF_OK) {
@@ -54,6 +56,7 @@ int run_flight_start(const run_flight *f, const opprof_config *cfg, const char *
     fc.slow_step_ns = f->slow_ns;
     fc.slow_step_ratio = f->slow_ratio;
     fc.path = file;
+    fc.slow_range = f->range;
     fc.on_dump = on_dump;
     return opprof_flight_start(&fc);
 }

@@ -1,4 +1,4 @@
-/* opprof run's flight recorder (--flight, --slow-step, --flight-file) and
+/* opprof run's flight recorder (--flight, --slow-step, --slow, --flight-file) and
  * --inject-delay, the slow step made on purpose that shows it working. */
 #ifndef OPPROF_CLI_RUN_FLIGHT_H
 #define OPPROF_CLI_RUN_FLIGHT_H
@@ -13,10 +13,12 @@ typedef struct run_flight {
     int64_t slow_ns;
     double slow_ratio;
     long delay_step, delay_ms; /* delay_step -1: none */
+    const char *range;         /* --slow: a step is this range */
 } run_flight;
 
 /* Checks the options (any may be NULL); 0, or -1 after saying what is wrong. */
-int run_flight_parse(const char *flight, const char *slow, const char *file, const char *inject, run_flight *out);
+int run_flight_parse(const char *flight, const char *slow, const char *range, const char *file, const char *inject,
+                     run_flight *out);
 
 /* Starts the recorder with cfg's options; dumps go to file (NULL: the
  * default name), each announced on stderr. */

@@ -1057,9 +1057,10 @@ OPPROF_API int opprof_ranks_report_write(const opprof_ranks_report *r, FILE *f, 
  * (SIGUSR2 by default, then passed on to the program's own handler), from a
  * trigger (`opprof trigger PID --dump`), or from a slow step: an
  * opprof_step interval longer than a fixed time or than a multiple of the
- * running median of the last 64 steps. With the recorder on, each step is a
+ * running median of the last 64 steps (or a range of a given name, for a
+ * program that does not call opprof_step). With the recorder on, each step is a
  * "ProfilerStep#N" range, as with a schedule. OPPROF_FLIGHT=SIZE (with
- * OPPROF_FLIGHT_SLOW_STEP=50ms|1.5x, OPPROF_FLIGHT_FILE=PATH,
+ * OPPROF_FLIGHT_SLOW_STEP=50ms|1.5x, OPPROF_FLIGHT_SLOW_RANGE=NAME, OPPROF_FLIGHT_FILE=PATH,
  * OPPROF_FLIGHT_SIGNAL=N|0) starts it when libopprof.so loads.
  * ====================================================================== */
 
@@ -1117,6 +1118,8 @@ typedef struct opprof_flight_config {
     int64_t slow_step_ns;       /* dump when a step takes longer; 0 off */
     double slow_step_ratio;     /* dump when a step takes longer than this times the running median
                                    (after 8 steps); 0 off */
+    const char *slow_range;     /* a step is a range of this name instead of an opprof_step interval
+                                   (every end then takes the recorder's slower path); NULL: steps */
     unsigned max_slow_dumps;    /* slow-step dumps at most (0: 10); while one is written, one more
                                    slow step waits and the others are let go */
     int signal;                 /* dump on this signal; 0: SIGUSR2, -1 none */

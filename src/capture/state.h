@@ -134,6 +134,11 @@ typedef struct op_global {
     void *clock_ctx;
     unsigned max_stack_depth;
     uint32_t ring_chunks;      /* flight recorder: chunks per thread; 0 for a plain session */
+    /* Flight recorder: the ends of ranges of this name are reported to
+     * watch_fn (a slow "step" that is a named range). Set before the session
+     * starts; every end then takes the slow path, which checks the name. */
+    const char *watch_name;
+    void (*watch_fn)(uint64_t t0, uint64_t t1);
     _Atomic int ring_freeze;   /* > 0 while a collector reads the rings: nothing is overwritten */
 } op_global;
 

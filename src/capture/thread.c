@@ -214,7 +214,7 @@ static int reset_for(op_tstate *t, uint64_t g)
      * and both begin and end when a clock function must be called: the fast
      * paths then make no call and need no saved registers. */
     t->fast_gen = (t->opts & (OP_OPT_FLOPS | OP_OPT_STACK)) || t->clock ? 0 : g;
-    t->end_gen = t->clock ? 0 : g;
+    t->end_gen = t->clock || OP_LOAD(&op_g.watch_name) ? 0 : g;
     return 0;
 }
 

@@ -6,6 +6,7 @@
  *   OPPROF_FLIGHT=SIZE             run the flight recorder, SIZE per thread (64M)
  *   OPPROF_FLIGHT_SLOW_STEP=T      dump after a step longer than T (50ms) or than
  *                                  a multiple of the running median (1.5x)
+ *   OPPROF_FLIGHT_SLOW_RANGE=NAME  a step is a range of this name (no opprof_step)
  *   OPPROF_FLIGHT_FILE=PATH        the dumps' name ({n}, {pid}); default
  *                                  opprof_flight_{pid}_{n}.json
  *   OPPROF_FLIGHT_SIGNAL=N         dump on signal N (default 12, SIGUSR2; 0 none)
@@ -43,6 +44,7 @@ static void start_flight(const char *size, const opprof_config *session)
     if (slow && *slow && opprof_parse_slow_step(slow, &fc.slow_step_ns, &fc.slow_step_ratio) != OPPROF_OK)
         return complain("OPPROF_FLIGHT_SLOW_STEP", slow);
     if (file && *file) fc.path = file;
+    fc.slow_range = getenv("OPPROF_FLIGHT_SLOW_RANGE");
     if (sig && *sig) {
         char *end;
         long n = strtol(sig, &end, 10);

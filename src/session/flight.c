@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "capture/clock.h"
+#include "capture/state.h"
 #include "common/error.h"
 #include "opprof.h"
 #include "session/flight.h"
@@ -49,7 +50,11 @@ static struct {
     pthread_t writer;
     int quit;
     opprof_flight_config cfg;
-    char *path, *dir;          /* the config's strings, copied */
+    char *path, *dir, *range;  /* the config's strings, copied */
+    unsigned long range_count; /* slow_range: its ends seen */
+    uint64_t tick0;            /* slow_range: the clock at the start, to turn ticks into ns */
+    int64_t mono0;
+    int ticks_are_ns;
     unsigned long seq;         /* dump numbers given */
     sync_req *queue;
     char slow_reason[160];
@@ -213,22 +218,20 @@ static int64_t median_locked(void)
     return W.nwin % 2 ? v[W.nwin / 2] : (v[W.nwin / 2 - 1] + v[W.nwin / 2]) / 2;
 }
 
-void op_flight_on_step(int64_t step)
+/* One step of duration dur ended (what: "step 512", "range train_step #3"):
+ * asks for a dump when it is slow. */
+static void observe(int64_t dur, const char *what)
 {
-    if (!atomic_load_explicit(&W.running, memory_order_acquire)) return;
-    int64_t now = op_mono_ns();
     pthread_mutex_lock(&g_lock);
-    int64_t dur = now - W.last_ns;
-    W.last_ns = now;
-    char why[160] = "";
+    char why[200] = "";
     if (W.cfg.slow_step_ns > 0 && dur > W.cfg.slow_step_ns) {
-        snprintf(why, sizeof why, "step %lld took %.3f ms > %.3f ms", (long long)step, (double)dur / 1e6,
+        snprintf(why, sizeof why, "%s took %.3f ms > %.3f ms", what, (double)dur / 1e6,
                  (double)W.cfg.slow_step_ns / 1e6);
     } else if (W.cfg.slow_step_ratio > 0 && W.nwin >= MIN_STEPS) {
         int64_t med = median_locked();
         if ((double)dur > W.cfg.slow_step_ratio * (double)med)
-            snprintf(why, sizeof why, "step %lld took %.3f ms > %gx the median %.3f ms", (long long)step,
-                     (double)dur / 1e6, W.cfg.slow_step_ratio, (double)med / 1e6);
+            snprintf(why, sizeof why, "%s took %.3f ms > %gx the median %.3f ms", what, (double)dur / 1e6,
+                     W.cfg.slow_step_ratio, (double)med / 1e6);
     }
     W.window[W.win_at] = dur;
     W.win_at = (W.win_at + 1) % WINDOW;
@@ -242,6 +245,40 @@ void op_flight_on_step(int64_t step)
     }
     pthread_mutex_unlock(&g_lock);
     if (ask) wake_writer();
+}
+
+void op_flight_on_step(int64_t step)
+{
+    if (!atomic_load_explicit(&W.running, memory_order_acquire) || W.range) return;
+    int64_t now = op_mono_ns();
+    pthread_mutex_lock(&g_lock);
+    int64_t dur = now - W.last_ns;
+    W.last_ns = now;
+    pthread_mutex_unlock(&g_lock);
+    char what[48];
+    snprintf(what, sizeof what, "step %lld", (long long)step);
+    observe(dur, what);
+}
+
+/* The end of a range named slow_range (capture/record.c), in the
+ * recording clock's ticks: converted with the ratio of ticks to
+ * nanoseconds since the recorder started. */
+static void on_range_end(uint64_t t0, uint64_t t1)
+{
+    if (!atomic_load_explicit(&W.running, memory_order_acquire)) return;
+    double ns_per_tick = 1.0;
+    if (!W.ticks_are_ns) {
+        uint64_t now = op_cycles();
+        int64_t mono = op_mono_ns();
+        if (now <= W.tick0 || mono <= W.mono0) return;
+        ns_per_tick = (double)(mono - W.mono0) / (double)(now - W.tick0);
+    }
+    char what[200];
+    pthread_mutex_lock(&g_lock);
+    unsigned long n = W.range_count++;
+    pthread_mutex_unlock(&g_lock);
+    snprintf(what, sizeof what, "range %.140s #%lu", W.range, n);
+    observe((int64_t)((double)(t1 - t0) * ns_per_tick), what);
 }
 
 /* ---- the signal ---- */
@@ -294,7 +331,8 @@ static void forget_config(void)
 {
     free(W.path);
     free(W.dir);
-    W.path = W.dir = NULL;
+    free(W.range);
+    W.path = W.dir = W.range = NULL;
 }
 
 static void close_pipe(void)
@@ -319,12 +357,15 @@ int opprof_flight_start(const opprof_flight_config *c)
     if (!W.cfg.max_slow_dumps) W.cfg.max_slow_dumps = 10;
     W.path = c->path ? strdup(c->path) : NULL;
     W.dir = c->session.output_dir ? strdup(c->session.output_dir) : NULL;
-    if ((c->path && !W.path) || (c->session.output_dir && !W.dir)) {
+    W.range = c->slow_range && *c->slow_range ? strdup(c->slow_range) : NULL;
+    if ((c->path && !W.path) || (c->session.output_dir && !W.dir) || (c->slow_range && *c->slow_range && !W.range)) {
         forget_config();
         return op_fail(OPPROF_E_NOMEM, "out of memory");
     }
     W.cfg.path = W.path;
     W.cfg.session.output_dir = W.dir;
+    W.cfg.slow_range = W.range;
+    W.range_count = 0;
     W.seq = 0;
     W.quit = 0;
     W.slow_pending = 0;
@@ -339,8 +380,16 @@ int opprof_flight_start(const opprof_flight_config *c)
     opprof_config s = W.cfg.session;
     s.on_trace_ready = NULL;
     s.user = NULL;
+    W.ticks_are_ns = s.clock != NULL || !op_clock_cycles_usable();
+    W.tick0 = op_cycles();
+    W.mono0 = op_mono_ns();
+    if (W.range) { /* before the session: each thread reads it when it attaches */
+        OP_STORE(&op_g.watch_fn, on_range_end);
+        OP_STORE(&op_g.watch_name, (const char *)W.range);
+    }
     int rc = op_session_start_ring(&s, (uint32_t)chunks);
     if (rc != OPPROF_OK) {
+        OP_STORE(&op_g.watch_name, (const char *)NULL);
         close_pipe();
         forget_config();
         return rc;
@@ -428,6 +477,7 @@ int opprof_flight_stop(void)
     pthread_join(W.writer, NULL);
     close_pipe();
     int rc = opprof_stop(NULL); /* what the rings hold goes: a dump was the time to keep it */
+    OP_STORE(&op_g.watch_name, (const char *)NULL);
     forget_config();
     return rc;
 }

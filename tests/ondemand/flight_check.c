@@ -72,9 +72,16 @@ static void slow_step_dump_holds_it_20_of_20(void **state)
         path_in(pattern, sizeof pattern, name);
         path_in(out, sizeof out, "ft.out");
         path_in(err, sizeof err, "ft.err");
-        /* Alternately a fixed threshold and a ratio to the running median. */
-        char *argv[] = {getenv("FLIGHT_TARGET"), pattern, "10000", r % 2 ? "5x" : "25ms", "50", "8M", NULL};
+        /* In turn: a fixed threshold, a ratio to the running median, and
+         * a fixed threshold on a named range instead of opprof_step. */
+        char *argv[] = {getenv("FLIGHT_TARGET"), pattern, "10000", r % 3 == 1 ? "5x" : "25ms", "50", "8M",
+                        r % 3 == 2 ? "step_body" : NULL, NULL};
         assert_int_equal(proc_run(argv, out, err), 0);
+        if (r % 3 == 2) {
+            char *e = slurp(err);
+            assert_non_null(strstr(e, "range step_body #9000 took"));
+            free(e);
+        }
         good += run_has_slow_step(r, steps, slow);
     }
     print_message("slow step and the 100 before it in the dump: %d of 20 runs\n", good);

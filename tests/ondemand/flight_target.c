@@ -1,11 +1,12 @@
 /* The flight recorder's slow-step test program (library API):
  *
- *   flight_target DUMP_PATTERN STEPS SLOW_STEP DELAY_MS [RING]
+ *   flight_target DUMP_PATTERN STEPS SLOW_STEP DELAY_MS [RING [RANGE]]
  *
  * runs STEPS steps of a few short ranges each; step STEPS*9/10 also
  * sleeps DELAY_MS inside a "slow_work" range. The
  * recorder dumps to DUMP_PATTERN when a step is slower than SLOW_STEP
- * ("20ms" or "1.5x"). Prints the slow step's number and the dumps written;
+ * ("20ms" or "1.5x"), of opprof_step intervals or, given RANGE, of the
+ * "step_body" ranges around each step's work. Prints the slow step's number and the dumps written;
  * exits 0 when at least one dump was written. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 OPPROF_SITE(k_fwd, "forward");
 OPPROF_SITE(k_bwd, "backward");
 OPPROF_SITE(k_slow, "slow_work");
+OPPROF_SITE(k_body, "step_body");
 
 static volatile unsigned g_sink;
 
@@ -27,13 +29,14 @@ static void work(unsigned n)
 int main(int argc, char **argv)
 {
     if (argc < 5) {
-        fprintf(stderr, "usage: flight_target DUMP_PATTERN STEPS SLOW_STEP DELAY_MS [RING]\n");
+        fprintf(stderr, "usage: flight_target DUMP_PATTERN STEPS SLOW_STEP DELAY_MS [RING [RANGE]]\n");
         return 2;
     }
     long steps = atol(argv[2]), slow = steps * 9 / 10;
     opprof_flight_config fc;
     opprof_flight_config_init(&fc);
     fc.path = argv[1];
+    if (argc > 6) fc.slow_range = argv[6];
     if (opprof_parse_slow_step(argv[3], &fc.slow_step_ns, &fc.slow_step_ratio) != OPPROF_OK ||
         (argc > 5 && opprof_parse_size(argv[5], &fc.ring_bytes) != OPPROF_OK)) {
         fprintf(stderr, "flight_target: %s\n", opprof_last_error());
@@ -45,6 +48,7 @@ int main(int argc, char **argv)
         return 1;
     }
     for (long s = 0; s < steps; s++) {
+        opprof_begin(&k_body);
         opprof_begin(&k_fwd);
         work(2000);
         opprof_end(&k_fwd);
@@ -57,6 +61,7 @@ int main(int argc, char **argv)
             nanosleep(&ts, NULL);
             opprof_end(&k_slow);
         }
+        opprof_end(&k_body);
         opprof_step();
     }
     rc = opprof_flight_stop(); /* waits for the dump asked for */

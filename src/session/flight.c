@@ -57,7 +57,7 @@ static struct {
     int ticks_are_ns;
     unsigned long seq;         /* dump numbers given */
     sync_req *queue;
-    char slow_reason[160];
+    char slow_reason[200];
     int slow_pending;
     unsigned slow_dumps;
     struct sigaction prev;     /* the program's handler for cfg.signal */

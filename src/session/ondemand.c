@@ -202,7 +202,7 @@ static void expand(const char *in, unsigned long n, char *out, size_t cap)
 
 static void serve_record(int c, const char *req)
 {
-    char v[4096], trace[4096] = "", table[4096] = "", sort[64] = "self_cpu_time_total", cwd[4096] = ".";
+    char v[4096], trace[4096] = "", table[4096] = "", sort[64] = "self_cpu_time_total", cwd[3800] = ".";
     int64_t duration = DEFAULT_DURATION_NS, steps = 0, timeout = DEFAULT_TIMEOUT_NS;
     int rows = 100, shapes = 0;
     if (op_od_get(req, "duration_ns", v, sizeof v)) duration = strtoll(v, NULL, 10);

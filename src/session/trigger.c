@@ -73,7 +73,9 @@ static int open_listener(long long pid, int *fd)
             return OPPROF_OK;
         }
         if (errno == EACCES || errno == EPERM) denied = 1;
-        if (errno == ECONNREFUSED) unlink(path); /* a socket left by a process that is gone */
+        /* ECONNREFUSED: bound but not listening yet (or left by an earlier
+         * process of this pid); the file is not ours to remove while the
+         * process lives. */
     }
     if (denied) return op_fail(OPPROF_E_PERM, "process %lld: its socket is not open to user %u", pid, (unsigned)me);
     return op_fail(OPPROF_E_NOT_FOUND,
@@ -169,10 +171,7 @@ int opprof_trigger(int64_t pid, const opprof_trigger_request *r, FILE *out)
 static int list_one(const char *path, long long pid, FILE *out)
 {
     int fd = connect_path(path);
-    if (fd < 0) {
-        if (errno == ECONNREFUSED || errno == ENOENT) unlink(path); /* stale */
-        return 0;
-    }
+    if (fd < 0) return 0; /* starting up (bound, not yet listening), or not a listener of ours */
     char *reply = NULL;
     if (exchange(fd, "op=ping\n", &reply) != OPPROF_OK) return 0;
     const char *body;

@@ -56,6 +56,13 @@ static inline int proc_wait_listening(pid_t pid)
         int found = 0;
         for (const char *l = buf; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
             if (!strncmp(l, want, strlen(want))) found = 1;
+        if (i == 999 && !found) {
+            fprintf(stderr, "proc_wait_listening: %lld not in the list:\n%s\n", (long long)pid, buf ? buf : "");
+            char cmd[300];
+            snprintf(cmd, sizeof cmd, "ls -la $XDG_RUNTIME_DIR/opprof; cat /proc/%lld/status | head -3", (long long)pid);
+            if (system(cmd)) {
+            }
+        }
         free(buf);
         if (found) return 1;
         proc_sleep_ms(10);

@@ -1120,8 +1120,8 @@ typedef struct opprof_flight_config {
                                    (after 8 steps); 0 off */
     const char *slow_range;     /* a step is a range of this name instead of an opprof_step interval
                                    (every end then takes the recorder's slower path); NULL: steps */
-    unsigned max_slow_dumps;    /* slow-step dumps at most (0: 10); while one is written, one more
-                                   slow step waits and the others are let go */
+    unsigned max_slow_dumps;    /* slow-step dumps at most (0: 10); slow steps while one is written
+                                   share the next one, which reads the rings when it starts */
     int signal;                 /* dump on this signal; 0: SIGUSR2, -1 none */
     opprof_flight_dump_fn on_dump; /* NULL: one line on stderr per dump */
     void *user;

@@ -59,6 +59,7 @@ static struct {
     sync_req *queue;
     char slow_reason[200];
     int slow_pending;
+    int64_t slow_pending_ns;   /* the slowest step the waiting dump is for */
     unsigned slow_dumps;
     struct sigaction prev;     /* the program's handler for cfg.signal */
     int sig;                   /* installed on, 0 none */
@@ -236,12 +237,19 @@ static void observe(int64_t dur, const char *what)
     W.window[W.win_at] = dur;
     W.win_at = (W.win_at + 1) % WINDOW;
     if (W.nwin < WINDOW) W.nwin++;
-    /* One slow step waits while a dump is written; more would only pile up. */
-    int ask = why[0] && !W.slow_pending && W.slow_dumps < W.cfg.max_slow_dumps;
-    if (ask) {
+    /* One dump waits while another is written: the rings are read when it
+     * starts, so it holds every slow step until then; its reason names the
+     * slowest. */
+    int ask = 0;
+    if (why[0] && W.slow_pending && dur > W.slow_pending_ns) {
+        snprintf(W.slow_reason, sizeof W.slow_reason, "%s", why);
+        W.slow_pending_ns = dur;
+    } else if (why[0] && !W.slow_pending && W.slow_dumps < W.cfg.max_slow_dumps) {
         snprintf(W.slow_reason, sizeof W.slow_reason, "%s", why);
         W.slow_pending = 1;
+        W.slow_pending_ns = dur;
         W.slow_dumps++;
+        ask = 1;
     }
     pthread_mutex_unlock(&g_lock);
     if (ask) wake_writer();

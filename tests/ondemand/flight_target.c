@@ -1,6 +1,6 @@
 /* The flight recorder's slow-step test program (library API):
  *
- *   flight_target DUMP_PATTERN STEPS SLOW_STEP DELAY_MS [RING [RANGE]]
+ *   flight_target DUMP_PATTERN STEPS SLOW_STEP DELAY_MS [RING [MAX_DUMPS [RANGE]]]
  *
  * runs STEPS steps of a few short ranges each; step STEPS*9/10 also
  * sleeps DELAY_MS inside a "slow_work" range. The
@@ -29,14 +29,15 @@ static void work(unsigned n)
 int main(int argc, char **argv)
 {
     if (argc < 5) {
-        fprintf(stderr, "usage: flight_target DUMP_PATTERN STEPS SLOW_STEP DELAY_MS [RING [RANGE]]\n");
+        fprintf(stderr, "usage: flight_target DUMP_PATTERN STEPS SLOW_STEP DELAY_MS [RING [MAX_DUMPS [RANGE]]]\n");
         return 2;
     }
     long steps = atol(argv[2]), slow = steps * 9 / 10;
     opprof_flight_config fc;
     opprof_flight_config_init(&fc);
     fc.path = argv[1];
-    if (argc > 6) fc.slow_range = argv[6];
+    if (argc > 6) fc.max_slow_dumps = (unsigned)atoi(argv[6]);
+    if (argc > 7) fc.slow_range = argv[7];
     if (opprof_parse_slow_step(argv[3], &fc.slow_step_ns, &fc.slow_step_ratio) != OPPROF_OK ||
         (argc > 5 && opprof_parse_size(argv[5], &fc.ring_bytes) != OPPROF_OK)) {
         fprintf(stderr, "flight_target: %s\n", opprof_last_error());

@@ -54,12 +54,7 @@ int op_ring_advance(op_tstate *t, op_word *cur)
     atomic_store_explicit(&t->ring_busy, 0, memory_order_release);
     if (!c && !(c = op_chunk_new())) return -1;
     t->ring_n++;
-    /* Publish where the full chunk's data ends before moving on. */
-    atomic_store_explicit(&t->tail->end, cur, memory_order_release);
-    atomic_store_explicit(&t->tail->next, c, memory_order_release);
-    t->tail = c;
-    t->lim = c->words + c->nwords;
-    atomic_store_explicit(&t->cur, c->words, memory_order_release);
+    op_chunk_link(t, cur, c);
     return 0;
 }
 

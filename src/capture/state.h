@@ -200,6 +200,9 @@ int op_thread_reserve(op_tstate *t, uint32_t words);
 op_chunk *op_chunk_new(void);
 void op_chunks_free(op_chunk *c);
 
+/* Makes c the thread's current chunk, after its full one whose data ends at cur. */
+void op_chunk_link(op_tstate *t, op_word *cur, op_chunk *c);
+
 /* Ring buffers (ring.c). The thread's chunk is full: link the next one,
  * the ring's oldest when it is full and no collector reads, a new one
  * otherwise. cur is where the full chunk's data ends. 0, or -1 when no

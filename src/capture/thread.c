@@ -270,6 +270,16 @@ static int take_budget(op_tstate *t)
     }
 }
 
+void op_chunk_link(op_tstate *t, op_word *cur, op_chunk *c)
+{
+    /* Publish where the old chunk's data ends before moving on. */
+    atomic_store_explicit(&t->tail->end, cur, memory_order_release);
+    atomic_store_explicit(&t->tail->next, c, memory_order_release);
+    t->tail = c;
+    t->lim = c->words + c->nwords;
+    atomic_store_explicit(&t->cur, c->words, memory_order_release);
+}
+
 int op_thread_reserve(op_tstate *t, uint32_t words)
 {
     if (t->budget <= 0 && take_budget(t) != 0) goto drop;
@@ -281,12 +291,7 @@ int op_thread_reserve(op_tstate *t, uint32_t words)
         }
         op_chunk *c = op_chunk_new();
         if (!c) goto drop;
-        /* Publish where the old chunk's data ends before moving on. */
-        atomic_store_explicit(&t->tail->end, cur, memory_order_release);
-        atomic_store_explicit(&t->tail->next, c, memory_order_release);
-        t->tail = c;
-        t->lim = c->words + c->nwords;
-        atomic_store_explicit(&t->cur, c->words, memory_order_release);
+        op_chunk_link(t, cur, c);
     }
     return 0;
 drop:

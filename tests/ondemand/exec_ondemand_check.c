@@ -110,11 +110,7 @@ static void exec_refuses_bad_flight_options(void **state)
 static int setup(void **state)
 {
     (void)state;
-    if (tmpdir_make(g_dir) != 0) return -1;
-    char xdg[600];
-    snprintf(xdg, sizeof xdg, "%s/run", g_dir);
-    if (mkdir(xdg, 0700) != 0) return -1;
-    return setenv("XDG_RUNTIME_DIR", xdg, 1); /* the programs started inherit it */
+    return proc_group_setup(g_dir, NULL, 0);
 }
 
 static int teardown(void **state)

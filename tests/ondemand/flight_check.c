@@ -235,12 +235,7 @@ static void signal_and_trigger_dump(void **state)
 static int setup(void **state)
 {
     (void)state;
-    if (tmpdir_make(g_dir) != 0) return -1;
-    char xdg[600];
-    snprintf(xdg, sizeof xdg, "%s/run", g_dir);
-    if (mkdir(xdg, 0700) != 0) return -1;
-    snprintf(g_xdg_env, sizeof g_xdg_env, "XDG_RUNTIME_DIR=%s", xdg);
-    return setenv("XDG_RUNTIME_DIR", xdg, 1);
+    return proc_group_setup(g_dir, g_xdg_env, sizeof g_xdg_env);
 }
 
 static int teardown(void **state)

@@ -244,11 +244,9 @@ static void list_shows_and_cleans(void **state)
 static int setup(void **state)
 {
     (void)state;
-    if (tmpdir_make(g_dir) != 0) return -1;
+    if (proc_group_setup(g_dir, g_xdg_env, sizeof g_xdg_env) != 0) return -1;
     snprintf(g_xdg, sizeof g_xdg, "%s/run", g_dir);
-    if (mkdir(g_xdg, 0700) != 0) return -1;
-    snprintf(g_xdg_env, sizeof g_xdg_env, "XDG_RUNTIME_DIR=%s", g_xdg);
-    return setenv("XDG_RUNTIME_DIR", g_xdg, 1);
+    return 0;
 }
 
 static int teardown(void **state)

@@ -5,6 +5,7 @@
 #define OPPROF_TESTS_ONDEMAND_PROC_H
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,6 +76,20 @@ static inline int proc_run(char *const *argv, const char *out, const char *err)
 {
     pid_t pid = proc_spawn(argv, NULL, out, err);
     return pid < 0 ? -1 : proc_wait(pid);
+}
+
+/* A test group's folder (templ ends in XXXXXX) with run/ inside as
+ * $XDG_RUNTIME_DIR, for this process and the programs it starts: their
+ * sockets stay out of the user's own folder. env_out (may be NULL) gets
+ * "XDG_RUNTIME_DIR=...". 0 or -1. */
+static inline int proc_group_setup(char *templ, char *env_out, size_t cap)
+{
+    if (!mkdtemp(templ)) return -1;
+    char xdg[600];
+    snprintf(xdg, sizeof xdg, "%s/run", templ);
+    if (mkdir(xdg, 0700) != 0) return -1;
+    if (env_out) snprintf(env_out, cap, "XDG_RUNTIME_DIR=%s", xdg);
+    return setenv("XDG_RUNTIME_DIR", xdg, 1);
 }
 
 #endif

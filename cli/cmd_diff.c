@@ -174,7 +174,7 @@ static void write_table(FILE *f, const drow *d, size_t n, long limit, int sort, 
     int name_w = 4, shape_w = 12;
     size_t shown = limit < 0 || (size_t)limit > n ? n : (size_t)limit;
     for (size_t i = 0; i < shown; i++) {
-        int l = (int)strlen(d[i].name), s = (int)strlen(d[i].shapes);
+        int l = (int)opprof_escape_name(d[i].name, NULL, 0), s = (int)strlen(d[i].shapes);
         if (l > name_w) name_w = l;
         if (s > shape_w) shape_w = s;
     }
@@ -198,7 +198,8 @@ static void write_table(FILE *f, const drow *d, size_t n, long limit, int sort, 
     cell(f, "Change %", 13, 0);
     fprintf(f, "\n%s\n", rule);
     for (size_t i = 0; i < shown; i++) {
-        cell(f, d[i].name, name_w, 0);
+        opprof_escape_name(d[i].name, buf, sizeof buf); /* shown escaped, cut to the column */
+        cell(f, buf, name_w, 0);
         if (by_shape) cell(f, d[i].shapes, shape_w, 0);
         for (int k = 0; k < nm; k++) {
             int m = metrics[k];
@@ -233,32 +234,6 @@ static void write_table(FILE *f, const drow *d, size_t n, long limit, int sort, 
             (long long)calls[0], (long long)calls[1], n, only[0], only[1], METRIC_KEYS[sort]);
 }
 
-static void csv_name(FILE *f, const char *s)
-{
-    if (!strpbrk(s, ",\"\n\r")) {
-        fputs(s, f);
-        return;
-    }
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"') fputc('"', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
-static void json_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
-        else if (c < 0x20) fprintf(f, "\\u%04x", c);
-        else fputc(c, f);
-    }
-    fputc('"', f);
-}
-
 static void write_value(FILE *f, int m, int64_t v)
 {
     if (m == M_COUNT) fprintf(f, "%lld", (long long)v);
@@ -274,9 +249,9 @@ static void write_csv(FILE *f, const drow *d, size_t n)
     for (int m = 0; m < M_N; m++) fprintf(f, ",%s_base,%s_test,%s_diff", COLUMN[m], COLUMN[m], COLUMN[m]);
     fputc('\n', f);
     for (size_t i = 0; i < n; i++) {
-        csv_name(f, d[i].name);
+        opprof_write_csv_field(f, d[i].name);
         fputc(',', f);
-        csv_name(f, d[i].shapes);
+        opprof_write_csv_field(f, d[i].shapes);
         for (int m = 0; m < M_N; m++)
             for (int k = 0; k < 3; k++) {
                 fputc(',', f);
@@ -291,9 +266,9 @@ static void write_json(FILE *f, const drow *d, size_t n, int sort)
     fprintf(f, "{\"sort\": \"%s\", \"rows\": [", METRIC_KEYS[sort]);
     for (size_t i = 0; i < n; i++) {
         fputs(i ? ",\n  {\"name\": " : "\n  {\"name\": ", f);
-        json_str(f, d[i].name);
+        opprof_write_json_string(f, d[i].name);
         fputs(", \"input_shapes\": ", f);
-        json_str(f, d[i].shapes);
+        opprof_write_json_string(f, d[i].shapes);
         fprintf(f, ", \"in_base\": %s, \"in_test\": %s", d[i].in[0] ? "true" : "false", d[i].in[1] ? "true" : "false");
         for (int m = 0; m < M_N; m++)
             for (int k = 0; k < 3; k++) {

@@ -2,6 +2,7 @@
  * ranks in one timeline, one process per rank on rank 0's clock, and the
  * cross-rank report (operators across ranks, waiting in collectives and the
  * straggler of each, communication overlapping computation). */
+#include <errno.h>
 #include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -95,9 +96,11 @@ int cmd_merge(int argc, char **argv)
         rc = CLI_FAIL;
     }
     int report_to_stdout = o.report && !strcmp(o.report, "-");
-    if (rc == CLI_OK && !o.quiet && !report_to_stdout)
-        rc = opprof_ranks_report_write(rep, stdout, OPPROF_FORMAT_TEXT, (int)o.row_limit) == OPPROF_OK ? CLI_OK
-                                                                                                       : CLI_FAIL;
+    if (rc == CLI_OK && !o.quiet && !report_to_stdout &&
+        opprof_ranks_report_write(rep, stdout, OPPROF_FORMAT_TEXT, (int)o.row_limit) != OPPROF_OK) {
+        fprintf(stderr, "opprof merge: cannot write the report to standard output: %s\n", opprof_last_error());
+        rc = CLI_FAIL;
+    }
     if (rc == CLI_OK && o.report) rc = write_report(rep, &o);
     if (rc == CLI_OK && o.output && !o.quiet) printf("\nmerged trace: %s\n", o.output);
     opprof_ranks_report_free(rep);
@@ -105,6 +108,9 @@ int cmd_merge(int argc, char **argv)
     for (int i = 0; i < loaded; i++) opprof_trace_free(traces[i]);
     free(traces);
     free(pos);
-    if (fflush(stdout) != 0 && rc == CLI_OK) rc = CLI_FAIL;
+    if (fflush(stdout) != 0 && rc == CLI_OK) {
+        fprintf(stderr, "opprof merge: cannot write to standard output: %s\n", strerror(errno));
+        rc = CLI_FAIL;
+    }
     return rc;
 }

@@ -591,6 +591,21 @@ OPPROF_API int opprof_key_averages_row(const opprof_key_averages *ka, size_t i, 
 
 OPPROF_API void opprof_key_averages_free(opprof_key_averages *ka);
 
+/* Names are user data: a trace can name an operator with ESC sequences, line
+ * breaks or bidi overrides. Tables and CSV show control characters as \n \r
+ * \t or \xNN (a NUL read from a trace's \u0000 as \x00) and U+202A-202E,
+ * U+2066-2069 as \uXXXX; other text, backslashes included, is shown as it
+ * is. opprof_escape_name writes that form of name into out (cap bytes,
+ * NUL-terminated, cut between characters) and returns the length the whole
+ * of it needs, as snprintf does. */
+OPPROF_API size_t opprof_escape_name(const char *name, char *out, size_t cap);
+
+/* One CSV field (escaped as above, quoted when it holds a comma or a quote)
+ * and one JSON string (quotes included; control characters and a NUL as
+ * \u00XX), written to f: 0, or -1 on a stream error. */
+OPPROF_API int opprof_write_csv_field(FILE *f, const char *s);
+OPPROF_API int opprof_write_json_string(FILE *f, const char *s);
+
 /* The text of PyTorch 1.13's key_averages().table(sort_by=..., row_limit=...),
  * byte for byte: sort_by NULL keeps the rows' order, row_limit -1 prints all.
  * The rows of ka are not reordered. When the trace dropped events, one line

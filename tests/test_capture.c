@@ -406,6 +406,76 @@ static void test_annotations_are_interned_user_ranges(void **state)
     opprof_trace_free(t);
 }
 
+/* A NULL site is refused where it is given, with a reason, and the session
+ * goes on; stop used to crash reading the NULL site's name. A later failure
+ * replaces the reason: opprof_last_error never describes an older one. */
+static void test_null_site_refused_at_record_time(void **state)
+{
+    (void)state;
+    static const opprof_input in[1] = {{OPPROF_DTYPE_FLOAT, 1, {4}}};
+    static const opprof_arg args[1] = {{"k", OPPROF_ARG_INT, {.i = 1}}};
+    start_plain();
+    g_now = 1010; opprof_begin(&site_a);
+    opprof_begin(NULL);
+    assert_non_null(strstr(opprof_last_error(), "NULL site"));
+    (opprof_begin)(NULL); /* the exported function too, not just the inline one */
+    opprof_begin_inputs(NULL, in, 1);
+    opprof_begin_args(NULL, args, 1);
+    opprof_begin_inputs_args(NULL, in, 1, args, 1);
+    assert_int_equal(opprof_end(NULL), OPPROF_E_INVAL);
+    assert_non_null(strstr(opprof_last_error(), "NULL site"));
+    assert_int_equal(opprof_end_flops(NULL, 5), OPPROF_E_INVAL);
+    assert_int_equal(opprof_end_args(NULL, args, 1), OPPROF_E_INVAL);
+    /* the wrong site: a fresh reason naming it, not the NULL one */
+    assert_int_equal(opprof_end(&site_b), OPPROF_E_UNBALANCED);
+    assert_non_null(strstr(opprof_last_error(), "\"B\" is not open"));
+    g_now = 1020; assert_int_equal(opprof_end(&site_a), OPPROF_OK);
+    opprof_trace *tr = stop_trace();
+    assert_int_equal(opprof_trace_event_count(tr), 1);
+    opprof_event a;
+    find(tr, "A", 0, &a);
+    assert_int_equal(a.dur_ns, 10);
+    assert_int_equal(a.flags, 0);
+    opprof_trace_free(tr);
+
+    /* with shapes, flops and stacks on, begin takes its other path */
+    opprof_config cfg;
+    opprof_config_init(&cfg);
+    cfg.record_shapes = cfg.with_flops = cfg.with_stack = 1;
+    start_fake(&cfg);
+    opprof_begin_inputs(NULL, in, 1);
+    opprof_begin(NULL);
+    tr = stop_trace();
+    assert_int_equal(opprof_trace_event_count(tr), 0);
+    opprof_trace_free(tr);
+}
+
+/* Sizes that no allocation has are refused, not recorded as -1 or wrapped. */
+static void test_memory_sizes_out_of_range_refused(void **state)
+{
+    (void)state;
+    opprof_config cfg;
+    opprof_config_init(&cfg);
+    cfg.profile_memory = 1;
+    start_fake(&cfg);
+    g_now += 1; opprof_begin(&site_a);
+    opprof_record_memory(NULL, INT64_MIN);
+    assert_non_null(strstr(opprof_last_error(), "out of range"));
+    opprof_record_alloc((void *)0x1000, UINT64_MAX);
+    assert_non_null(strstr(opprof_last_error(), "opprof_record_alloc"));
+    opprof_record_realloc(NULL, (void *)0x2000, (uint64_t)INT64_MAX + 1);
+    assert_non_null(strstr(opprof_last_error(), "opprof_record_realloc"));
+    opprof_record_free((void *)0x1000); /* never recorded: an unknown free */
+    opprof_record_alloc((void *)0x3000, 100);
+    g_now += 1; opprof_end(&site_a);
+    opprof_trace *t = stop_trace();
+    opprof_event a;
+    find(t, "A", 0, &a);
+    assert_int_equal(a.self_cpu_memory_usage, 100);
+    assert_int_equal(a.cpu_memory_usage, 100);
+    opprof_trace_free(t);
+}
+
 static void test_memory_events_attributed_to_open_operator(void **state)
 {
     (void)state;
@@ -523,6 +593,8 @@ int main(void)
         cmocka_unit_test(test_shapes_recorded_only_with_record_shapes),
         cmocka_unit_test(test_flops_from_hook_and_from_end),
         cmocka_unit_test(test_annotations_are_interned_user_ranges),
+        cmocka_unit_test(test_null_site_refused_at_record_time),
+        cmocka_unit_test(test_memory_sizes_out_of_range_refused),
         cmocka_unit_test(test_memory_events_attributed_to_open_operator),
         cmocka_unit_test(test_on_trace_ready_called_at_stop),
         cmocka_unit_test(test_real_clock_measures_sleep),

@@ -11,6 +11,19 @@
 #include <string.h>
 
 #include "capture/state.h"
+#include "common/error.h"
+
+/* API misuse is refused where it happens, with a reason; a NULL site would
+ * otherwise reach the model, which reads the site's name. */
+static OP_NOINLINE void refuse_null_site(const char *what)
+{
+    op_fail(OPPROF_E_INVAL, "opprof_%s: NULL site; nothing recorded", what);
+}
+
+static const char *site_label(const opprof_site *s)
+{
+    return s->name ? s->name : "(null)";
+}
 
 static inline void count_drop(op_tstate *t)
 {
@@ -69,6 +82,10 @@ static op_word *put_args(op_word *p, const opprof_arg *args, unsigned n)
 static void begin_ext(op_tstate *t, const opprof_site *site, const opprof_input *in, unsigned n,
                       const opprof_arg *args, unsigned nargs, const void *ra)
 {
+    if (OP_UNLIKELY(!site)) {
+        refuse_null_site("begin");
+        return;
+    }
     if (!(t->opts & (OP_OPT_SHAPES | OP_OPT_FLOPS)) || !in) n = 0;
     if (n > OPPROF_MAX_INPUTS) n = OPPROF_MAX_INPUTS;
     if (!args) nargs = 0;
@@ -115,6 +132,10 @@ static void begin_ext(op_tstate *t, const opprof_site *site, const opprof_input 
 static OP_NOINLINE void begin_slow(uint64_t g, const opprof_site *site, const opprof_input *in, unsigned n,
                                    const opprof_arg *args, unsigned nargs, const void *ra)
 {
+    if (!site) {
+        refuse_null_site("begin");
+        return;
+    }
     op_tstate *t = op_state_for(g);
     if (!t) return;
     if (in || (args && nargs) || (t->opts & (OP_OPT_FLOPS | OP_OPT_STACK))) {
@@ -143,7 +164,8 @@ static inline void begin_at(const opprof_site *site, const void *ra)
     }
     op_word *c = atomic_load_explicit(&t->cur, memory_order_relaxed);
     uint32_t d = t->depth;
-    if (OP_UNLIKELY(d >= OP_MAX_DEPTH || c + 3 > t->lim || t->budget <= 0)) {
+    /* A NULL site joins the branch that is already there: no extra jump. */
+    if (OP_UNLIKELY(d >= OP_MAX_DEPTH || c + 3 > t->lim || t->budget <= 0 || !site)) {
         begin_slow(g, site, NULL, 0, NULL, 0, ra);
         return;
     }
@@ -251,8 +273,11 @@ static void patch_args(op_word *rec, const opprof_arg *args, unsigned n)
 static OP_NOINLINE int end_slow(uint64_t g, const opprof_site *site, int has_flops, uint64_t flops,
                                 const opprof_arg *args, unsigned nargs)
 {
+    if (!site) return op_fail(OPPROF_E_INVAL, "opprof_end: NULL site");
     op_tstate *t = op_tls;
-    if (!t || t->gen != g) return OPPROF_E_UNBALANCED; /* begun before this session */
+    if (!t || t->gen != g) /* begun before this session */
+        return op_fail(OPPROF_E_UNBALANCED, "opprof_end: \"%s\" was not begun in this session on this thread",
+                       site_label(site));
     uint64_t ts = op_now(t);
     if (t->overflow) {
         t->overflow--;
@@ -260,7 +285,7 @@ static OP_NOINLINE int end_slow(uint64_t g, const opprof_site *site, int has_flo
     }
     uint32_t k = t->depth;
     while (k > 0 && t->stack[k - 1].site != site) k--;
-    if (k == 0) return OPPROF_E_UNBALANCED;
+    if (k == 0) return op_fail(OPPROF_E_UNBALANCED, "opprof_end: \"%s\" is not open on this thread", site_label(site));
     op_word *rec = t->stack[k - 1].rec;
     if (has_flops && rec && (rec[0] & OP_REC_EXT) && (rec[3] & OP_EXT_HAS_FLOPS)) OP_STORE(&rec[4], flops);
     if (args && nargs) patch_args(rec, args, nargs);

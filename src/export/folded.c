@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "common/error.h"
+#include "common/textesc.h"
 #include "model/model.h"
 
 enum { METRIC_SELF_CPU, METRIC_SELF_DEVICE };
@@ -37,13 +38,27 @@ static int parse_metric(const char *metric, int *kind)
                    "self_cuda_time_total, self_device_time_total", metric);
 }
 
-/* Writes s with the separators of the format replaced. */
+/* Writes s with the separators of the format (space, ';', tab, line break)
+ * replaced by '_' and the other control characters escaped
+ * (common/textesc.h): a folded file is text that people read. */
 static void put_frame(FILE *f, const char *s)
 {
+    size_t n = strlen(s);
+    char *esc = NULL;
+    if (op_text_needs_escape(s, n) && (esc = malloc(n + 1))) {
+        for (size_t i = 0; i <= n; i++) esc[i] = s[i] == '\t' || s[i] == '\n' ? '_' : s[i];
+        size_t need = op_text_escape(esc, n, NULL, 0) + 1;
+        char *e2 = malloc(need);
+        if (e2) op_text_escape(esc, n, e2, need);
+        free(esc);
+        s = esc = e2 ? e2 : NULL;
+        if (!s) return;
+    }
     for (; *s; s++) {
         char c = *s;
-        putc(c == ' ' || c == ';' || c == '\t' || c == '\n' ? '_' : c, f);
+        putc(c == ' ' || c == ';' ? '_' : c, f);
     }
+    free(esc);
 }
 
 static int64_t metric_us(const op_event *e, int kind)

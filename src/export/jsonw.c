@@ -3,6 +3,7 @@
 #include "export/jsonw.h"
 
 #include "common/error.h"
+#include "common/textesc.h"
 #include "common/utf8.h"
 #include "opprof.h"
 
@@ -93,6 +94,12 @@ char *op_json_escape(char *dst, const char *src, size_t n)
         d += s - run;
         if (s >= e) break;
         unsigned char c = *s;
+        if (op_is_kept_nul(s, (size_t)(e - s))) {
+            memcpy(d, "\\u0000", 6);
+            d += 6;
+            s += 2;
+            continue;
+        }
         if (c >= 0x80) {
             size_t bad = 0;
             int len = op_utf8_seq(s, (size_t)(e - s), &bad);

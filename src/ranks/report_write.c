@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "common/error.h"
-#include "common/fieldout.h"
+#include "common/textesc.h"
 #include "ranks/report.h"
 
 size_t opprof_ranks_report_rank_count(const opprof_ranks_report *r)
@@ -104,7 +104,9 @@ static void write_text(const opprof_ranks_report *r, FILE *f, int row_limit)
         char mn[40], mx[40];
         snprintf(mn, sizeof mn, "%.3f (r%" PRId64 ")", ms(o->min_ns), o->min_rank);
         snprintf(mx, sizeof mx, "%.3f (r%" PRId64 ")", ms(o->max_ns), o->max_rank);
-        fprintf(f, "%-40.40s %6u %10" PRIu64 " %12.3f %12s %12s %12.2f\n", op_strtab_get(&r->str, o->name),
+        char shown[256];
+        op_text_escape(op_strtab_get(&r->str, o->name), strlen(op_strtab_get(&r->str, o->name)), shown, sizeof shown);
+        fprintf(f, "%-40.40s %6u %10" PRIu64 " %12.3f %12s %12s %12.2f\n", shown,
                 o->ranks, o->calls, ms(o->ranks ? o->sum_ns / (int64_t)o->ranks : 0), mn, mx,
                 o->min_ns > 0 ? (double)o->max_ns / (double)o->min_ns : 0.0);
     }
@@ -130,8 +132,12 @@ static void write_text(const opprof_ranks_report *r, FILE *f, int row_limit)
             "Wait per rank");
     for (size_t n = 0; n < shown; n++) {
         const op_coll_rec *c = &r->coll[order[n]];
+        char grp[64], name[128];
+        const char *gs = op_strtab_get(&r->str, c->group), *ns = op_strtab_get(&r->str, c->name);
+        op_text_escape(gs, strlen(gs), grp, sizeof grp);
+        op_text_escape(ns, strlen(ns), name, sizeof name);
         fprintf(f, "%-8.8s %6" PRId64 " %-26.26s %12" PRId64 " %9" PRId64 " %10.3f ",
-                op_strtab_get(&r->str, c->group), c->seq, op_strtab_get(&r->str, c->name), c->bytes, c->straggler,
+                grp, c->seq, name, c->bytes, c->straggler,
                 ms(c->last - c->first));
         for (size_t k = 0; k < r->nranks; k++) {
             int64_t w = r->wait[order[n] * r->nranks + k];

@@ -291,6 +291,58 @@ static void test_diff_of_a_fixture_with_itself(void **state)
     free(out);
 }
 
+/* A trace too large for the memory there is: unreadable, so exit 2 as the
+ * help says (it was 1), with the reader's "out of memory" line. The limit is
+ * the address space (ulimit -v); where the program cannot start under one
+ * (ASan reserves terabytes of it) the test is skipped. */
+static void test_out_of_memory_is_an_unreadable_trace(void **state)
+{
+    (void)state;
+    const char *bin = getenv("OPPROF_BIN");
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "sh -c 'ulimit -v 160000 && exec %s --version' >/dev/null 2>&1", bin ? bin : "opprof");
+    if (system(cmd) != 0) {
+        print_message("skipped: the program does not start in 160 MB of address space\n");
+        skip();
+    }
+    char big[700];
+    snprintf(big, sizeof big, "%s/big.json", g_tmp);
+    snprintf(cmd, sizeof cmd,
+             "(printf '['; yes '{\"ph\":\"X\",\"name\":\"n\",\"ts\":1,\"dur\":1,\"pid\":1,\"tid\":1},' "
+             "| head -n 3000000; printf '{}]') > %s",
+             big);
+    assert_int_equal(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "sh -c 'ulimit -v 160000 && exec %s summary %s' >%s 2>%s", bin ? bin : "opprof", big,
+             g_out, g_err);
+    int st = system(cmd);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 2);
+    char *err = slurp(g_err);
+    assert_non_null(err);
+    if (!strstr(err, "out of memory") || !strstr(err, "byte ")) fail_msg("stderr: %s", err);
+    free(err);
+}
+
+/* A report that cannot be written to standard output (a full disk) says so
+ * and exits 1, the status for a write failure; it was silent. */
+static void test_merge_to_a_full_stdout(void **state)
+{
+    (void)state;
+    char dir[1024];
+    if (!fixture_path(dir, sizeof dir, "torch-traces")) skip();
+    const char *bin = getenv("OPPROF_BIN");
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "%s merge %s/mlp_train_3steps.trace.json >/dev/full 2>%s", bin ? bin : "opprof", dir,
+             g_err);
+    int st = system(cmd);
+    char *err = slurp(g_err);
+    assert_non_null(err);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 1);
+    if (!strstr(err, "standard output")) fail_msg("stderr: %s", err);
+    free(err);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -301,6 +353,8 @@ int main(void)
         cmocka_unit_test(test_summary_of_an_incomplete_trace),
         cmocka_unit_test(test_diff),
         cmocka_unit_test(test_diff_of_a_fixture_with_itself),
+        cmocka_unit_test(test_out_of_memory_is_an_unreadable_trace),
+        cmocka_unit_test(test_merge_to_a_full_stdout),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

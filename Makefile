@@ -64,6 +64,7 @@ bench: build
 	@$(BUILD)/bin/bench_import
 	@bench/bench_summary.sh $(BUILD)
 	@$(BUILD)/bin/bench_export
+	@$(BUILD)/bin/bench_flight --rounds 11
 	@/usr/bin/python3 bench/nn_vs_torch.py --bin $(BUILD)/bin/bench_nn
 	@if [ -x $(BUILD)/bin/bench_mpi ]; then OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -np 1 $(BUILD)/bin/bench_mpi; fi
 

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "exec_flight.h"
 #include "opprof.h"
 #include "opts.h"
 #include "vocab.h"
@@ -29,7 +30,8 @@
 typedef struct exec_opts {
     const char *table, *trace, *stacks, *sort, *format, *metric;
     long row_limit, group_by_stack, stack_depth, max_events;
-    int with_stack, memory;
+    int with_stack, memory, on_demand;
+    const char *flight, *slow_step, *slow, *flight_file, *flight_signal;
     cli_list exclude;
 } exec_opts;
 
@@ -60,9 +62,37 @@ static const cli_option OPTIONS[] = {
     {"--memory", NULL, CLI_OPT_FLAG, FIELD(memory), 0, 0, NULL, "profile memory (preloads libopprof_malloc.so too)"},
     {"--max-events", "N", CLI_OPT_LONG, FIELD(max_events), 1, LONG_MAX, NULL,
      "cap on recorded events (default 16777216, OPPROF_DEFAULT_MAX_EVENTS)"},
+    {"--on-demand", NULL, CLI_OPT_FLAG, FIELD(on_demand), 0, 0, NULL,
+     "profiling idle until opprof trigger PID asks for a recording"},
+    {"--flight", "SIZE", CLI_OPT_STRING, FIELD(flight), 0, 0, NULL,
+     "flight recorder: the last SIZE (64M) of events per thread, kept all" CLI_CONT
+     "the time; dumped on SIGUSR2, opprof trigger PID --dump, or a slow step"},
+    {"--slow-step", "T", CLI_OPT_STRING, FIELD(slow_step), 0, 0, NULL,
+     "dump when a step (opprof_step) takes longer than T (50ms) or than a" CLI_CONT
+     "multiple of the running median (1.5x)"},
+    {"--slow", "RANGE", CLI_OPT_STRING, FIELD(slow), 0, 0, NULL,
+     "a step is a range of that name (a function): for programs that do" CLI_CONT "not call opprof_step"},
+    {"--flight-file", "PATH", CLI_OPT_STRING, FIELD(flight_file), 0, 0, NULL,
+     "the dumps' name ({n}: the dump's number, {pid})"},
+    {"--flight-signal", "N", CLI_OPT_STRING, FIELD(flight_signal), 0, 0, NULL,
+     "the signal that dumps (default 12, SIGUSR2; 0 none)"},
     CLI_ROW_OLD_SORT(FIELD(sort)),
     CLI_ROW_OLD_STACKS(FIELD(stacks)),
 };
+
+/* The on-demand and flight-recorder options, checked and handed on as
+ * variables (exec_flight.c): 0, or -1 after saying why. */
+static int flight_options(const exec_opts *o, const char *flight_file)
+{
+    const struct {
+        const char *opt, *value;
+    } f[] = {{"--flight", o->flight},        {"--slow-step", o->slow_step},         {"--slow", o->slow},
+             {"--flight-file", flight_file}, {"--flight-signal", o->flight_signal}};
+    if (o->on_demand && exec_flight_option("--on-demand", NULL) != 0) return -1;
+    for (size_t i = 0; i < sizeof f / sizeof *f; i++)
+        if (f[i].value && exec_flight_option(f[i].opt, f[i].value) != 0) return -1;
+    return exec_flight_check();
+}
 
 static const cli_spec SPEC = {
     "exec",
@@ -282,8 +312,10 @@ int cmd_exec(int argc, char **argv)
     int first, p = cli_parse(&SPEC, argc, argv, &o, NULL, &first);
     if (p) return p > 0 ? CLI_OK : CLI_BAD_INPUT;
     if (first >= argc) return cli_bad_usage(&SPEC, "no program given");
-    char *keep[3] = {NULL, NULL, NULL}; /* the absolute paths, alive until execvp */
+    char *keep[4] = {NULL, NULL, NULL, NULL}; /* the absolute paths, alive until execvp */
     int bad = check_outputs(&o, keep) != 0;
+    if (!bad && o.flight_file && !(keep[3] = check_output("--flight-file", o.flight_file, 0))) bad = 1;
+    if (!bad && flight_options(&o, keep[3]) != 0) bad = 1;
     char *prog = bad ? NULL : find_program(argv[first]);
     if (prog && is_static_elf(prog)) {
         fprintf(stderr, "opprof exec: %s is statically linked: LD_PRELOAD cannot load opprof into it, so nothing "
@@ -293,7 +325,7 @@ int cmd_exec(int argc, char **argv)
     free(prog);
     int rc = bad ? CLI_BAD_INPUT : export_options(&o) != 0 ? CLI_FAIL : CLI_OK;
     if (rc != CLI_OK) {
-        for (int i = 0; i < 3; i++) free(keep[i]);
+        for (int i = 0; i < 4; i++) free(keep[i]);
         return rc;
     }
 

@@ -19,6 +19,7 @@
 #include "run_cuda.h"
 #include "run_dist.h"
 #include "vocab.h"
+#include "run_flight.h"
 
 typedef struct run_opts {
     const char *model;
@@ -34,6 +35,8 @@ typedef struct run_opts {
     const char *report;
     int distributed, print_loss;
     char run_id[32]; /* --distributed: the run's name, the same on every rank */
+    const char *flight, *slow_step, *slow_range, *flight_file, *inject_delay;
+    run_flight fl; /* the five above, checked */
 } run_opts;
 
 #define FIELD(f) offsetof(run_opts, f)
@@ -123,6 +126,21 @@ static const cli_option OPTIONS[] = {
          CLI_EXAMPLE("opprof run mlp-train --print-loss")},
     CLI_ROW_OLD_WITH_STACK(FIELD(stack)),
     CLI_ROW_OLD_STACKS(FIELD(stacks_out)),
+    {"--flight", "SIZE", CLI_OPT_STRING, FIELD(flight), 0, 0, NULL,
+     "flight recorder instead of a table: the last SIZE (64M) of events per thread,\n"
+     "                             each pass a step; dumped on a slow step or SIGUSR2"
+         CLI_EXAMPLE("opprof run resnet18-train --steps 1000 --flight 64M --slow-step 1.5x")},
+    {"--slow-step", "T", CLI_OPT_STRING, FIELD(slow_step), 0, 0, NULL,
+     "with --flight: dump when a step takes longer than T (50ms) or than a multiple\n"
+     "                             of the running median (1.5x)"},
+    {"--slow", "RANGE", CLI_OPT_STRING, FIELD(slow_range), 0, 0, NULL,
+     "with --flight: a step is a range of this name (e.g. aten::conv2d) instead of a pass"},
+    {"--flight-file", "PATH", CLI_OPT_STRING, FIELD(flight_file), 0, 0, NULL,
+     "with --flight: the dumps' name ({n}: the dump's number, {pid}); default\n"
+     "                             opprof_flight_{pid}_{n}.json"},
+    {"--inject-delay", "STEP:MS", CLI_OPT_STRING, FIELD(inject_delay), 0, 0, NULL,
+     "sleep MS milliseconds inside profiled step STEP (from 0): a slow step on purpose"
+         CLI_EXAMPLE("opprof run resnet18-train --steps 50 --flight 64M --slow-step 1.5x --inject-delay 30:500")},
 };
 
 static const cli_spec SPEC = {
@@ -167,6 +185,7 @@ typedef struct run_ctx {
     run_cuda *gpu; /* --device cuda */
     int rank, size; /* --distributed: this rank of size; else 0 of 1 */
     long step;      /* profiled steps done */
+    int flight_done; /* --flight: the recorder ran (its dumps are the output, not a table) */
 } run_ctx;
 
 typedef struct model_spec {
@@ -440,13 +459,20 @@ static int configure(const run_opts *o, run_out *out, opprof_config *cfg)
 static int profile(run_ctx *c, const opprof_config *cfg)
 {
     const run_opts *o = c->o;
-    int rc = opprof_start(cfg);
+    int flight = o->fl.ring > 0;
+    int rc = flight ? run_flight_start(&o->fl, cfg, o->flight_file) : opprof_start(cfg);
     if (rc) return rc;
     for (long i = 0; !rc && i < o->steps; i++) {
         rc = run_step(c);
-        if (!rc && o->schedule) rc = opprof_step();
+        run_flight_delay(&o->fl, i);
+        if (!rc && (o->schedule || flight)) rc = opprof_step();
     }
     if (c->size > 1) run_dist_clock_sync(); /* the session's end: the clocks' drift */
+    if (flight) {
+        c->flight_done = 1;
+        int src = run_flight_stop();
+        return rc ? rc : src;
+    }
     int stop_rc = opprof_stop(NULL); /* the trace goes to on_trace_ready */
     return rc ? rc : stop_rc;
 }
@@ -477,7 +503,7 @@ static int run_model(const run_opts *o, const model_spec *ms, int rank, int size
         fprintf(stderr, "opprof run: rank %d: %s: %s\n", rank, ms->name, opprof_strerror(rc));
     else if (rc)
         fprintf(stderr, "opprof run: %s: %s\n", ms->name, opprof_strerror(rc));
-    else if (!out.traces && rank == 0)
+    else if (!out.traces && rank == 0 && !c.flight_done)
         fprintf(stderr, "opprof run: the schedule recorded nothing in %ld steps; give more --steps\n", o->steps);
     teardown(&c);
     opprof_nn_shutdown();
@@ -495,6 +521,11 @@ static int check_args(run_opts *o)
     }
     if (o->gzip && !o->trace_dir)
         return cli_bad_usage(&SPEC, "--gzip compresses the files of --trace-dir; give one (or --trace FILE.gz)");
+    if (run_flight_parse(o->flight, o->slow_step, o->slow_range, o->flight_file, o->inject_delay, &o->fl) != 0) return CLI_BAD_INPUT;
+    if (o->fl.ring && (o->schedule || o->distributed)) {
+        fprintf(stderr, "opprof run: --flight records every step: not with --schedule or --distributed\n");
+        return CLI_BAD_INPUT;
+    }
     o->memory |= o->memory_timeline != NULL;
     o->stack |= o->stacks_out != NULL || o->group_by_stack > 0;
     return CLI_OK;

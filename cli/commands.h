@@ -42,5 +42,6 @@ int cli_write_key_averages(opprof_key_averages *ka, const char *format, const ch
 
 int cmd_exec(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
+int cmd_trigger(int argc, char **argv);
 
 #endif

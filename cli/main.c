@@ -12,6 +12,7 @@ static const cli_command COMMANDS[] = {
     {"diff", "compare two traces: per-operator change in calls and time", cmd_diff},
     {"report", "write a self-contained HTML report (timeline, operators, memory, ...)", cmd_report},
     {"exec", "run a program with opprof preloaded (-finstrument-functions)", cmd_exec},
+    {"trigger", "make a running program record now, or dump its flight recorder", cmd_trigger},
     {"merge", "merge the traces of a distributed run's ranks; compare the ranks", cmd_merge},
     {NULL, NULL, NULL},
 };

@@ -10,6 +10,7 @@
  *                           11. device activity (CUDA, NVTX)
  *                           13. stacks and instrumented functions
  *                           14. distributed runs
+ *                           15. on demand and the flight recorder
  *
  * Every function returns 0 (OPPROF_OK) or a negative opprof_status unless it
  * says otherwise; opprof_strerror() explains a status and opprof_last_error()
@@ -60,7 +61,8 @@ typedef enum opprof_status {
     OPPROF_E_NODEV = -8,       /* the requested device is not present */
     OPPROF_E_UNSUPPORTED = -9, /* not available in this build or on this platform */
     OPPROF_E_NOT_FOUND = -10,  /* no such item (file, key, event) */
-    OPPROF_E_RANGE = -11       /* a value is out of range (index, limit) */
+    OPPROF_E_RANGE = -11,      /* a value is out of range (index, limit) */
+    OPPROF_E_PERM = -12        /* not permitted (another user's process) */
 } opprof_status;
 
 /* A static English sentence for a status; never NULL. */
@@ -1155,6 +1157,131 @@ OPPROF_API int opprof_ranks_report_op(const opprof_ranks_report *r, size_t i, op
  * JSON object with everything (OPPROF_FORMAT_JSON). */
 enum { OPPROF_FORMAT_TEXT = 2 };
 OPPROF_API int opprof_ranks_report_write(const opprof_ranks_report *r, FILE *f, int format, int row_limit);
+
+/* ======================================================================
+ * 15. On demand and the flight recorder
+ *
+ * On demand: a long job runs with profiling idle (no session, the cost of
+ * an idle profiler) and a listener thread waits on a Unix socket of its own,
+ * $XDG_RUNTIME_DIR/opprof/PID.sock or /tmp/opprof-UID/PID.sock, in a folder
+ * only its user may enter; the listener also checks each caller's user
+ * (SO_PEERCRED: the same user, or root). opprof_trigger, from another
+ * process (`opprof trigger PID`), asks it to record for a while and write
+ * the results, while the program keeps running. OPPROF_ON_DEMAND=1 in the
+ * environment of a program linked with libopprof.so starts the listener
+ * when the library loads (opprof exec --on-demand sets it), with the
+ * session options of the other OPPROF_* variables.
+ *
+ * The flight recorder: a session that records all the time into fixed
+ * per-thread rings of 1 MiB chunks, the oldest chunk reused when the ring
+ * is full, so that memory stays bounded and the last events are there when
+ * something goes wrong. A dump writes what the rings hold (a Chrome trace)
+ * on a writer thread of its own, while the program records on: no
+ * recording thread waits for it. A range whose begin was overwritten is
+ * left out, not cut. Dumps come from opprof_flight_dump, from a signal
+ * (SIGUSR2 by default, then passed on to the program's own handler), from a
+ * trigger (`opprof trigger PID --dump`), or from a slow step: an
+ * opprof_step interval longer than a fixed time or than a multiple of the
+ * running median of the last 64 steps (or a range of a given name, for a
+ * program that does not call opprof_step). With the recorder on, each step is a
+ * "ProfilerStep#N" range, as with a schedule. OPPROF_FLIGHT=SIZE (with
+ * OPPROF_FLIGHT_SLOW_STEP=50ms|1.5x, OPPROF_FLIGHT_SLOW_RANGE=NAME, OPPROF_FLIGHT_FILE=PATH,
+ * OPPROF_FLIGHT_SIGNAL=N|0) starts it when libopprof.so loads.
+ * ====================================================================== */
+
+/* Starts the listener of this process with cfg as the options of the
+ * sessions triggers start (NULL: defaults; schedule and on_trace_ready are
+ * not used). OPPROF_E_ACTIVE when it is already listening; OPPROF_E_IO with
+ * the path when the socket cannot be made. */
+OPPROF_API int opprof_on_demand_start(const opprof_config *cfg);
+
+/* Stops listening and removes the socket; a recording in progress is cut
+ * short and still written. 0 when not listening. */
+OPPROF_API int opprof_on_demand_stop(void);
+
+typedef struct opprof_trigger_request {
+    int64_t duration_ns;  /* record this long (when steps is 0; 0: 5 s) */
+    int64_t steps;        /* or until the program has made this many opprof_step calls (counted
+                             each millisecond: steps shorter than that may overshoot by a few) */
+    int64_t timeout_ns;   /* with steps: give up after this long (0: 10 minutes) */
+    const char *trace;    /* Chrome trace to write (.gz: compressed); "{n}" is the trigger's number */
+    const char *table;    /* key-averages table to write; "-": into the caller's out stream */
+    const char *sort_by;  /* its sort key; NULL: self_cpu_time_total */
+    int row_limit;        /* its rows; 0: 100, -1 all */
+    int record_shapes;    /* the recording also keeps input shapes */
+    int dump;             /* dump the flight recorder instead of recording */
+} opprof_trigger_request;
+
+/* Zeroes *r: 5 s of recording, a trace of default name. */
+OPPROF_API void opprof_trigger_request_init(opprof_trigger_request *r);
+
+/* Asks process pid to record (or dump) as r says and waits until it has
+ * written; relative paths are taken from the caller's working directory.
+ * With neither trace nor table the trace is opprof_trigger_PID_N.json in
+ * the caller's working directory. What the program reports (the files it
+ * wrote, the table with table "-") goes to out (NULL: nothing). Errors:
+ * OPPROF_E_NOT_FOUND when there is no such process or it does not accept
+ * triggers, OPPROF_E_PERM when it is another user's, OPPROF_E_ACTIVE when
+ * it is already recording or its own session runs, OPPROF_E_IO when the
+ * program could not write; the detail says which. */
+OPPROF_API int opprof_trigger(int64_t pid, const opprof_trigger_request *r, FILE *out);
+
+/* Writes one line per process of this user that accepts triggers
+ * ("PID MODE STATE COMMAND") to out and removes the sockets of processes
+ * that are gone. Returns how many it listed (>= 0), or a negative status. */
+OPPROF_API int opprof_trigger_list(FILE *out);
+
+/* Called after each dump with the file written and why ("signal 12",
+ * "trigger", "step 512 took 61.2 ms > 50 ms", "opprof_flight_dump"); on the
+ * writer thread. */
+typedef void (*opprof_flight_dump_fn)(const char *path, const char *reason, void *user);
+
+typedef struct opprof_flight_config {
+    opprof_config session;      /* the recording's options (schedule and on_trace_ready are not used) */
+    size_t ring_bytes;          /* per thread, rounded up to whole 1 MiB chunks (at least 2); 0: 64 MiB */
+    const char *path;           /* dump file; "{n}" the dump's number, "{pid}" the process;
+                                   NULL: opprof_flight_{pid}_{n}.json in session.output_dir */
+    int64_t slow_step_ns;       /* dump when a step takes longer; 0 off */
+    double slow_step_ratio;     /* dump when a step takes longer than this times the running median
+                                   (after 8 steps); 0 off */
+    const char *slow_range;     /* a step is a range of this name instead of an opprof_step interval
+                                   (every end then takes the recorder's slower path); NULL: steps */
+    unsigned max_slow_dumps;    /* slow-step dumps at most (0: 10); slow steps while one is written
+                                   share the next one, which reads the rings when it starts */
+    int signal;                 /* dump on this signal; 0: SIGUSR2, -1 none */
+    opprof_flight_dump_fn on_dump; /* NULL: one line on stderr per dump */
+    void *user;
+} opprof_flight_config;
+
+/* Defaults: 64 MiB rings, SIGUSR2, no slow-step threshold. */
+OPPROF_API void opprof_flight_config_init(opprof_flight_config *c);
+
+/* Starts the flight recorder (a session: OPPROF_E_ACTIVE when one runs). */
+OPPROF_API int opprof_flight_start(const opprof_flight_config *c);
+
+/* Writes what the rings hold now to path (NULL: the configured name) and
+ * returns when it is written; any thread, not in a signal handler. */
+OPPROF_API int opprof_flight_dump(const char *path);
+
+/* Asks the writer thread for a dump and returns at once (async-signal-safe). */
+OPPROF_API int opprof_flight_dump_async(void);
+
+/* Dumps written so far. */
+OPPROF_API uint64_t opprof_flight_dumps(void);
+
+/* Stops the recorder: waits for a dump being written, ends the session.
+ * OPPROF_E_NO_SESSION when it is not running. */
+OPPROF_API int opprof_flight_stop(void);
+
+/* Parses "64M", "512K", "1G", "1048576" (bytes) into *bytes. */
+OPPROF_API int opprof_parse_size(const char *text, size_t *bytes);
+
+/* Parses a slow-step threshold: a time ("50ms", "2s", "300us") into
+ * *ns, or a ratio ("1.5x") into *ratio; the other is set to 0. */
+OPPROF_API int opprof_parse_slow_step(const char *text, int64_t *ns, double *ratio);
+
+/* Parses a duration ("5s", "250ms", "2m", "100us") into *ns. */
+OPPROF_API int opprof_parse_duration(const char *text, int64_t *ns);
 
 #ifdef __cplusplus
 }

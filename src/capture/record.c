@@ -315,6 +315,11 @@ static OP_NOINLINE int end_slow(uint64_t g, const opprof_site *site, int has_flo
     if (has_flops && rec && (rec[0] & OP_REC_EXT) && (rec[3] & OP_EXT_HAS_FLOPS)) OP_STORE(&rec[4], flops);
     if (args && nargs) patch_args(rec, args, nargs);
     close_from(t, k - 1, ts);
+    const char *watch = OP_LOAD(&op_g.watch_name);
+    if (OP_UNLIKELY(watch != NULL) && rec && site->name && !strcmp(site->name, watch)) {
+        void (*fn)(uint64_t, uint64_t) = OP_LOAD(&op_g.watch_fn);
+        if (fn) fn(rec[1], ts);
+    }
     return OPPROF_OK;
 }
 

@@ -140,6 +140,10 @@ typedef struct op_tstate {
     int64_t pid, tid;
     char name[32];
     struct op_tstate *next;   /* registry list */
+    uint32_t ring_max;        /* flight recorder: chunks in the ring, 0 when not a ring */
+    uint32_t ring_n;          /* chunks linked now */
+    _Atomic int ring_busy;    /* moving the ring's head (ring.c) */
+    const op_word *ring_until; /* while frozen: where the thread's data ended at the freeze */
     op_stacktab stacks;       /* with_stack: this thread's distinct stacks */
     op_open stack[OP_MAX_DEPTH];
 } op_tstate;
@@ -153,6 +157,13 @@ typedef struct op_global {
     opprof_clock_fn clock;
     void *clock_ctx;
     unsigned max_stack_depth;
+    uint32_t ring_chunks;      /* flight recorder: chunks per thread; 0 for a plain session */
+    /* Flight recorder: the ends of ranges of this name are reported to
+     * watch_fn (a slow "step" that is a named range). Set before the session
+     * starts; every end then takes the slow path, which checks the name. */
+    const char *watch_name;
+    void (*watch_fn)(uint64_t t0, uint64_t t1);
+    _Atomic int ring_freeze;   /* > 0 while a collector reads the rings: nothing is overwritten */
 } op_global;
 
 extern op_global op_g;
@@ -214,6 +225,26 @@ int op_thread_reserve(op_tstate *t, uint32_t words);
  * this thread meanwhile, and the collector takes that time out. Not an
  * event: no cap budget. */
 void op_thread_gap(op_tstate *t, uint64_t from);
+
+/* A chunk from the pool (or newly mapped), and chunks given back to it:
+ * the ring (ring.c) uses them as the thread registry does. */
+op_chunk *op_chunk_new(void);
+void op_chunks_free(op_chunk *c);
+
+/* Makes c the thread's current chunk, after its full one whose data ends at cur. */
+void op_chunk_link(op_tstate *t, op_word *cur, op_chunk *c);
+
+/* Ring buffers (ring.c). The thread's chunk is full: link the next one,
+ * the ring's oldest when it is full and no collector reads, a new one
+ * otherwise. cur is where the full chunk's data ends. 0, or -1 when no
+ * memory is left. */
+int op_ring_advance(op_tstate *t, op_word *cur);
+
+/* While frozen no ring overwrites a chunk (threads grow their rings
+ * instead), so that a collector may read every thread's records while the
+ * threads record on. Nests. */
+void op_ring_freeze(void);
+void op_ring_thaw(void);
 
 /* Maps chunks into the pool until it holds nchunks (at session start, so
  * that a session's first events do not pay for page faults). */

@@ -256,7 +256,7 @@ static void on_thread_exit(void *arg)
         atomic_store_explicit(&t->dead, 1, memory_order_release);
     } else {
         unlink_state(t);
-        free_chunks(t->head);
+        op_chunks_free(t->head);
         state_free(t);
     }
     pthread_mutex_unlock(&g_reg_lock);
@@ -288,7 +288,7 @@ void op_registry_reap(uint64_t g)
         op_tstate *t = *p;
         if (atomic_load_explicit(&t->dead, memory_order_acquire) && t->gen == g) {
             *p = t->next;
-            free_chunks(t->head);
+            op_chunks_free(t->head);
             state_free(t);
         } else {
             p = &t->next;
@@ -304,12 +304,14 @@ static int reset_for(op_tstate *t, uint64_t g)
         if (!t->head) return -1;
     }
     /* Keep the first chunk for reuse; give the rest back. */
-    free_chunks(atomic_load_explicit(&t->head->next, memory_order_relaxed));
+    op_chunks_free(atomic_load_explicit(&t->head->next, memory_order_relaxed));
     atomic_store_explicit(&t->head->next, NULL, memory_order_relaxed);
     atomic_store_explicit(&t->head->end, NULL, memory_order_relaxed);
     t->tail = t->head;
     t->lim = t->head->words + t->head->nwords;
     atomic_store_explicit(&t->cur, t->head->words, memory_order_relaxed);
+    t->ring_max = op_g.ring_chunks;
+    t->ring_n = 1;
     t->depth = 0;
     t->overflow = 0;
     t->budget = 0;
@@ -330,7 +332,7 @@ static int reset_for(op_tstate *t, uint64_t g)
      * and both begin and end when a clock function must be called: the fast
      * paths then make no call and need no saved registers. */
     t->fast_gen = (t->opts & (OP_OPT_FLOPS | OP_OPT_STACK | OP_OPT_AGG)) || t->clock ? 0 : g;
-    t->end_gen = (t->opts & OP_OPT_AGG) || t->clock ? 0 : g;
+    t->end_gen = (t->opts & OP_OPT_AGG) || t->clock || OP_LOAD(&op_g.watch_name) ? 0 : g;
     t->agg_gen = (t->opts & OP_OPT_AGG) && !t->clock ? g : 0;
     return 0;
 }
@@ -402,20 +404,26 @@ static void cap_close(op_tstate *t)
     }
 }
 
-/* Room for `words` more words in the current chunk, moving to a new one
- * when needed; 0 or -1. */
-static int make_room(op_tstate *t, uint32_t words)
+void op_chunk_link(op_tstate *t, op_word *cur, op_chunk *c)
 {
-    op_word *cur = atomic_load_explicit(&t->cur, memory_order_relaxed);
-    if (cur + words <= t->lim) return 0;
-    op_chunk *c = chunk_new(POOL_FULL);
-    if (!c) return -1;
     /* Publish where the old chunk's data ends before moving on. */
     atomic_store_explicit(&t->tail->end, cur, memory_order_release);
     atomic_store_explicit(&t->tail->next, c, memory_order_release);
     t->tail = c;
     t->lim = c->words + c->nwords;
     atomic_store_explicit(&t->cur, c->words, memory_order_release);
+}
+
+/* Room for `words` more words in the current chunk, moving to a new one
+ * when needed (in a flight session, the ring's next); 0 or -1. */
+static int make_room(op_tstate *t, uint32_t words)
+{
+    op_word *cur = atomic_load_explicit(&t->cur, memory_order_relaxed);
+    if (cur + words <= t->lim) return 0;
+    if (t->ring_max) return op_ring_advance(t, cur);
+    op_chunk *c = chunk_new(POOL_FULL);
+    if (!c) return -1;
+    op_chunk_link(t, cur, c);
     return 0;
 }
 
@@ -463,4 +471,16 @@ void op_thread_quiet_end(uint64_t saved)
     op_tstate *t = op_tls;
     /* A thread that moved on to a new session meanwhile has its options from it. */
     if (saved && t && t->gen == saved) t->opts |= OP_OPT_MEMORY;
+}
+
+/* The chunk functions the ring (ring.c) shares with the registry: full-size
+ * chunks from the pool, and chunks given back to it. */
+op_chunk *op_chunk_new(void)
+{
+    return chunk_new(POOL_FULL);
+}
+
+void op_chunks_free(op_chunk *c)
+{
+    free_chunks(c);
 }

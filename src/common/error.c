@@ -20,6 +20,7 @@ const char *opprof_strerror(int status)
     case OPPROF_E_UNSUPPORTED: return "not supported in this build";
     case OPPROF_E_NOT_FOUND: return "not found";
     case OPPROF_E_RANGE: return "value out of range";
+    case OPPROF_E_PERM: return "not permitted";
     default: return "unknown status";
     }
 }

@@ -437,17 +437,24 @@ static int collect_thread(collector *cl, op_tstate *t, uint64_t stop_ticks)
     cl->nopen = 0;
     cl->gaps.n = 0;
     if (OP_LOAD(&t->has_gaps) && read_gaps(cl, t) != 0) return -1;
+    const op_word *until = t->ring_until; /* a frozen ring is read up to where it was at the freeze */
     for (op_chunk *c = t->head; c;) {
         op_chunk *next;
-        const op_word *end = chunk_data(t, c, &next);
-        if (!end) continue; /* the writer moved on meanwhile: next and end are set now */
+        const op_word *end;
+        int last = until && until >= c->words && until <= c->words + c->nwords;
+        if (last) {
+            next = atomic_load_explicit(&c->next, memory_order_acquire);
+            end = until;
+        } else if (!(end = chunk_data(t, c, &next))) {
+            continue; /* the writer moved on meanwhile: next and end are set now */
+        }
         for (const op_word *p = c->words; p < end;) {
             size_t len = decode_record(cl, (uint32_t)ti, p, end, close_ticks, OP_LOAD(&t->cap_ticks));
             if (len == SIZE_MAX) return -1;
             if (len == 0) break;
             p += len;
         }
-        c = next;
+        c = last ? NULL : next;
     }
     cl->tr->dropped += atomic_load_explicit(&t->dropped, memory_order_relaxed);
     const op_dropsite *drops = __atomic_load_n(&t->drops, __ATOMIC_ACQUIRE);

@@ -24,6 +24,10 @@
 #include "session/session.h"
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_readers_done = PTHREAD_COND_INITIALIZER;
+
+const char op_step_arg_key[] = "opprof.step";
+const opprof_site op_ring_step_site = {"ProfilerStep#", "", 0, OPPROF_CAT_USER_ANNOTATION, NULL};
 
 /* ProfilerStep#N sites: one per step while its generation is open, reused
  * once that generation has been collected (the trace then has its own copy
@@ -76,6 +80,8 @@ static struct {
     const opprof_site *step_site; /* the open ProfilerStep#N range */
     opprof_trace *pending;        /* stopped, not yet handed out */
     uint64_t serial;              /* sessions started so far */
+    uint32_t ring;                /* flight recorder: chunks per thread's ring, 0 for none */
+    unsigned readers;             /* live reads of the ring in progress (op_session_live_begin) */
     int status;                   /* first failure inside a transition */
 } S;
 
@@ -104,6 +110,9 @@ static void fork_child(void)
     op_gen_store(0);
     S.active = 0;
     S.gen = 0;
+    S.ring = 0;
+    S.readers = 0;
+    atomic_store(&op_g.ring_freeze, 0);
     S.step_site = NULL;
     S.pending = NULL; /* the parent's; the child's copy is left alone */
     op_registry_unlock();
@@ -143,7 +152,9 @@ void op_session_open_gen(void)
     op_g.clock = S.cfg.clock ? S.cfg.clock : (op_clock_cycles_usable() ? NULL : mono_clock);
     op_g.clock_ctx = S.cfg.clock ? S.cfg.clock_ctx : NULL;
     op_g.max_stack_depth = S.cfg.max_stack_depth;
-    atomic_store_explicit(&op_g.remaining, (int64_t)S.cfg.max_events, memory_order_relaxed);
+    op_g.ring_chunks = S.ring;
+    /* A ring holds the latest events: no cap on how many come and go. */
+    atomic_store_explicit(&op_g.remaining, S.ring ? INT64_MAX / 4 : (int64_t)S.cfg.max_events, memory_order_relaxed);
     uint64_t now = op_g.clock ? (uint64_t)op_g.clock(op_g.clock_ctx) : op_cycles();
     op_timebase_start(&S.tb, op_g.clock != NULL, now);
     S.gen = ++S.gen_counter;
@@ -156,13 +167,16 @@ int op_session_close_gen(int keep, opprof_trace **out)
 {
     *out = NULL;
     if (!S.gen) return OPPROF_OK;
+    while (S.readers) pthread_cond_wait(&g_readers_done, &g_lock);
     uint64_t stop = op_g.clock ? (uint64_t)op_g.clock(op_g.clock_ctx) : op_cycles();
     uint64_t gen = S.gen;
     op_gen_store(0);
     S.gen = 0;
     op_timebase_finish(&S.tb);
     opprof_trace *tr = NULL;
+    if (S.ring) op_ring_freeze(); /* a thread still in its last record must not overwrite what is read */
     int rc = op_collect(gen, &S.tb, stop, S.opts, &tr);
+    if (S.ring) op_ring_thaw();
     if (!S.step_site) step_sites_recycle(); /* an open step range keeps them (a stop racing with a step) */
     int drc = op_device_collect(rc == OPPROF_OK && keep ? tr : NULL, &S.tb);
     if (rc == OPPROF_OK) rc = drc;
@@ -252,13 +266,19 @@ static void step_range_end(void)
 static void step_range_begin(void)
 {
     if (!S.record_steps || !S.gen) return; /* torch's range exists then too, but records nothing */
+    if (S.ring) {
+        opprof_arg a = opprof_arg_int(op_step_arg_key, S.step_num);
+        opprof_begin_args(&op_ring_step_site, &a, 1);
+        S.step_site = &op_ring_step_site;
+        return;
+    }
     const opprof_site *site = step_site_get(S.step_num);
     if (!site) return;
     opprof_begin(site);
     S.step_site = site;
 }
 
-int opprof_start(const opprof_config *cfg)
+static int start_session(const opprof_config *cfg, uint32_t ring)
 {
     if (!cfg) return op_fail(OPPROF_E_INVAL, "opprof_start: config is NULL (use opprof_config_init)");
     if (cfg->activities & ~(uint32_t)(OPPROF_ACTIVITY_CPU | OPPROF_ACTIVITY_CUDA))
@@ -290,6 +310,11 @@ int opprof_start(const opprof_config *cfg)
     S.keeping = 0;
     S.step_site = NULL;
     S.record_steps = S.cfg.schedule.enabled; /* torch 1.13: step annotations only with a schedule */
+    S.ring = ring;
+    if (ring) {
+        S.cfg.schedule.enabled = 0; /* the ring records all the time */
+        S.record_steps = 1;
+    }
     op_capture_prefill(OP_PREFILL_CHUNKS);
     if (S.opts & OP_OPT_MEMORY) op_memtrack_reset();
     op_device_start(&S.cfg);
@@ -302,6 +327,39 @@ int opprof_start(const opprof_config *cfg)
     pthread_mutex_unlock(&g_lock);
     op_clear_error();
     return OPPROF_OK;
+}
+
+int opprof_start(const opprof_config *cfg)
+{
+    return start_session(cfg, 0);
+}
+
+int op_session_start_ring(const opprof_config *cfg, uint32_t ring_chunks)
+{
+    return start_session(cfg, ring_chunks < 2 ? 2 : ring_chunks);
+}
+
+int op_session_live_begin(op_live *lv)
+{
+    pthread_mutex_lock(&g_lock);
+    if (!S.active || !S.ring || !S.gen) {
+        pthread_mutex_unlock(&g_lock);
+        return op_fail(OPPROF_E_NO_SESSION, "the flight recorder is not running");
+    }
+    S.readers++;
+    lv->gen = S.gen;
+    lv->tb = S.tb;
+    lv->opts = S.opts;
+    lv->step_num = S.step_num;
+    pthread_mutex_unlock(&g_lock);
+    return OPPROF_OK;
+}
+
+void op_session_live_end(void)
+{
+    pthread_mutex_lock(&g_lock);
+    if (S.readers && --S.readers == 0) pthread_cond_broadcast(&g_readers_done);
+    pthread_mutex_unlock(&g_lock);
 }
 
 /* incomplete: the session was cut short (a signal), and the trace handed
@@ -378,7 +436,10 @@ int opprof_step(void)
     step_range_begin();
     int rc = S.status;
     S.status = 0;
+    uint32_t ring = S.ring;
+    int64_t ended = S.step_num - 1;
     pthread_mutex_unlock(&g_lock);
+    if (ring) op_flight_on_step(ended); /* may ask the writer for a dump of the slow step */
     return rc;
 }
 

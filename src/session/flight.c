@@ -1,0 +1,491 @@
+/* The flight recorder: a ring session (session.c, capture/ring.c) that
+ * records all the time, and a writer thread that dumps what the rings hold
+ * when asked: by opprof_flight_dump (which waits for the file), by a signal
+ * or opprof_flight_dump_async (which do not), by a trigger, or by a step
+ * slower than the threshold. The program's threads never write a dump:
+ * a slow step only wakes the writer, so the step after it runs at once. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "capture/clock.h"
+#include "capture/state.h"
+#include "common/error.h"
+#include "opprof.h"
+#include "session/flight.h"
+#include "session/ondemand.h"
+#include "session/session.h"
+
+#define CHUNK_BYTES ((size_t)1 << 20)
+#define DEFAULT_RING ((size_t)64 << 20)
+#define WINDOW 64   /* steps in the running median */
+#define MIN_STEPS 8 /* steps seen before a ratio applies */
+
+/* A dump someone waits for. */
+typedef struct sync_req {
+    const char *path;
+    const char *reason;
+    char *written;
+    size_t cap;
+    int rc, done;
+    struct sync_req *next;
+} sync_req;
+
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER; /* W, but the atomics */
+static pthread_cond_t g_done = PTHREAD_COND_INITIALIZER;
+
+static struct {
+    _Atomic int running;
+    _Atomic int async_pending; /* a signal or opprof_flight_dump_async */
+    _Atomic unsigned long long dumps;
+    int wake[2];
+    pthread_t writer;
+    int quit;
+    opprof_flight_config cfg;
+    char *path, *dir, *range;  /* the config's strings, copied */
+    unsigned long range_count; /* slow_range: its ends seen */
+    uint64_t tick0;            /* slow_range: the clock at the start, to turn ticks into ns */
+    int64_t mono0;
+    int ticks_are_ns;
+    unsigned long seq;         /* dump numbers given */
+    sync_req *queue;
+    char slow_reason[200];
+    int slow_pending;
+    int64_t slow_pending_ns;   /* the slowest step the waiting dump is for */
+    unsigned slow_dumps;
+    struct sigaction prev;     /* the program's handler for cfg.signal */
+    int sig;                   /* installed on, 0 none */
+    /* The running median of step times. */
+    int64_t last_ns, window[WINDOW];
+    unsigned nwin, win_at;
+} W = {.wake = {-1, -1}};
+
+static void wake_writer(void)
+{
+    char b = 1;
+    ssize_t n;
+    do n = write(W.wake[1], &b, 1);
+    while (n < 0 && errno == EINTR);
+    /* EAGAIN: the pipe is full of wake-ups already; the writer will look. */
+}
+
+/* ---- the file name ---- */
+
+static void put(char *out, size_t cap, size_t *k, const char *s, size_t n)
+{
+    for (size_t i = 0; i < n && *k + 1 < cap; i++) out[(*k)++] = s[i];
+    out[*k] = '\0';
+}
+
+/* The template with {n} and {pid} replaced, under output_dir when relative. */
+static void dump_path(const char *tmpl, unsigned long n, char *out, size_t cap)
+{
+    size_t k = 0;
+    out[0] = '\0';
+    if (tmpl[0] != '/' && W.dir && W.dir[0]) {
+        put(out, cap, &k, W.dir, strlen(W.dir));
+        put(out, cap, &k, "/", 1);
+    }
+    char num[32];
+    for (const char *p = tmpl; *p;) {
+        if (!strncmp(p, "{n}", 3)) {
+            put(out, cap, &k, num, (size_t)snprintf(num, sizeof num, "%lu", n));
+            p += 3;
+        } else if (!strncmp(p, "{pid}", 5)) {
+            put(out, cap, &k, num, (size_t)snprintf(num, sizeof num, "%lld", (long long)getpid()));
+            p += 5;
+        } else {
+            put(out, cap, &k, p++, 1);
+        }
+    }
+}
+
+/* ---- the writer ---- */
+
+static int dump_now(const char *path, const char *reason, char *written, size_t cap)
+{
+    pthread_mutex_lock(&g_lock);
+    unsigned long n = ++W.seq;
+    pthread_mutex_unlock(&g_lock);
+    char file[4096];
+    dump_path(path ? path : W.path ? W.path : "opprof_flight_{pid}_{n}.json", n, file, sizeof file);
+    if (written) snprintf(written, cap, "%s", file);
+    int64_t t0 = op_mono_ns();
+    opprof_trace *t = NULL;
+    int rc = op_flight_read(&t);
+    int64_t t1 = op_mono_ns();
+    if (rc == OPPROF_OK) rc = opprof_export_chrome_trace(t, file);
+    int64_t t2 = op_mono_ns();
+    if (rc != OPPROF_OK) {
+        fprintf(stderr, "opprof: flight recorder: %s: cannot write %s: %s\n", reason, file, opprof_last_error());
+        opprof_trace_free(t);
+        return rc;
+    }
+    atomic_fetch_add(&W.dumps, 1);
+    if (W.cfg.on_dump) {
+        W.cfg.on_dump(file, reason, W.cfg.user);
+    } else {
+        fprintf(stderr, "opprof: flight recorder: %s: wrote %s (%zu events; read in %.1f ms, written in %.1f ms)\n",
+                reason, file, opprof_trace_event_count(t), (double)(t1 - t0) / 1e6, (double)(t2 - t1) / 1e6);
+    }
+    opprof_trace_free(t);
+    return OPPROF_OK;
+}
+
+/* Takes the next job: a waiting caller first, then a slow step, then a
+ * signal. 0 when none. */
+static int next_job(sync_req **req, char *reason, size_t cap)
+{
+    *req = NULL;
+    pthread_mutex_lock(&g_lock);
+    int have = 1;
+    if (W.queue) {
+        *req = W.queue;
+        W.queue = W.queue->next;
+    } else if (W.slow_pending) {
+        snprintf(reason, cap, "%s", W.slow_reason);
+        W.slow_pending = 0;
+    } else if (atomic_exchange(&W.async_pending, 0)) {
+        if (W.sig) snprintf(reason, cap, "signal %d", W.sig);
+        else snprintf(reason, cap, "opprof_flight_dump_async");
+    } else {
+        have = 0;
+    }
+    pthread_mutex_unlock(&g_lock);
+    return have;
+}
+
+static void *writer_main(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        struct pollfd p = {W.wake[0], POLLIN, 0};
+        if (poll(&p, 1, -1) < 0 && errno != EINTR) break;
+        char buf[64];
+        while (read(W.wake[0], buf, sizeof buf) > 0) {
+        }
+        pthread_mutex_lock(&g_lock);
+        int quit = W.quit;
+        pthread_mutex_unlock(&g_lock);
+        sync_req *req;
+        char reason[200];
+        while (next_job(&req, reason, sizeof reason)) {
+            if (req) {
+                int rc = dump_now(req->path, req->reason, req->written, req->cap);
+                pthread_mutex_lock(&g_lock);
+                req->rc = rc;
+                req->done = 1;
+                pthread_cond_broadcast(&g_done);
+                pthread_mutex_unlock(&g_lock);
+            } else {
+                (void)dump_now(NULL, reason, NULL, 0); /* it says on stderr what failed */
+            }
+        }
+        if (quit) break; /* after what was asked before the stop */
+    }
+    /* Whoever still waits learns that no dump comes. */
+    pthread_mutex_lock(&g_lock);
+    for (sync_req *r = W.queue; r; r = r->next) {
+        r->rc = op_fail(OPPROF_E_NO_SESSION, "the flight recorder stopped");
+        r->done = 1;
+    }
+    W.queue = NULL;
+    pthread_cond_broadcast(&g_done);
+    pthread_mutex_unlock(&g_lock);
+    return NULL;
+}
+
+/* ---- slow steps ---- */
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int64_t median_locked(void)
+{
+    int64_t v[WINDOW];
+    memcpy(v, W.window, W.nwin * sizeof *v);
+    qsort(v, W.nwin, sizeof *v, cmp_i64);
+    return W.nwin % 2 ? v[W.nwin / 2] : (v[W.nwin / 2 - 1] + v[W.nwin / 2]) / 2;
+}
+
+/* One step of duration dur ended (what: "step 512", "range train_step #3"):
+ * asks for a dump when it is slow. */
+static void observe(int64_t dur, const char *what)
+{
+    pthread_mutex_lock(&g_lock);
+    char why[200] = "";
+    if (W.cfg.slow_step_ns > 0 && dur > W.cfg.slow_step_ns) {
+        snprintf(why, sizeof why, "%s took %.3f ms > %.3f ms", what, (double)dur / 1e6,
+                 (double)W.cfg.slow_step_ns / 1e6);
+    } else if (W.cfg.slow_step_ratio > 0 && W.nwin >= MIN_STEPS) {
+        int64_t med = median_locked();
+        if ((double)dur > W.cfg.slow_step_ratio * (double)med)
+            snprintf(why, sizeof why, "%s took %.3f ms > %gx the median %.3f ms", what, (double)dur / 1e6,
+                     W.cfg.slow_step_ratio, (double)med / 1e6);
+    }
+    W.window[W.win_at] = dur;
+    W.win_at = (W.win_at + 1) % WINDOW;
+    if (W.nwin < WINDOW) W.nwin++;
+    /* One dump waits while another is written: the rings are read when it
+     * starts, so it holds every slow step until then; its reason names the
+     * slowest. */
+    int ask = 0;
+    if (why[0] && W.slow_pending && dur > W.slow_pending_ns) {
+        snprintf(W.slow_reason, sizeof W.slow_reason, "%s", why);
+        W.slow_pending_ns = dur;
+    } else if (why[0] && !W.slow_pending && W.slow_dumps < W.cfg.max_slow_dumps) {
+        snprintf(W.slow_reason, sizeof W.slow_reason, "%s", why);
+        W.slow_pending = 1;
+        W.slow_pending_ns = dur;
+        W.slow_dumps++;
+        ask = 1;
+    }
+    pthread_mutex_unlock(&g_lock);
+    if (ask) wake_writer();
+}
+
+void op_flight_on_step(int64_t step)
+{
+    if (!atomic_load_explicit(&W.running, memory_order_acquire) || W.range) return;
+    int64_t now = op_mono_ns();
+    pthread_mutex_lock(&g_lock);
+    int64_t dur = now - W.last_ns;
+    W.last_ns = now;
+    pthread_mutex_unlock(&g_lock);
+    char what[48];
+    snprintf(what, sizeof what, "step %lld", (long long)step);
+    observe(dur, what);
+}
+
+/* The end of a range named slow_range (capture/record.c), in the
+ * recording clock's ticks: converted with the ratio of ticks to
+ * nanoseconds since the recorder started. */
+static void on_range_end(uint64_t t0, uint64_t t1)
+{
+    if (!atomic_load_explicit(&W.running, memory_order_acquire)) return;
+    double ns_per_tick = 1.0;
+    if (!W.ticks_are_ns) {
+        uint64_t now = op_cycles();
+        int64_t mono = op_mono_ns();
+        if (now <= W.tick0 || mono <= W.mono0) return;
+        ns_per_tick = (double)(mono - W.mono0) / (double)(now - W.tick0);
+    }
+    char what[200];
+    pthread_mutex_lock(&g_lock);
+    unsigned long n = W.range_count++;
+    pthread_mutex_unlock(&g_lock);
+    snprintf(what, sizeof what, "range %.140s #%lu", W.range, n);
+    observe((int64_t)((double)(t1 - t0) * ns_per_tick), what);
+}
+
+/* ---- the signal ---- */
+
+static void on_signal(int sig, siginfo_t *si, void *uc)
+{
+    int saved = errno;
+    (void)opprof_flight_dump_async();
+    /* Then the program's own handler, as if we were not there; its default
+     * (for SIGUSR2: the end of the process) gives way to the dump. */
+    if (W.prev.sa_flags & SA_SIGINFO) W.prev.sa_sigaction(sig, si, uc);
+    else if (W.prev.sa_handler != SIG_DFL && W.prev.sa_handler != SIG_IGN) W.prev.sa_handler(sig);
+    errno = saved;
+}
+
+static int install_signal(int sig)
+{
+    struct sigaction a;
+    memset(&a, 0, sizeof a);
+    a.sa_sigaction = on_signal;
+    a.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&a.sa_mask);
+    if (sigaction(sig, NULL, &W.prev) != 0 || sigaction(sig, &a, NULL) != 0)
+        return op_fail(OPPROF_E_INVAL, "cannot catch signal %d: %s", sig, strerror(errno));
+    W.sig = sig;
+    return OPPROF_OK;
+}
+
+static void restore_signal(void)
+{
+    if (!W.sig) return;
+    struct sigaction now;
+    if (sigaction(W.sig, NULL, &now) == 0 && (now.sa_flags & SA_SIGINFO) && now.sa_sigaction == on_signal)
+        sigaction(W.sig, &W.prev, NULL);
+    W.sig = 0;
+}
+
+/* ---- the API ---- */
+
+void opprof_flight_config_init(opprof_flight_config *c)
+{
+    if (!c) return;
+    memset(c, 0, sizeof *c);
+    opprof_config_init(&c->session);
+    c->ring_bytes = DEFAULT_RING;
+    c->max_slow_dumps = 10;
+}
+
+static void forget_config(void)
+{
+    free(W.path);
+    free(W.dir);
+    free(W.range);
+    W.path = W.dir = W.range = NULL;
+}
+
+static void close_pipe(void)
+{
+    for (int i = 0; i < 2; i++)
+        if (W.wake[i] >= 0) close(W.wake[i]);
+    W.wake[0] = W.wake[1] = -1;
+}
+
+int opprof_flight_start(const opprof_flight_config *c)
+{
+    if (!c) return op_fail(OPPROF_E_INVAL, "opprof_flight_start: config is NULL (use opprof_flight_config_init)");
+    if (c->slow_step_ns < 0 || c->slow_step_ratio < 0 || (c->slow_step_ratio > 0 && c->slow_step_ratio <= 1.0))
+        return op_fail(OPPROF_E_INVAL, "opprof_flight_start: slow_step_ns >= 0, slow_step_ratio 0 or above 1");
+    if (c->signal < -1 || c->signal >= NSIG || c->signal == SIGKILL || c->signal == SIGSTOP)
+        return op_fail(OPPROF_E_INVAL, "opprof_flight_start: signal %d cannot be caught", c->signal);
+    if (atomic_load(&W.running)) return op_fail(OPPROF_E_ACTIVE, "opprof_flight_start: the recorder runs already");
+    size_t bytes = c->ring_bytes ? c->ring_bytes : DEFAULT_RING;
+    size_t chunks = (bytes + CHUNK_BYTES - 1) / CHUNK_BYTES;
+    if (chunks > 1u << 20) return op_fail(OPPROF_E_RANGE, "opprof_flight_start: ring_bytes above 1 TiB");
+    W.cfg = *c;
+    if (!W.cfg.max_slow_dumps) W.cfg.max_slow_dumps = 10;
+    W.path = c->path ? strdup(c->path) : NULL;
+    W.dir = c->session.output_dir ? strdup(c->session.output_dir) : NULL;
+    W.range = c->slow_range && *c->slow_range ? strdup(c->slow_range) : NULL;
+    if ((c->path && !W.path) || (c->session.output_dir && !W.dir) || (c->slow_range && *c->slow_range && !W.range)) {
+        forget_config();
+        return op_fail(OPPROF_E_NOMEM, "out of memory");
+    }
+    W.cfg.path = W.path;
+    W.cfg.session.output_dir = W.dir;
+    W.cfg.slow_range = W.range;
+    W.range_count = 0;
+    W.seq = 0;
+    W.quit = 0;
+    W.slow_pending = 0;
+    W.slow_dumps = 0;
+    W.nwin = W.win_at = 0;
+    atomic_store(&W.dumps, 0);
+    atomic_store(&W.async_pending, 0);
+    if (pipe2(W.wake, O_CLOEXEC | O_NONBLOCK) != 0) {
+        forget_config();
+        return op_fail(OPPROF_E_IO, "pipe: %s", strerror(errno));
+    }
+    opprof_config s = W.cfg.session;
+    s.on_trace_ready = NULL;
+    s.user = NULL;
+    W.ticks_are_ns = s.clock != NULL || !op_clock_cycles_usable();
+    W.tick0 = op_cycles();
+    W.mono0 = op_mono_ns();
+    if (W.range) { /* before the session: each thread reads it when it attaches */
+        OP_STORE(&op_g.watch_fn, on_range_end);
+        OP_STORE(&op_g.watch_name, (const char *)W.range);
+    }
+    int rc = op_session_start_ring(&s, (uint32_t)chunks);
+    if (rc != OPPROF_OK) {
+        OP_STORE(&op_g.watch_name, (const char *)NULL);
+        close_pipe();
+        forget_config();
+        return rc;
+    }
+    W.last_ns = op_mono_ns();
+    sigset_t all, saved;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &saved); /* the writer takes no signal */
+    int e = pthread_create(&W.writer, NULL, writer_main, NULL);
+    pthread_sigmask(SIG_SETMASK, &saved, NULL);
+    if (e != 0) {
+        (void)opprof_stop(NULL);
+        close_pipe();
+        forget_config();
+        return op_fail(OPPROF_E_IO, "cannot start the flight recorder's writer: %s", strerror(e));
+    }
+    atomic_store_explicit(&W.running, 1, memory_order_release);
+    int sig = c->signal == 0 ? SIGUSR2 : c->signal;
+    if (sig > 0 && (rc = install_signal(sig)) != OPPROF_OK) {
+        (void)opprof_flight_stop();
+        return rc;
+    }
+    if (op_listener_acquire(OP_LISTEN_FLIGHT) != OPPROF_OK) /* dumps still come from the other routes */
+        fprintf(stderr, "opprof: flight recorder: no trigger socket: %s\n", opprof_last_error());
+    op_clear_error();
+    return OPPROF_OK;
+}
+
+int op_flight_running(void)
+{
+    return atomic_load_explicit(&W.running, memory_order_acquire);
+}
+
+int op_flight_dump_sync(const char *path, const char *reason, char *written, size_t cap)
+{
+    if (!op_flight_running()) return op_fail(OPPROF_E_NO_SESSION, "the flight recorder is not running");
+    sync_req r = {path, reason, written, cap, 0, 0, NULL};
+    pthread_mutex_lock(&g_lock);
+    if (W.quit) { /* the writer has left, or is leaving: no one would answer */
+        pthread_mutex_unlock(&g_lock);
+        return op_fail(OPPROF_E_NO_SESSION, "the flight recorder is stopping");
+    }
+    sync_req **tail = &W.queue;
+    while (*tail) tail = &(*tail)->next;
+    *tail = &r;
+    pthread_mutex_unlock(&g_lock);
+    wake_writer();
+    pthread_mutex_lock(&g_lock);
+    while (!r.done) pthread_cond_wait(&g_done, &g_lock);
+    pthread_mutex_unlock(&g_lock);
+    if (r.rc != OPPROF_OK && !*opprof_last_error()) op_fail(r.rc, "the dump failed (see stderr)");
+    return r.rc;
+}
+
+int opprof_flight_dump(const char *path)
+{
+    char written[4096];
+    return op_flight_dump_sync(path, "opprof_flight_dump", written, sizeof written);
+}
+
+int opprof_flight_dump_async(void)
+{
+    if (!atomic_load_explicit(&W.running, memory_order_acquire)) return OPPROF_E_NO_SESSION;
+    atomic_store(&W.async_pending, 1);
+    wake_writer();
+    return OPPROF_OK;
+}
+
+uint64_t opprof_flight_dumps(void)
+{
+    return atomic_load(&W.dumps);
+}
+
+int opprof_flight_stop(void)
+{
+    int was = 1;
+    if (!atomic_compare_exchange_strong(&W.running, &was, 0))
+        return op_fail(OPPROF_E_NO_SESSION, "opprof_flight_stop: the flight recorder is not running");
+    restore_signal();
+    op_listener_release(OP_LISTEN_FLIGHT);
+    pthread_mutex_lock(&g_lock);
+    W.quit = 1;
+    pthread_mutex_unlock(&g_lock);
+    wake_writer();
+    pthread_join(W.writer, NULL);
+    close_pipe();
+    int rc = opprof_stop(NULL); /* what the rings hold goes: a dump was the time to keep it */
+    OP_STORE(&op_g.watch_name, (const char *)NULL);
+    forget_config();
+    return rc;
+}

@@ -1,0 +1,95 @@
+/* Running the target programs of the on-demand and flight tests: spawn
+ * with extra variables and the output in files, wait for the listener,
+ * collect the exit status. */
+#ifndef OPPROF_TESTS_ONDEMAND_PROC_H
+#define OPPROF_TESTS_ONDEMAND_PROC_H
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "opprof.h"
+
+/* Starts argv with the "NAME=VALUE" strings of env set, stdout and stderr
+ * into out and err; returns its pid (-1 on failure). */
+static inline pid_t proc_spawn(char *const *argv, const char *const *env, const char *out, const char *err)
+{
+    pid_t pid = fork();
+    if (pid != 0) return pid;
+    for (; env && *env; env++) putenv((char *)*env);
+    int fo = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644), fe = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fo < 0 || fe < 0 || dup2(fo, 1) < 0 || dup2(fe, 2) < 0) _exit(99);
+    execv(argv[0], argv);
+    _exit(98);
+}
+
+/* The exit status, or 1000 + signal, or -1. */
+static inline int proc_wait(pid_t pid)
+{
+    int st;
+    if (waitpid(pid, &st, 0) != pid) return -1;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 1000 + WTERMSIG(st) : -1;
+}
+
+static inline void proc_sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* Waits up to 10 s until pid is listed as accepting triggers: 1 when it is. */
+static inline int proc_wait_listening(pid_t pid)
+{
+    char want[32];
+    snprintf(want, sizeof want, "%lld ", (long long)pid);
+    for (int i = 0; i < 1000; i++) {
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+        if (!f) return 0;
+        opprof_trigger_list(f);
+        fclose(f);
+        int found = 0;
+        for (const char *l = buf; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+            if (!strncmp(l, want, strlen(want))) found = 1;
+        if (i == 999 && !found) {
+            fprintf(stderr, "proc_wait_listening: %lld not in the list:\n%s\n", (long long)pid, buf ? buf : "");
+            char cmd[300];
+            snprintf(cmd, sizeof cmd, "ls -la $XDG_RUNTIME_DIR/opprof; cat /proc/%lld/status | head -3", (long long)pid);
+            if (system(cmd)) {
+            }
+        }
+        free(buf);
+        if (found) return 1;
+        proc_sleep_ms(10);
+    }
+    return 0;
+}
+
+/* Runs a command line, its stderr (and stdout) into err; the exit status. */
+static inline int proc_run(char *const *argv, const char *out, const char *err)
+{
+    pid_t pid = proc_spawn(argv, NULL, out, err);
+    return pid < 0 ? -1 : proc_wait(pid);
+}
+
+/* A test group's folder (templ ends in XXXXXX) with run/ inside as
+ * $XDG_RUNTIME_DIR, for this process and the programs it starts: their
+ * sockets stay out of the user's own folder. env_out (may be NULL) gets
+ * "XDG_RUNTIME_DIR=...". 0 or -1. */
+static inline int proc_group_setup(char *templ, char *env_out, size_t cap)
+{
+    if (!mkdtemp(templ)) return -1;
+    char xdg[600];
+    snprintf(xdg, sizeof xdg, "%s/run", templ);
+    if (mkdir(xdg, 0700) != 0) return -1;
+    if (env_out) snprintf(env_out, cap, "XDG_RUNTIME_DIR=%s", xdg);
+    return setenv("XDG_RUNTIME_DIR", xdg, 1);
+}
+
+#endif

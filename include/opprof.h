@@ -869,11 +869,13 @@ enum {
 
 /* PyTorch's export_stacks(path, metric): flame-graph input in the folded
  * format that FlameGraph (flamegraph.pl) and speedscope read, one line per
- * event with a stack:  "root;...;innermost;OP_NAME VALUE". Frames are root
- * first and the operator's name comes last (PyTorch stops at the calling
- * line); ' ', ';', tab and newline in a frame become '_'; VALUE is the metric
- * in microseconds truncated to an integer, and lines whose value is 0 are
- * left out. metric: "self_cpu_time_total" (NULL), or "self_cuda_time_total"
+ * distinct stack, in order of first appearance:
+ * "root;...;innermost;OP_NAME VALUE". Frames are root first and the
+ * operator's name comes last (PyTorch stops at the calling line); ' ', ';',
+ * tab and newline in a frame become '_'; VALUE is the exact nanoseconds of
+ * the stack's events added up, then truncated to microseconds (PyTorch
+ * truncates each event, so sub-microsecond leaves vanish), and lines whose
+ * value is 0 are left out. metric: "self_cpu_time_total" (NULL), or "self_cuda_time_total"
  * / "self_device_time_total" for device time. The file is replaced
  * atomically, as by opprof_write_file. */
 OPPROF_API int opprof_export_stacks(const opprof_trace *t, const char *path, const char *metric);

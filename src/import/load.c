@@ -7,8 +7,10 @@
 #include <string.h>
 
 #include "common/error.h"
+#include "common/pfschema.h"
 #include "import/import.h"
 #include "import/number.h"
+#include "import/pftrace.h"
 
 static int read_events(op_importer *im)
 {
@@ -187,9 +189,32 @@ static void rebase(op_importer *im, int64_t base_ns)
     t->mem_totals_given = t->nmem > 0 && im->mem_totals == t->nmem;
 }
 
+/* The first two bytes, given back to the source: Perfetto's protobuf or
+ * JSON? 1 Perfetto, 0 JSON, or a negative status when the read fails. */
+static int sniff_pftrace(op_source *src, const char *label)
+{
+    unsigned char b[2];
+    size_t have = 0;
+    while (have < 2) {
+        ssize_t n = op_source_read(src, b + have, 2 - have);
+        if (n < 0) return op_fail((int)n, "%s: byte %" PRIu64 ": %s", label, src->err_off, src->err);
+        if (n == 0) break;
+        have += (size_t)n;
+    }
+    memcpy(src->back, b, have);
+    src->nback = have;
+    return op_pf_sniff(b, have);
+}
+
 int op_import_source(op_source *src, const char *label, size_t chunk, opprof_trace **out)
 {
     *out = NULL;
+    int pf = sniff_pftrace(src, label);
+    if (pf < 0) {
+        op_source_close(src);
+        return pf;
+    }
+    if (pf) return op_import_pftrace(src, label, out);
     op_importer im;
     memset(&im, 0, sizeof im);
     im.t = op_trace_new();
@@ -242,6 +267,8 @@ int opprof_trace_load(const char *path, opprof_trace **out)
     op_source *src;
     int rc = op_source_open_path(path, &src);
     if (rc != 0) return fail_open(rc, label);
+    /* The name decides where it says Perfetto; else the first bytes do. */
+    if (op_pf_path(path)) return op_import_pftrace(src, label, out);
     return op_import_source(src, label, OP_IMPORT_CHUNK, out);
 }
 

@@ -189,14 +189,14 @@ static void rebase(op_importer *im, int64_t base_ns)
     t->mem_totals_given = t->nmem > 0 && im->mem_totals == t->nmem;
 }
 
-/* The first two bytes, given back to the source: Perfetto's protobuf or
+/* The first bytes, given back to the source: Perfetto's protobuf or
  * JSON? 1 Perfetto, 0 JSON, or a negative status when the read fails. */
 static int sniff_pftrace(op_source *src, const char *label)
 {
-    unsigned char b[2];
+    unsigned char b[sizeof src->back];
     size_t have = 0;
-    while (have < 2) {
-        ssize_t n = op_source_read(src, b + have, 2 - have);
+    while (have < sizeof b) {
+        ssize_t n = op_source_read(src, b + have, sizeof b - have);
         if (n < 0) return op_fail((int)n, "%s: byte %" PRIu64 ": %s", label, src->err_off, src->err);
         if (n == 0) break;
         have += (size_t)n;

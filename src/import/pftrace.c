@@ -28,7 +28,12 @@ int op_pf_fail(pf_reader *r, int status, const unsigned char *p, const char *fmt
 int op_pf_sniff(const unsigned char *b, size_t n)
 {
     if (n < 2 || b[0] != ((PF_TRACE_PACKET << 3) | 2)) return 0;
-    return !(b[1] == ' ' || b[1] == '\t' || b[1] == '\r' || b[1] == '\n' || b[1] == '{' || b[1] == '[');
+    /* JSON: more white space, then '{' or '['. A packet's length is
+     * followed by a field's tag, which is never '{' or '[' in a trace packet
+     * (those would be groups). */
+    size_t i = 1;
+    while (i < n && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n')) i++;
+    return i < n && b[i] != '{' && b[i] != '[';
 }
 
 static pf_seq *seq_of(pf_reader *r, uint64_t id)

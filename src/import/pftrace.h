@@ -82,8 +82,8 @@ int op_pf_track_event(pf_reader *r, pf_seq *s, op_pbr te, int64_t ns);
 int op_import_pftrace(op_source *src, const char *label, opprof_trace **out);
 
 /* 1 when the first bytes b[0..n) look like a Perfetto trace rather than
- * JSON: a Trace.packet tag (0x0a) followed by a length, where JSON would
- * have white space, '{' or '['. */
+ * JSON: a Trace.packet tag (0x0a, a newline to JSON) and a length, where JSON
+ * would have white space up to its '{' or '['. */
 int op_pf_sniff(const unsigned char *b, size_t n);
 
 #endif

@@ -337,7 +337,8 @@ typedef struct pf_input {
 /* At least `need` bytes from pos, unless the input ends first. */
 static int fill(pf_reader *r, pf_input *in, size_t need)
 {
-    if (in->pos) {
+    if (in->len - in->pos >= need || in->eof) return 0;
+    if (in->pos) { /* only when more is needed: a move per refill, not per packet */
         memmove(in->buf, in->buf + in->pos, in->len - in->pos);
         in->off += in->pos;
         in->len -= in->pos;
@@ -371,10 +372,11 @@ static int read_packets(pf_reader *r, pf_input *in)
     uint64_t packets = 0;
     for (;;) {
         if (fill(r, in, 20) != 0) return -1;
-        if (in->len == 0) break;
-        op_pbr hdr = {in->buf, in->buf + in->len};
-        r->pkt = in->buf;
-        r->pkt_off = in->off;
+        if (in->len == in->pos) break;
+        const unsigned char *base = in->buf + in->pos;
+        op_pbr hdr = {base, in->buf + in->len};
+        r->pkt = base;
+        r->pkt_off = in->off + in->pos;
         uint64_t tag, n = 0;
         const char *why;
         if (op_pbr_varint(&hdr, &tag, &why) != 0) return op_pf_fail(r, OPPROF_E_PARSE, hdr.p, "%s", why);
@@ -382,21 +384,23 @@ static int read_packets(pf_reader *r, pf_input *in)
         if (wire == OP_PB_LEN && op_pbr_varint(&hdr, &n, &why) != 0)
             return op_pf_fail(r, OPPROF_E_PARSE, hdr.p, "%s", why);
         if (tag >> 3 != PF_TRACE_PACKET || wire != OP_PB_LEN)
-            return op_pf_fail(r, OPPROF_E_PARSE, in->buf, "not a Trace.packet (field %" PRIu64 ", wire type %d)",
+            return op_pf_fail(r, OPPROF_E_PARSE, base, "not a Trace.packet (field %" PRIu64 ", wire type %d)",
                               tag >> 3, wire);
         if (n > PF_MAX_PACKET)
-            return op_pf_fail(r, OPPROF_E_RANGE, in->buf, "a packet of %" PRIu64 " bytes (at most %zu are read)", n,
+            return op_pf_fail(r, OPPROF_E_RANGE, base, "a packet of %" PRIu64 " bytes (at most %zu are read)", n,
                               PF_MAX_PACKET);
-        size_t head = (size_t)(hdr.p - in->buf);
-        if (fill(r, in, head + (size_t)n) != 0) return -1;
-        if (in->len < head + n) {
+        size_t head = (size_t)(hdr.p - base);
+        if (fill(r, in, head + (size_t)n) != 0) return -1; /* may move the buffer */
+        base = in->buf + in->pos;
+        if (in->len - in->pos < head + n) {
             r->pkt = none; /* the offset of the end of the input */
             r->pkt_off = in->off + in->len;
             return op_pf_fail(r, OPPROF_E_PARSE, none, "the input ends inside a packet of %" PRIu64 " bytes", n);
         }
-        r->pkt = in->buf;
-        if (op_pf_packet(r, (op_pbr){in->buf + head, in->buf + head + n}) != 0) return -1;
-        in->pos = head + (size_t)n;
+        r->pkt = base;
+        r->pkt_off = in->off + in->pos;
+        if (op_pf_packet(r, (op_pbr){base + head, base + head + n}) != 0) return -1;
+        in->pos += head + (size_t)n;
         packets++;
     }
     if (!packets) {

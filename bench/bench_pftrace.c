@@ -2,6 +2,7 @@
  * written every way.
  *
  *   bench_pftrace [SLICES=1000000] [DIR=/tmp]
+ *   bench_pftrace TRACE [DIR=/tmp]     a session read from a file instead
  *
  * Two synthetic sessions of SLICES ranges with repeated names, on one
  * thread: "calls" is what -finstrument-functions gives (a loop calling a
@@ -123,8 +124,18 @@ static int run(const char *label, opprof_trace *t, const char *dir)
 
 int main(int argc, char **argv)
 {
-    size_t n = argc > 1 ? (size_t)atol(argv[1]) : 1000000;
     const char *dir = argc > 2 ? argv[2] : "/tmp";
+    if (argc > 1 && (argv[1][0] < '0' || argv[1][0] > '9')) {
+        opprof_trace *t = NULL;
+        if (opprof_trace_load(argv[1], &t) != OPPROF_OK) {
+            fprintf(stderr, "bench_pftrace: %s\n", opprof_last_error());
+            return 1;
+        }
+        int rc = run("file", t, dir);
+        opprof_trace_free(t);
+        return rc;
+    }
+    size_t n = argc > 1 ? (size_t)atol(argv[1]) : 1000000;
     opprof_trace *c = calls_trace(n);
     int rc = run("calls", c, dir);
     opprof_trace_free(c);

@@ -635,7 +635,15 @@ typedef struct opprof_export_options {
 
 OPPROF_API void opprof_export_options_init(opprof_export_options *o);
 
-/* Writes t to path (gzip-compressed when it ends in ".gz"). */
+/* Writes t to path (gzip-compressed when it ends in ".gz"). A path ending
+ * in ".pftrace" or ".pftrace.gz" gets Perfetto's native protobuf format
+ * instead (perfetto.protos.Trace): a track per process and thread, slices
+ * as begin/end TrackEvents with interned names and delta timestamps on one
+ * sequence per thread, shapes, types, FLOPs and ids as debug annotations,
+ * "[memory]" instants and a "Total Allocated" counter track, flows from
+ * launches to device activity. opprof_trace_load reads it back with the
+ * same key averages as the JSON. The same holds for the _ex form and for
+ * the trace handler's file names. */
 OPPROF_API int opprof_export_chrome_trace(const opprof_trace *t, const char *path);
 
 /* The same with options (NULL: defaults). */
@@ -700,7 +708,11 @@ OPPROF_API void opprof_trace_handler_ready(const opprof_trace *trace, void *hand
  * Chrome trace files (ours, PyTorch's legacy and Kineto traces, any tool's)
  * become the same event model a live session gives, so every table and
  * export works on them. The input is a JSON array of events or an object
- * with "traceEvents"; gzip is recognised by its magic bytes. It is read in
+ * with "traceEvents"; gzip is recognised by its magic bytes. Perfetto's
+ * protobuf traces (opprof's .pftrace, or any with TrackEvent slices on
+ * thread tracks) are read too: by the name (.pftrace, .pftrace.gz) or, for
+ * stdin and buffers, by their first bytes; their errors have the same form,
+ * OFFSET counting in the uncompressed protobuf. It is read in
  * chunks: memory grows with the events kept, not with the file.
  *
  * Rows follow PyTorch: complete ("X") events of cat cpu_op,

@@ -185,7 +185,8 @@ static void test_kineto_fixtures_tables_match_json(void **state)
 {
     (void)state;
     static const char *const names[] = {"kineto/rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz",
-                                        "torch-traces/resnet18_infer_b5.trace.json"};
+                                        "kineto/benchmark_result_2869224_1695835535_trace.json.gz",
+                                        "kineto/nccl_data.json.gz", "torch-traces/resnet18_infer_b5.trace.json"};
     int any = 0;
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         char path[1024];
@@ -253,6 +254,59 @@ static void test_protoc_decodes_with_perfettos_schema(void **state)
     opprof_trace_free(t);
 }
 
+/* A device trace: its streams are threads of "GPU n" processes, and every
+ * launch with a kernel gets a flow to it. */
+static void test_device_tracks_and_flows(void **state)
+{
+    (void)state;
+    char path[1024];
+    if (!fixture_path(path, sizeof path, "kineto/benchmark_result_2869224_1695835535_trace.json.gz")) {
+        print_message("%s missing: skipped\n", path);
+        skip();
+    }
+    opprof_trace *t = NULL;
+    if (opprof_trace_load(path, &t) != OPPROF_OK) fail_msg("%s: %s", path, opprof_last_error());
+    char out[256], txt[300], cmd[2048];
+    snprintf(out, sizeof out, "%s/device.pftrace", g_dir);
+    snprintf(txt, sizeof txt, "%s/device.txt", g_dir);
+    assert_int_equal(opprof_export_chrome_trace(t, out), OPPROF_OK);
+    snprintf(cmd, sizeof cmd, "protoc -I %s/perfetto --decode=perfetto.protos.Trace perfetto_trace.proto < %s > %s",
+             fixtures_dir(), out, txt);
+    if (system(cmd) != 0) fail_msg("protoc could not decode %s", out);
+    char *text = slurp(txt);
+    size_t kernels = 0, launches_with_kernel = 0;
+    for (size_t i = 0; i < t->nev; i++)
+        if (t->ev[i].cat == OPPROF_CAT_KERNEL && (t->ev[i].flags & OP_EV_HAS_CORR)) kernels++;
+    for (size_t i = 0; i < t->nev; i++)
+        if (op_cat_is_launch(t->ev[i].cat) && (t->ev[i].flags & OP_EV_HAS_CORR)) launches_with_kernel++;
+    assert_true(kernels > 0);
+    assert_true(count(text, "process_name: \"GPU ") > 0);
+    assert_true(count(text, "terminating_flow_ids: ") >= kernels);
+    assert_int_equal(count(text, "\n    flow_ids: "), launches_with_kernel);
+    free(text);
+    opprof_trace_free(t);
+}
+
+/* The trace handler writes Perfetto's format when its file name says so. */
+static void test_trace_handler_file_name(void **state)
+{
+    (void)state;
+    opprof_trace *t = live_session(3);
+    opprof_trace_handler h;
+    assert_int_equal(opprof_trace_handler_init(&h, g_dir, NULL, 1), OPPROF_OK);
+    snprintf(h.file_name, sizeof h.file_name, "handler.pftrace");
+    opprof_trace_handler_ready(t, &h);
+    assert_int_equal(h.last_status, OPPROF_OK);
+    char want[512];
+    snprintf(want, sizeof want, "%s/handler.pftrace.gz", g_dir);
+    assert_string_equal(h.last_path, want);
+    opprof_trace *back = NULL;
+    assert_int_equal(opprof_trace_load(want, &back), OPPROF_OK);
+    assert_int_equal(opprof_trace_event_count(back), opprof_trace_event_count(t));
+    opprof_trace_free(back);
+    opprof_trace_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -260,6 +314,8 @@ int main(void)
         cmocka_unit_test(test_overlapping_ranges_and_metadata),
         cmocka_unit_test(test_kineto_fixtures_tables_match_json),
         cmocka_unit_test(test_protoc_decodes_with_perfettos_schema),
+        cmocka_unit_test(test_device_tracks_and_flows),
+        cmocka_unit_test(test_trace_handler_file_name),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -10,6 +10,8 @@
 #include "import/pftrace.h"
 #include "import/value_text.h"
 
+#define PF_MAX_BYTES ((int64_t)1 << 47) /* 128 TiB */
+
 /* What the annotations of one event said. */
 typedef struct pf_ann {
     uint32_t has; /* 1 << PF_ANN_* */
@@ -247,8 +249,14 @@ static int memory(pf_reader *r, pf_seq *s, op_pbr te, const pf_track *tr, int64_
     pf_ann a;
     if (annotations(r, s, te, &a) != 0) return -1;
     if (!(a.has & (1u << PF_ANN_BYTES))) return 0; /* the Chrome reader needs "Bytes" too */
+    /* The model adds bytes up per operator and over the trace: a bound no
+     * allocation reaches keeps those sums from overflowing. */
+    int64_t bytes = op_pb_int(a.num[PF_ANN_BYTES]);
+    if (bytes > PF_MAX_BYTES || bytes < -PF_MAX_BYTES)
+        return op_pf_fail(r, OPPROF_E_PARSE, te.p, "a [memory] event's Bytes (%lld) is past +-2^47",
+                          (long long)bytes);
     op_mem_event *m = op_trace_add_mem(r->t, tr->thread, ns, a.has & (1u << PF_ANN_ADDR) ? a.num[PF_ANN_ADDR] : 0,
-                                       op_pb_int(a.num[PF_ANN_BYTES]));
+                                       bytes);
     if (!m) return nomem(r, te.p);
     if (a.has & (1u << PF_ANN_TOTAL)) {
         m->total_allocated = op_pb_int(a.num[PF_ANN_TOTAL]);

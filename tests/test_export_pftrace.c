@@ -17,6 +17,7 @@
 #include "fixtures.h"
 #include "model/model.h"
 #include "opprof.h"
+#include "sample_session.h"
 #include "slurp.h"
 #include "tmpdir.h"
 
@@ -96,52 +97,11 @@ static void same_tables(const opprof_trace *t, const char *stem)
     opprof_trace_free(j);
 }
 
-static int64_t g_now;
-static int64_t fake_clock(void *ctx)
-{
-    (void)ctx;
-    return g_now;
-}
-
-static uint64_t mm_flops(const opprof_input *in, unsigned n)
-{
-    return n >= 2 ? 2ull * (uint64_t)in[0].dims[0] * (uint64_t)in[0].dims[1] * (uint64_t)in[1].dims[1] : 0;
-}
-
-static const opprof_site site_mm = OPPROF_SITE_INIT("aten::mm", OPPROF_CAT_CPU_OP, mm_flops);
-OPPROF_SITE(site_relu, "aten::relu");
-
 /* Shapes, FLOPs, memory, annotations, sub-microsecond times. */
 static opprof_trace *live_session(int n)
 {
-    opprof_config cfg;
-    opprof_config_init(&cfg);
-    cfg.record_shapes = 1;
-    cfg.with_flops = 1;
-    cfg.profile_memory = 1;
-    cfg.clock = fake_clock;
-    g_now = 1000;
-    assert_int_equal(opprof_start(&cfg), OPPROF_OK);
-    for (int i = 0; i < n; i++) {
-        const opprof_site *a = opprof_annotation_begin(i % 2 ? "layer \"odd\"" : "layer\teven");
-        opprof_input in[2] = {{OPPROF_DTYPE_FLOAT, 2, {4, 8 + i % 3}}, {OPPROF_DTYPE_FLOAT, 2, {8 + i % 3, 16}}};
-        g_now += 7;
-        opprof_begin_inputs(&site_mm, in, 2);
-        g_now += 3;
-        opprof_record_memory((void *)(uintptr_t)(0x1000 + i * 64), 256 + i);
-        g_now += 1234 + i % 5;
-        opprof_end(&site_mm);
-        g_now += 5;
-        opprof_begin(&site_relu);
-        g_now += 11;
-        opprof_record_memory((void *)(uintptr_t)(0x1000 + i * 64), -(256 + i));
-        opprof_end(&site_relu);
-        g_now += 2;
-        opprof_end(a);
-        g_now += 1;
-    }
-    opprof_trace *t = NULL;
-    assert_int_equal(opprof_stop(&t), OPPROF_OK);
+    opprof_trace *t = sample_session(n);
+    assert_non_null(t);
     return t;
 }
 
@@ -212,6 +172,19 @@ static size_t count(const char *text, const char *what)
     return n;
 }
 
+/* The text protoc decodes from path, with Perfetto's schema from the
+ * fixtures, saved at txt. */
+static char *decode(const char *path, const char *txt)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "protoc -I %s/perfetto --decode=perfetto.protos.Trace perfetto_trace.proto < %s > %s",
+             fixtures_dir(), path, txt);
+    if (system(cmd) != 0) fail_msg("protoc could not decode %s", path);
+    char *text = slurp(txt);
+    assert_non_null(text);
+    return text;
+}
+
 /* protoc, with Perfetto's schema from the fixtures, decodes the file; the
  * decoded text has a begin and an end per event, one sequence per thread
  * that starts by clearing its state, and each name interned once per
@@ -227,14 +200,11 @@ static void test_protoc_decodes_with_perfettos_schema(void **state)
     if (system("command -v protoc >/dev/null 2>&1") != 0)
         fail_msg("protoc not found: install protobuf-compiler (scripts/deps.sh)");
     opprof_trace *t = live_session(50);
-    char path[256], cmd[2048], out[300];
+    char path[256], out[300];
     snprintf(path, sizeof path, "%s/decode.pftrace", g_dir);
     snprintf(out, sizeof out, "%s/decode.txt", g_dir);
     assert_int_equal(opprof_export_chrome_trace(t, path), OPPROF_OK);
-    snprintf(cmd, sizeof cmd, "protoc -I %s/perfetto --decode=perfetto.protos.Trace perfetto_trace.proto < %s > %s",
-             fixtures_dir(), path, out);
-    if (system(cmd) != 0) fail_msg("protoc could not decode %s", path);
-    char *text = slurp(out);
+    char *text = decode(path, out);
     assert_non_null(text);
     size_t nev = opprof_trace_event_count(t);
     assert_int_equal(count(text, "type: TYPE_SLICE_BEGIN"), nev);
@@ -266,14 +236,11 @@ static void test_device_tracks_and_flows(void **state)
     }
     opprof_trace *t = NULL;
     if (opprof_trace_load(path, &t) != OPPROF_OK) fail_msg("%s: %s", path, opprof_last_error());
-    char out[256], txt[300], cmd[2048];
+    char out[256], txt[300];
     snprintf(out, sizeof out, "%s/device.pftrace", g_dir);
     snprintf(txt, sizeof txt, "%s/device.txt", g_dir);
     assert_int_equal(opprof_export_chrome_trace(t, out), OPPROF_OK);
-    snprintf(cmd, sizeof cmd, "protoc -I %s/perfetto --decode=perfetto.protos.Trace perfetto_trace.proto < %s > %s",
-             fixtures_dir(), out, txt);
-    if (system(cmd) != 0) fail_msg("protoc could not decode %s", out);
-    char *text = slurp(txt);
+    char *text = decode(out, txt);
     size_t kernels = 0, launches_with_kernel = 0;
     for (size_t i = 0; i < t->nev; i++)
         if (t->ev[i].cat == OPPROF_CAT_KERNEL && (t->ev[i].flags & OP_EV_HAS_CORR)) kernels++;

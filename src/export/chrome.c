@@ -335,14 +335,7 @@ static void put_distributed(cw *c, const opprof_export_options *o)
     const opprof_trace *t = c->t;
     op_jw *w = c->w;
     int64_t rank = o->rank, world = o->world_size;
-    if (rank < 0) rank = t->dist_rank;
-    if (world < 0) world = t->dist_world;
-    if (rank < 0 || world < 0) {
-        int64_t er = -1, ew = -1;
-        op_rank_from_env(&er, &ew);
-        if (rank < 0) rank = er;
-        if (world < 0) world = ew;
-    }
+    op_rank_pick(&rank, &world, t->dist_rank, t->dist_world);
     if (rank < 0) return;
     OP_JW_LIT(w, "  \"distributedInfo\": {");
     if (t->dist_backend) {

@@ -179,14 +179,7 @@ static int metadata(pf_writer *pw)
         op_pbw_end(p);
     }
     int64_t rank = pw->o->rank, world = pw->o->world_size;
-    if (rank < 0) rank = t->dist_rank;
-    if (world < 0) world = t->dist_world;
-    if (rank < 0 || world < 0) {
-        int64_t er = -1, ew = -1;
-        op_rank_from_env(&er, &ew);
-        if (rank < 0) rank = er;
-        if (world < 0) world = ew;
-    }
+    op_rank_pick(&rank, &world, t->dist_rank, t->dist_world);
     if (rank >= 0) {
         ann_int(p, "rank", rank);
         if (world > 0) ann_int(p, "world_size", world);

@@ -2,7 +2,9 @@
 #   make demo    install what is missing, build, run the main job
 #   make test    install what is missing, build, run every test
 #                (normal build with valgrind memcheck of the CLI, then ASan+UBSan
-#                and TSan builds of the suite)
+#                and TSan builds of the suite): every stage runs even when one
+#                fails, a summary line per stage ends the output, and the exit
+#                status is non-zero when any stage failed
 #   make bench   build and run the benchmarks (never part of the tests)
 #   make install install under PREFIX (default /usr/local)
 
@@ -39,7 +41,16 @@ test-tsan: deps
 	@cmake --build $(BUILD)-tsan -j$(JOBS)
 	@cd $(BUILD)-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -j$(JOBS)
 
-test: test-fast test-asan test-tsan
+# Every stage, whatever the one before did: a flaky test in the first must
+# not hide the sanitizers' results. Each stage's status is kept and listed.
+test: deps
+	@st=0; summary=""; \
+	for stage in test-fast test-asan test-tsan; do \
+	  if $(MAKE) --no-print-directory -f $(firstword $(MAKEFILE_LIST)) $$stage; then r=passed; else r=FAILED; st=1; fi; \
+	  summary="$$summary$$stage: $$r\n"; \
+	done; \
+	printf "\n== make test ==\n$$summary"; \
+	exit $$st
 
 bench: build
 	@scripts/deps.sh bench
@@ -48,6 +59,8 @@ bench: build
 	@$(BUILD)/bin/bench_memory
 	@$(BUILD)/bin/bench_stacks
 	@$(BUILD)/bin/bench_instrument
+	@$(BUILD)/bin/bench_threads
+	@$(BUILD)/bin/bench_wholeprog
 	@$(BUILD)/bin/bench_import
 	@bench/bench_summary.sh $(BUILD)
 	@$(BUILD)/bin/bench_export

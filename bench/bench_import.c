@@ -20,32 +20,8 @@
 #include <zlib.h>
 
 #include "opprof.h"
+#include "child.h"
 #include "timing.h"
-
-extern char **environ;
-
-/* Runs argv to completion; returns its wall time and peak RSS (KiB). */
-static double run(char *const argv[], long *maxrss_kb)
-{
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-    pid_t pid;
-    double t0 = now_s();
-    if (posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ) != 0) {
-        perror(argv[0]);
-        exit(1);
-    }
-    int status;
-    struct rusage ru;
-    if (wait4(pid, &status, 0, &ru) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        fprintf(stderr, "%s failed\n", argv[0]);
-        exit(1);
-    }
-    posix_spawn_file_actions_destroy(&fa);
-    if (maxrss_kb) *maxrss_kb = ru.ru_maxrss;
-    return now_s() - t0;
-}
 
 static int decompress(const char *gz, const char *out)
 {
@@ -105,13 +81,13 @@ int main(int argc, char **argv)
     }
     char *ref_argv[] = {"python3", (char *)ref, path, NULL};
     long ref_rss = 0, our_rss = 0;
-    for (int i = 0; i < REFS; i++) refs[i] = run(ref_argv, &ref_rss);
+    for (int i = 0; i < REFS; i++) refs[i] = child_run(ref_argv, &ref_rss);
     char self[1024];
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
     if (n <= 0) return 1;
     self[n] = '\0';
     char *child_argv[] = {self, "--load-once", path, NULL};
-    run(child_argv, &our_rss);
+    child_run(child_argv, &our_rss);
 
     double o = median(ours, OURS), r = median(refs, REFS);
     printf("bench_import: %s, %.2f MB, %zu events (medians of %d and %d runs; shared machine)\n", path, mb, nev,

@@ -11,16 +11,18 @@
 #include "commands.h"
 #include "opprof.h"
 #include "opts.h"
+#include "vocab.h"
 
 #define FIELD(f) offsetof(cli_avg_opts, f)
 
 static const cli_option OPTIONS[] = {
     {"--sort", "KEY", CLI_OPT_STRING, FIELD(sort), 0, 0,
-     "self_cpu_time_total|cpu_time_total|count|self_device_time_total|device_time_total",
-     "the change rows are ordered by, largest absolute change first (default self_cpu_time_total)"},
-    {"--row-limit", "N", CLI_OPT_LONG, FIELD(row_limit), -1, INT_MAX, NULL,
-     "table rows printed; -1: all (default 100; csv and json give every row)"},
-    {"--group-by-input-shape", NULL, CLI_OPT_FLAG, FIELD(by_shape), 0, 0, NULL, "match rows by name and input shapes"},
+     "cpu_time_total|self_cpu_time_total|count|device_time_total|self_device_time_total",
+     "the change the rows are ordered by, largest absolute change first:" CLI_CONT
+     "cpu_time_total (default), self_cpu_time_total, count, device_time_total," CLI_CONT
+     "self_device_time_total; the change % column is this key's"},
+    CLI_ROW_ROW_LIMIT(FIELD(row_limit), ""),
+    CLI_ROW_GROUP_BY_INPUT_SHAPE(FIELD(by_shape), "match rows by name and input shapes", ""),
     {"--top-level", NULL, CLI_OPT_FLAG, FIELD(top_level), 0, 0, NULL, "only events that no other event encloses"},
     {"--format", "FMT", CLI_OPT_STRING, FIELD(format), 0, 0, "table|csv|json", "table (default), csv or json"},
 };
@@ -30,20 +32,26 @@ static const cli_spec SPEC = {
     "BASE TEST [options]",
     "Compares two traces (any format 'opprof summary' reads): per operator, the change in calls,\n"
     "self and total CPU time and device time from BASE to TEST, largest change first, with totals.\n"
+    "Self time is the operator's own, total time includes the operators it called (PyTorch's\n"
+    "Self CPU and CPU total); change = TEST - BASE. A trace that dropped events (the event cap)\n"
+    "or was cut short by a signal is named under the table: its calls and times are too low.\n"
     "Exit status: 0 done, 2 bad arguments or a trace that cannot be read (one line on stderr).",
     OPTIONS,
     sizeof OPTIONS / sizeof *OPTIONS,
     2,
     2,
+    0,
 };
 
 enum { M_COUNT, M_SELF_CPU, M_CPU, M_SELF_DEV, M_DEV, M_N };
 
 static const char *const METRIC_KEYS[M_N] = {"count", "self_cpu_time_total", "cpu_time_total",
                                              "self_device_time_total", "device_time_total"};
+static const char *const SIDE[2] = {"base", "test"};
 static const char *const METRIC_HEAD[M_N] = {"Calls", "Self CPU", "CPU total", "Self CUDA", "CUDA total"};
 
 typedef struct side {
+    const char *path;
     opprof_trace *t;
     opprof_key_averages *ka;
     opprof_avg_row *rows;
@@ -77,6 +85,7 @@ static int by_key(const void *pa, const void *pb)
 
 static int load_side(const char *path, const opprof_avg_options *ao, side *s)
 {
+    s->path = path;
     int rc = cli_load_trace("diff", path, &s->t);
     if (rc != CLI_OK) return rc;
     if (opprof_key_averages(s->t, ao, &s->ka) != 0) {
@@ -168,13 +177,42 @@ static void cell(FILE *f, const char *s, int w, int left)
     else fprintf(f, left ? "%-*s  " : "%*s  ", w, s);
 }
 
+/* A heading centred over the `w` columns of a metric's three cells,
+ * between dashes, so that each base/test/change triple reads as one. */
+static void group_head(FILE *f, const char *label, int w)
+{
+    int len = (int)strlen(label) + 2, left = (w - len) / 2, right = w - len - left;
+    fprintf(f, "%.*s %s %.*s  ", left, "--------------------------------------------", label, right,
+            "--------------------------------------------");
+}
+
+/* The traces' names, and what a reader must know before trusting the
+ * numbers: events dropped at the cap, a run cut short by a signal. */
+static void write_sides(FILE *f, const side *s)
+{
+    for (int i = 0; i < 2; i++) fprintf(f, "%s: %s\n", i ? "Test" : "Base", s[i].path);
+}
+
+static void write_warnings(FILE *f, const side *s)
+{
+    for (int i = 0; i < 2; i++) {
+        uint64_t dropped = opprof_trace_dropped(s[i].t);
+        int cut = opprof_trace_incomplete(s[i].t);
+        if (!dropped && !cut) continue;
+        fprintf(f, "Warning: %s (%s)", SIDE[i], s[i].path);
+        if (dropped) fprintf(f, " dropped %llu events at its event cap", (unsigned long long)dropped);
+        if (cut) fprintf(f, "%s was cut short by a signal", dropped ? " and" : "");
+        fprintf(f, ": its calls and times are too low\n");
+    }
+}
+
 static void write_table(FILE *f, const drow *d, size_t n, long limit, int sort, int by_shape, int dev,
-                        const side *a, const side *b)
+                        const side *sides)
 {
     int name_w = 4, shape_w = 12;
     size_t shown = limit < 0 || (size_t)limit > n ? n : (size_t)limit;
     for (size_t i = 0; i < shown; i++) {
-        int l = (int)strlen(d[i].name), s = (int)strlen(d[i].shapes);
+        int l = (int)opprof_escape_name(d[i].name, NULL, 0), s = (int)strlen(d[i].shapes);
         if (l > name_w) name_w = l;
         if (s > shape_w) shape_w = s;
     }
@@ -186,20 +224,26 @@ static void write_table(FILE *f, const drow *d, size_t n, long limit, int sort, 
     int widths = name_w + 2 + (by_shape ? shape_w + 2 : 0) + nm * 3 * 15 + 15;
     for (int i = 0; i < widths && r + 1 < sizeof rule; i++) rule[r++] = '-';
     rule[r] = '\0';
+    write_sides(f, sides);
     fprintf(f, "%s\n", rule);
-    cell(f, "Name", name_w, 0);
-    if (by_shape) cell(f, "Input Shapes", shape_w, 0);
+    cell(f, "", name_w, 0);
+    if (by_shape) cell(f, "", shape_w, 0);
+    for (int k = 0; k < nm; k++) group_head(f, METRIC_HEAD[metrics[k]], 3 * 15 - 2);
+    cell(f, METRIC_HEAD[sort], 13, 0);
+    fputc('\n', f);
+    cell(f, "Name", name_w, 1);
+    if (by_shape) cell(f, "Input Shapes", shape_w, 1);
     for (int k = 0; k < nm; k++) {
-        const char *h = METRIC_HEAD[metrics[k]];
-        snprintf(buf, sizeof buf, "%s base", h), cell(f, buf, 13, 0);
-        snprintf(buf, sizeof buf, "%s test", h), cell(f, buf, 13, 0);
-        snprintf(buf, sizeof buf, "%s diff", h), cell(f, buf, 13, 0);
+        cell(f, "base", 13, 0);
+        cell(f, "test", 13, 0);
+        cell(f, "change", 13, 0);
     }
-    cell(f, "Change %", 13, 0);
+    cell(f, "change %", 13, 0);
     fprintf(f, "\n%s\n", rule);
     for (size_t i = 0; i < shown; i++) {
-        cell(f, d[i].name, name_w, 0);
-        if (by_shape) cell(f, d[i].shapes, shape_w, 0);
+        opprof_escape_name(d[i].name, buf, sizeof buf); /* shown escaped, cut to the column */
+        cell(f, buf, name_w, 1);
+        if (by_shape) cell(f, d[i].shapes, shape_w, 1);
         for (int k = 0; k < nm; k++) {
             int m = metrics[k];
             fmt_value(buf, sizeof buf, m, d[i].v[0][m], 0), cell(f, d[i].in[0] ? buf : "-", 13, 0);
@@ -224,39 +268,15 @@ static void write_table(FILE *f, const drow *d, size_t n, long limit, int sort, 
     fmt_pct(p, sizeof p, cpu[0], cpu[1]);
     fprintf(f, "Self CPU time total: base %s, test %s, diff %s (%s)\n", x, y, z, p);
     if (dev) {
-        fmt_time(x, sizeof x, a->dev_total, 0), fmt_time(y, sizeof y, b->dev_total, 0);
-        fmt_time(z, sizeof z, b->dev_total - a->dev_total, 1);
-        fmt_pct(p, sizeof p, a->dev_total, b->dev_total);
+        fmt_time(x, sizeof x, sides[0].dev_total, 0), fmt_time(y, sizeof y, sides[1].dev_total, 0);
+        fmt_time(z, sizeof z, sides[1].dev_total - sides[0].dev_total, 1);
+        fmt_pct(p, sizeof p, sides[0].dev_total, sides[1].dev_total);
         fprintf(f, "Self CUDA time total: base %s, test %s, diff %s (%s)\n", x, y, z, p);
     }
     fprintf(f, "Calls: base %lld, test %lld; %zu rows, %zu only in base, %zu only in test; sorted by |change| of %s\n",
             (long long)calls[0], (long long)calls[1], n, only[0], only[1], METRIC_KEYS[sort]);
-}
-
-static void csv_name(FILE *f, const char *s)
-{
-    if (!strpbrk(s, ",\"\n\r")) {
-        fputs(s, f);
-        return;
-    }
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"') fputc('"', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
-static void json_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
-        else if (c < 0x20) fprintf(f, "\\u%04x", c);
-        else fputc(c, f);
-    }
-    fputc('"', f);
+    fprintf(f, "Self: the operator's own time; total: with the operators it called; change: test - base\n");
+    write_warnings(f, sides);
 }
 
 static void write_value(FILE *f, int m, int64_t v)
@@ -274,9 +294,9 @@ static void write_csv(FILE *f, const drow *d, size_t n)
     for (int m = 0; m < M_N; m++) fprintf(f, ",%s_base,%s_test,%s_diff", COLUMN[m], COLUMN[m], COLUMN[m]);
     fputc('\n', f);
     for (size_t i = 0; i < n; i++) {
-        csv_name(f, d[i].name);
+        opprof_write_csv_field(f, d[i].name);
         fputc(',', f);
-        csv_name(f, d[i].shapes);
+        opprof_write_csv_field(f, d[i].shapes);
         for (int m = 0; m < M_N; m++)
             for (int k = 0; k < 3; k++) {
                 fputc(',', f);
@@ -286,14 +306,21 @@ static void write_csv(FILE *f, const drow *d, size_t n)
     }
 }
 
-static void write_json(FILE *f, const drow *d, size_t n, int sort)
+static void write_json(FILE *f, const drow *d, size_t n, int sort, const side *s)
 {
-    fprintf(f, "{\"sort\": \"%s\", \"rows\": [", METRIC_KEYS[sort]);
+    fprintf(f, "{\"sort\": \"%s\"", METRIC_KEYS[sort]);
+    for (int i = 0; i < 2; i++) {
+        fprintf(f, ", \"%s\": {\"path\": ", SIDE[i]);
+        opprof_write_json_string(f, s[i].path);
+        fprintf(f, ", \"dropped_events\": %llu, \"incomplete\": %s}", (unsigned long long)opprof_trace_dropped(s[i].t),
+                opprof_trace_incomplete(s[i].t) ? "true" : "false");
+    }
+    fputs(", \"rows\": [", f);
     for (size_t i = 0; i < n; i++) {
         fputs(i ? ",\n  {\"name\": " : "\n  {\"name\": ", f);
-        json_str(f, d[i].name);
+        opprof_write_json_string(f, d[i].name);
         fputs(", \"input_shapes\": ", f);
-        json_str(f, d[i].shapes);
+        opprof_write_json_string(f, d[i].shapes);
         fprintf(f, ", \"in_base\": %s, \"in_test\": %s", d[i].in[0] ? "true" : "false", d[i].in[1] ? "true" : "false");
         for (int m = 0; m < M_N; m++)
             for (int k = 0; k < 3; k++) {
@@ -307,7 +334,7 @@ static void write_json(FILE *f, const drow *d, size_t n, int sort)
 
 int cmd_diff(int argc, char **argv)
 {
-    cli_avg_opts o = {"self_cpu_time_total", "table", 100, 0, 0};
+    cli_avg_opts o = {CLI_DEFAULT_SORT, "table", CLI_DEFAULT_ROW_LIMIT, 0, 0};
     const char *pos[2];
     int npos, rc = cli_parse(&SPEC, argc, argv, &o, pos, &npos);
     if (rc) return rc > 0 ? CLI_OK : CLI_BAD_INPUT;
@@ -324,9 +351,10 @@ int cmd_diff(int argc, char **argv)
         g_sort_metric = sort;
         qsort(d, n, sizeof *d, by_change);
         int dev = s[0].dev_total || s[1].dev_total;
+        if (strcmp(o.format, "table")) write_warnings(stderr, s); /* the table says it under the rows */
         if (!strcmp(o.format, "csv")) write_csv(stdout, d, n);
-        else if (!strcmp(o.format, "json")) write_json(stdout, d, n, sort);
-        else write_table(stdout, d, n, o.row_limit, sort, o.by_shape, dev, &s[0], &s[1]);
+        else if (!strcmp(o.format, "json")) write_json(stdout, d, n, sort, s);
+        else write_table(stdout, d, n, o.row_limit, sort, o.by_shape, dev, s);
         if (fflush(stdout) != 0) {
             fprintf(stderr, "opprof diff: cannot write the output\n");
             rc = CLI_FAIL;

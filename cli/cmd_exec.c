@@ -7,55 +7,79 @@
  * become operators when the program was compiled with -finstrument-functions;
  * --memory also preloads the malloc interposer. */
 #define _GNU_SOURCE
+#include <elf.h>
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "commands.h"
 #include "opprof.h"
+#include "opts.h"
+#include "vocab.h"
 
 #ifndef OPPROF_INSTALL_LIBDIR
 #define OPPROF_INSTALL_LIBDIR "lib"
 #endif
 
-static void usage(FILE *f)
-{
-    fprintf(f,
-            "usage: opprof exec [options] [--] PROGRAM [ARGS...]\n"
-            "\n"
-            "Runs PROGRAM with opprof preloaded. Every function of a program compiled with\n"
-            "-finstrument-functions becomes an operator, named by its symbol. The program's\n"
-            "exit status, stdout and stderr are its own; the results are written when it exits.\n"
-            "\n"
-            "options:\n"
-            "  --trace FILE         the Chrome trace (FILE.gz: compressed), for chrome://tracing,\n"
-            "                       Perfetto, speedscope or opprof summary; also written, marked\n"
-            "                       incomplete, when the program gets SIGINT or SIGTERM\n"
-            "  --table FILE         the key-averages table (\"-\": stderr, the default when no\n"
-            "                       other output is asked for)\n"
-            "  --sort-by KEY        its sort key (default self_cpu_time_total)\n"
-            "  --row-limit N        its rows, -1 for all (default 100)\n"
-            "  --group-by-stack N   split its rows by the top N stack frames (with --with-stack)\n"
-            "  --stacks FILE        folded stacks for flame graphs (flamegraph.pl, speedscope):\n"
-            "                       the call tree of functions, or the captured stacks with\n"
-            "                       --with-stack\n"
-            "  --stacks-metric M    self_cpu_time_total (default), self_device_time_total\n"
-            "  --exclude PATTERNS   functions to leave out: shell patterns on names, or\n"
-            "                       file:PATTERN on source files, comma-separated; repeatable\n"
-            "  --with-stack         capture the call stack of each operator (libunwind)\n"
-            "  --stack-depth N      frames per stack (default 32)\n"
-            "  --memory             profile memory (preloads libopprof_malloc.so too)\n"
-            "  --max-events N       cap on recorded events (default %u)\n"
-            "\n"
-            "The OPPROF_* variables of opprof_config_from_env (OPPROF_SCHEDULE,\n"
-            "OPPROF_RECORD_SHAPES, OPPROF_OUTPUT_TRACE_DIR, ...) apply too.\n"
-            "OPPROF_LIBDIR overrides where the preload libraries are looked for.\n",
-            (unsigned)OPPROF_DEFAULT_MAX_EVENTS);
-}
+typedef struct exec_opts {
+    const char *table, *trace, *stacks, *sort, *format, *metric;
+    long row_limit, group_by_stack, stack_depth, max_events;
+    int with_stack, memory;
+    cli_list exclude;
+} exec_opts;
+
+#define FIELD(f) offsetof(exec_opts, f)
+
+static const cli_option OPTIONS[] = {
+    {"--trace", "FILE", CLI_OPT_STRING, FIELD(trace), 0, 0, NULL,
+     "the Chrome trace (FILE.gz: compressed), for chrome://tracing, Perfetto," CLI_CONT
+     "speedscope or opprof summary; also written, marked incomplete, when the" CLI_CONT
+     "program gets SIGINT or SIGTERM"},
+    {"--table", "FILE", CLI_OPT_STRING, FIELD(table), 0, 0, NULL,
+     "the key averages, in --format (\"-\": stderr, the default when no other" CLI_CONT
+     "output is asked for)"},
+    CLI_ROW_SORT(FIELD(sort), ""),
+    CLI_ROW_ROW_LIMIT(FIELD(row_limit), ""),
+    CLI_ROW_FORMAT(FIELD(format), ""),
+    CLI_ROW_GROUP_BY_STACK(FIELD(group_by_stack), ""),
+    CLI_ROW_WITH_STACK(FIELD(with_stack), "capture the call stack of each operator (libunwind)", ""),
+    CLI_ROW_STACKS(FIELD(stacks),
+                   "folded stacks for flame graphs (flamegraph.pl, speedscope): the call" CLI_CONT
+                   "tree of functions, or the captured stacks with --with-stack",
+                   ""),
+    CLI_ROW_STACKS_METRIC(FIELD(metric), ""),
+    {"--exclude", "PATTERNS", CLI_OPT_LIST, FIELD(exclude), 0, 0, NULL,
+     "functions to leave out: shell patterns on names, or file:PATTERN on" CLI_CONT
+     "source files, comma-separated; repeatable"},
+    {"--stack-depth", "N", CLI_OPT_LONG, FIELD(stack_depth), 1, 128, NULL, "frames per stack (default 32)"},
+    {"--memory", NULL, CLI_OPT_FLAG, FIELD(memory), 0, 0, NULL, "profile memory (preloads libopprof_malloc.so too)"},
+    {"--max-events", "N", CLI_OPT_LONG, FIELD(max_events), 1, LONG_MAX, NULL,
+     "cap on recorded events (default 16777216, OPPROF_DEFAULT_MAX_EVENTS)"},
+    CLI_ROW_OLD_SORT(FIELD(sort)),
+    CLI_ROW_OLD_STACKS(FIELD(stacks)),
+};
+
+static const cli_spec SPEC = {
+    "exec",
+    "[options] [--] PROGRAM [ARGS...]",
+    "Runs PROGRAM with opprof preloaded. Every function of a program compiled with\n"
+    "-finstrument-functions becomes an operator, named by its symbol. The program's\n"
+    "exit status, stdout and stderr are its own; the results are written when it exits.\n"
+    "The OPPROF_* variables of opprof_config_from_env (OPPROF_SCHEDULE,\n"
+    "OPPROF_RECORD_SHAPES, OPPROF_OUTPUT_TRACE_DIR, ...) apply too.\n"
+    "OPPROF_LIBDIR overrides where the preload libraries are looked for.\n"
+    "Exit status: the program's; 2 bad arguments; 126 or 127 the program cannot be run.",
+    OPTIONS,
+    sizeof OPTIONS / sizeof *OPTIONS,
+    1,
+    1,
+    1,
+};
 
 /* Where the preload libraries are: OPPROF_LIBDIR, else beside this program
  * (../lib in a build tree, ../LIBDIR once installed). */
@@ -97,85 +121,181 @@ static int set(const char *name, const char *value)
     return -1;
 }
 
-static int parse_int(const char *opt, const char *v, long lo, long hi)
+/* The settings preload/autosession.c reads, from the options. */
+static int export_options(const exec_opts *o)
 {
-    char *end;
-    errno = 0;
-    long x = strtol(v, &end, 10);
-    if (*v && !*end && !errno && x >= lo && x <= hi) return 0;
-    fprintf(stderr, "opprof exec: %s wants an integer from %ld to %ld, not '%s'\n", opt, lo, hi, v);
-    return -1;
+    char num[32];
+    int bad = set("OPPROF_EXEC_SORT_BY", o->sort) || set("OPPROF_EXEC_FORMAT", o->format) ||
+              set("OPPROF_EXEC_STACKS_METRIC", o->metric);
+    snprintf(num, sizeof num, "%ld", o->row_limit);
+    bad = bad || set("OPPROF_EXEC_ROW_LIMIT", num);
+    snprintf(num, sizeof num, "%ld", o->group_by_stack);
+    if (o->group_by_stack) bad = bad || set("OPPROF_EXEC_GROUP_BY_STACK_N", num);
+    snprintf(num, sizeof num, "%ld", o->stack_depth);
+    if (o->stack_depth) bad = bad || set("OPPROF_MAX_STACK_DEPTH", num);
+    snprintf(num, sizeof num, "%ld", o->max_events);
+    if (o->max_events) bad = bad || set("OPPROF_MAX_EVENTS", num);
+    if (o->with_stack) bad = bad || set("OPPROF_WITH_STACK", "1");
+    if (o->memory) bad = bad || set("OPPROF_PROFILE_MEMORY", "1");
+    const char *table = o->table;
+    if (!table && !o->stacks && !o->trace) table = "-";
+    if (table) bad = bad || set("OPPROF_EXEC_TABLE", table);
+    if (o->stacks) bad = bad || set("OPPROF_EXEC_STACKS", o->stacks);
+    if (o->trace) bad = bad || set("OPPROF_EXEC_TRACE", o->trace);
+    if (bad || !o->exclude.n) return bad ? -1 : 0;
+    size_t len = 1;
+    for (int i = 0; i < o->exclude.n; i++) len += strlen(o->exclude.item[i]) + 1;
+    char *all = malloc(len);
+    if (!all) return -1;
+    all[0] = '\0';
+    for (int i = 0; i < o->exclude.n; i++) {
+        if (i) strcat(all, ",");
+        strcat(all, o->exclude.item[i]);
+    }
+    bad = set("OPPROF_EXCLUDE", all);
+    free(all);
+    return bad ? -1 : 0;
 }
 
-enum {
-    O_TABLE = 256, O_TRACE, O_SORT, O_ROWS, O_GROUP, O_STACKS, O_METRIC, O_EXCLUDE, O_WITH_STACK, O_DEPTH, O_MEMORY,
-    O_MAX_EVENTS, O_HELP
-};
+/* An output path, checked before the program runs (a typo must not cost a
+ * whole run) and made absolute (the program may chdir before it exits,
+ * and a relative name would then land, and overwrite, wherever it went).
+ * "-" stays as it is where allow_dash. Returns the path to hand on (owned
+ * by the caller when it differs from path), or NULL after saying why. */
+static char *check_output(const char *opt, const char *path, int allow_dash)
+{
+    if (allow_dash && !strcmp(path, "-")) return strdup(path);
+    if (!*path) {
+        fprintf(stderr, "opprof exec: %s: an empty file name\n", opt);
+        return NULL;
+    }
+    char *abs = NULL;
+    if (path[0] == '/') {
+        abs = strdup(path);
+    } else {
+        char cwd[PATH_MAX];
+        if (!getcwd(cwd, sizeof cwd)) {
+            fprintf(stderr, "opprof exec: %s %s: cannot tell the current folder: %s\n", opt, path, strerror(errno));
+            return NULL;
+        }
+        if ((abs = malloc(strlen(cwd) + strlen(path) + 2))) sprintf(abs, "%s/%s", cwd, path);
+    }
+    if (!abs) {
+        fprintf(stderr, "opprof exec: out of memory\n");
+        return NULL;
+    }
+    char *slash = strrchr(abs, '/');
+    const char *base = slash + 1;
+    struct stat st;
+    const char *why = NULL;
+    if (!*base || (stat(abs, &st) == 0 && S_ISDIR(st.st_mode))) why = "names a folder; give a file name";
+    else if (strlen(base) > NAME_MAX) why = "the file name is longer than 255 bytes";
+    if (why) {
+        fprintf(stderr, "opprof exec: %s %s: %s\n", opt, path, why);
+        free(abs);
+        return NULL;
+    }
+    *slash = '\0';
+    const char *dir = slash == abs ? "/" : abs;
+    int rc = stat(dir, &st) != 0 ? errno : !S_ISDIR(st.st_mode) ? ENOTDIR : access(dir, W_OK | X_OK) != 0 ? errno : 0;
+    if (rc) fprintf(stderr, "opprof exec: %s %s: cannot write in the folder %s: %s\n", opt, path, dir, strerror(rc));
+    *slash = '/';
+    if (rc) {
+        free(abs);
+        return NULL;
+    }
+    return abs;
+}
+
+/* PROGRAM as execvp will find it, for the checks below; NULL when not found
+ * (execvp then says so). */
+static char *find_program(const char *name)
+{
+    if (strchr(name, '/')) return strdup(name);
+    const char *path = getenv("PATH");
+    if (!path || !*path) path = "/usr/local/bin:/usr/bin:/bin";
+    for (const char *p = path;; p++) {
+        const char *end = strchr(p, ':');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        char *cand = malloc(n + strlen(name) + 3);
+        if (!cand) return NULL;
+        sprintf(cand, "%.*s/%s", (int)n, n ? p : ".", name);
+        if (access(cand, X_OK) == 0) return cand;
+        free(cand);
+        if (!end) return NULL;
+        p = end;
+    }
+}
+
+/* 1 when the file is an ELF program without an interpreter: statically
+ * linked, so LD_PRELOAD can load nothing into it. */
+static int is_static_elf(const char *file)
+{
+    FILE *f = fopen(file, "rb");
+    if (!f) return 0;
+    Elf64_Ehdr eh;
+    int stat_elf = 0;
+    if (fread(&eh, sizeof eh, 1, f) == 1 && !memcmp(eh.e_ident, ELFMAG, SELFMAG) &&
+        eh.e_ident[EI_CLASS] == ELFCLASS64 && eh.e_phentsize == sizeof(Elf64_Phdr) && eh.e_phnum < 4096 &&
+        fseek(f, (long)eh.e_phoff, SEEK_SET) == 0) {
+        stat_elf = 1;
+        Elf64_Phdr ph;
+        for (unsigned i = 0; i < eh.e_phnum && stat_elf; i++) {
+            if (fread(&ph, sizeof ph, 1, f) != 1) stat_elf = 0; /* unreadable: let the loader judge */
+            else if (ph.p_type == PT_INTERP || ph.p_type == PT_DYNAMIC) stat_elf = 0;
+        }
+    }
+    fclose(f);
+    return stat_elf;
+}
+
+/* Every output checked and made absolute, the environment's output folder
+ * too; 0, or -1 after saying why. */
+static int check_outputs(exec_opts *o, char **keep)
+{
+    struct {
+        const char *opt;
+        const char **path;
+        int dash;
+    } outs[] = {{"--table", &o->table, 1}, {"--trace", &o->trace, 0}, {"--stacks", &o->stacks, 0}};
+    for (size_t i = 0; i < sizeof outs / sizeof *outs; i++) {
+        if (!*outs[i].path) continue;
+        if (!(keep[i] = check_output(outs[i].opt, *outs[i].path, outs[i].dash))) return -1;
+        *outs[i].path = keep[i];
+    }
+    const char *dir = getenv("OPPROF_OUTPUT_TRACE_DIR");
+    if (dir && *dir && dir[0] != '/') {
+        char cwd[PATH_MAX], *abs;
+        if (!getcwd(cwd, sizeof cwd) || !(abs = malloc(strlen(cwd) + strlen(dir) + 2))) return -1;
+        sprintf(abs, "%s/%s", cwd, dir);
+        int rc = set("OPPROF_OUTPUT_TRACE_DIR", abs);
+        free(abs);
+        if (rc) return -1;
+    }
+    return 0;
+}
 
 int cmd_exec(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"table", required_argument, NULL, O_TABLE},
-        {"trace", required_argument, NULL, O_TRACE},
-        {"sort-by", required_argument, NULL, O_SORT},
-        {"row-limit", required_argument, NULL, O_ROWS},
-        {"group-by-stack", required_argument, NULL, O_GROUP},
-        {"stacks", required_argument, NULL, O_STACKS},
-        {"stacks-metric", required_argument, NULL, O_METRIC},
-        {"exclude", required_argument, NULL, O_EXCLUDE},
-        {"with-stack", no_argument, NULL, O_WITH_STACK},
-        {"stack-depth", required_argument, NULL, O_DEPTH},
-        {"memory", no_argument, NULL, O_MEMORY},
-        {"max-events", required_argument, NULL, O_MAX_EVENTS},
-        {"help", no_argument, NULL, O_HELP},
-        {NULL, 0, NULL, 0},
-    };
-    const char *table = NULL, *stacks = NULL, *trace = NULL;
-    char exclude[8192] = "";
-    int memory = 0, c, bad = 0;
-    optind = 1;
-    opterr = 1;
-    /* '+': the first operand is the program; its options are its own. */
-    while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
-        switch (c) {
-        case O_TABLE: table = optarg; break;
-        case O_TRACE: trace = optarg; break;
-        case O_STACKS: stacks = optarg; break;
-        case O_SORT: bad |= set("OPPROF_EXEC_SORT_BY", optarg); break;
-        case O_ROWS: bad |= parse_int("--row-limit", optarg, -1, INT_MAX) || set("OPPROF_EXEC_ROW_LIMIT", optarg); break;
-        case O_GROUP:
-            bad |= parse_int("--group-by-stack", optarg, 0, 128) || set("OPPROF_EXEC_GROUP_BY_STACK_N", optarg);
-            break;
-        case O_METRIC: bad |= set("OPPROF_EXEC_STACKS_METRIC", optarg); break;
-        case O_EXCLUDE:
-            if (strlen(exclude) + strlen(optarg) + 2 > sizeof exclude) {
-                fprintf(stderr, "opprof exec: --exclude patterns too long\n");
-                bad = 1;
-            } else {
-                if (*exclude) strcat(exclude, ",");
-                strcat(exclude, optarg);
-            }
-            break;
-        case O_WITH_STACK: bad |= set("OPPROF_WITH_STACK", "1"); break;
-        case O_DEPTH: bad |= parse_int("--stack-depth", optarg, 1, 128) || set("OPPROF_MAX_STACK_DEPTH", optarg); break;
-        case O_MEMORY: memory = 1; bad |= set("OPPROF_PROFILE_MEMORY", "1"); break;
-        case O_MAX_EVENTS: bad |= parse_int("--max-events", optarg, 1, LONG_MAX) || set("OPPROF_MAX_EVENTS", optarg); break;
-        case 'h':
-        case O_HELP: usage(stdout); return CLI_OK;
-        default: usage(stderr); return CLI_BAD_INPUT;
-        }
+    exec_opts o = {.sort = CLI_DEFAULT_SORT, .format = "table", .metric = "self_cpu_time_total",
+                   .row_limit = CLI_DEFAULT_ROW_LIMIT};
+    int first, p = cli_parse(&SPEC, argc, argv, &o, NULL, &first);
+    if (p) return p > 0 ? CLI_OK : CLI_BAD_INPUT;
+    if (first >= argc) return cli_bad_usage(&SPEC, "no program given");
+    char *keep[3] = {NULL, NULL, NULL}; /* the absolute paths, alive until execvp */
+    int bad = check_outputs(&o, keep) != 0;
+    char *prog = bad ? NULL : find_program(argv[first]);
+    if (prog && is_static_elf(prog)) {
+        fprintf(stderr, "opprof exec: %s is statically linked: LD_PRELOAD cannot load opprof into it, so nothing "
+                        "would be recorded (link it dynamically)\n", argv[first]);
+        bad = 1;
     }
-    if (bad) return CLI_BAD_INPUT;
-    if (optind >= argc) {
-        fprintf(stderr, "opprof exec: no program given\n");
-        usage(stderr);
-        return CLI_BAD_INPUT;
+    free(prog);
+    int rc = bad ? CLI_BAD_INPUT : export_options(&o) != 0 ? CLI_FAIL : CLI_OK;
+    if (rc != CLI_OK) {
+        for (int i = 0; i < 3; i++) free(keep[i]);
+        return rc;
     }
-    if (!table && !stacks && !trace) table = "-";
-    if ((table && set("OPPROF_EXEC_TABLE", table)) || (stacks && set("OPPROF_EXEC_STACKS", stacks)) ||
-        (trace && set("OPPROF_EXEC_TRACE", trace)))
-        return CLI_FAIL;
-    if (*exclude && set("OPPROF_EXCLUDE", exclude)) return CLI_FAIL;
 
     char dir[PATH_MAX];
     if (find_libdir(dir, sizeof dir) != 0) {
@@ -194,12 +314,12 @@ int cmd_exec(int argc, char **argv)
     char *preload = malloc(cap);
     if (!preload) return CLI_FAIL;
     int n = snprintf(preload, cap, "%s/libopprof_instrument.so", dir);
-    if (memory) n += snprintf(preload + n, cap - (size_t)n, " %s/libopprof_malloc.so", dir);
+    if (o.memory) n += snprintf(preload + n, cap - (size_t)n, " %s/libopprof_malloc.so", dir);
     if (old && *old) snprintf(preload + n, cap - (size_t)n, " %s", old);
     if (set("LD_PRELOAD", preload) || set("OPPROF_EXEC", "1")) return CLI_FAIL;
     free(preload);
-    execvp(argv[optind], argv + optind);
+    execvp(argv[first], argv + first);
     int err = errno;
-    fprintf(stderr, "opprof exec: cannot run %s: %s\n", argv[optind], strerror(err));
+    fprintf(stderr, "opprof exec: cannot run %s: %s\n", argv[first], strerror(err));
     return err == ENOENT ? 127 : 126; /* the shell's statuses for "not found" and "not runnable" */
 }

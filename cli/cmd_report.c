@@ -34,6 +34,7 @@ static const cli_spec SPEC = {
     sizeof OPTIONS / sizeof *OPTIONS,
     1,
     2,
+    0,
 };
 
 static const char *base_name(const char *path)

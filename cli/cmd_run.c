@@ -18,20 +18,22 @@
 #include "opts.h"
 #include "run_cuda.h"
 #include "run_dist.h"
+#include "vocab.h"
 
 typedef struct run_opts {
     const char *model;
     long batch, image_size, steps, warmup, threads;
     long seed;
-    const char *sort;
+    const char *sort, *format;
     const char *device, *activities, *trace;
-    long row_limit;
+    long row_limit, max_events;
     int group_by_input_shape, shapes, flops;
     int memory, stack, gzip;
     long group_by_stack;
     const char *memory_timeline, *schedule, *trace_dir, *stacks_out, *stacks_metric;
     const char *report;
     int distributed, print_loss;
+    char run_id[32]; /* --distributed: the run's name, the same on every rank */
 } run_opts;
 
 #define FIELD(f) offsetof(run_opts, f)
@@ -53,10 +55,7 @@ static const cli_option OPTIONS[] = {
          CLI_EXAMPLE("opprof run resnet18 --threads 1")},
     {"--seed", "S", CLI_OPT_LONG, FIELD(seed), 0, LONG_MAX, NULL,
      "seed of the weights and the input data (default 0)" CLI_EXAMPLE("opprof run resnet18 --seed 42")},
-    {"--sort", "KEY", CLI_OPT_STRING, FIELD(sort), 0, 0, NULL,
-     "row order, largest first: cpu_time_total (default), self_cpu_time_total,\n"
-     "                             cpu_time, count, flops, cpu_memory_usage, self_cpu_memory_usage"
-         CLI_EXAMPLE("opprof run resnet18 --sort self_cpu_time_total")},
+    CLI_ROW_SORT(FIELD(sort), CLI_EXAMPLE("opprof run resnet18 --sort self_cpu_time_total")),
     {"--device", "DEV", CLI_OPT_STRING, FIELD(device), 0, 0, "cpu|cuda",
      "where the model runs: cpu (default), or cuda: resnet18 on the GPU runtime\n"
      "                             (cuDNN convolutions, cuBLAS, CUDA C kernels)"
@@ -69,13 +68,16 @@ static const cli_option OPTIONS[] = {
      "write a Chrome trace (chrome://tracing, Perfetto); gzip'd when FILE ends\n"
      "                             in .gz; with --schedule, each cycle's (the last stays)"
          CLI_EXAMPLE("opprof run resnet18 --trace trace.json")},
-    {"--row-limit", "N", CLI_OPT_LONG, FIELD(row_limit), -1, INT_MAX, NULL,
-     "table rows printed; -1: all (default 10)" CLI_EXAMPLE("opprof run resnet18 --row-limit -1")},
+    CLI_ROW_ROW_LIMIT(FIELD(row_limit), CLI_EXAMPLE("opprof run resnet18 --row-limit -1")),
+    CLI_ROW_FORMAT(FIELD(format), CLI_EXAMPLE("opprof run resnet18 --format csv")),
+    {"--max-events", "N", CLI_OPT_LONG, FIELD(max_events), 1, LONG_MAX, NULL,
+     "cap on recorded events (default 16777216); past it events are dropped, the\n"
+     "                             ranges still open end at that time, and a note on stderr says so"
+         CLI_EXAMPLE("opprof run resnet18 --steps 1000 --max-events 50000000")},
     {"--shapes", NULL, CLI_OPT_FLAG, FIELD(shapes), 0, 0, NULL,
      "record operator input shapes (record_shapes=True)" CLI_EXAMPLE("opprof run resnet18 --shapes")},
-    {"--group-by-input-shape", NULL, CLI_OPT_FLAG, FIELD(group_by_input_shape), 0, 0, NULL,
-     "one row per (name, input shapes); implies --shapes"
-         CLI_EXAMPLE("opprof run resnet18 --group-by-input-shape")},
+    CLI_ROW_GROUP_BY_INPUT_SHAPE(FIELD(group_by_input_shape), "one row per (name, input shapes); implies --shapes",
+                                 CLI_EXAMPLE("opprof run resnet18 --group-by-input-shape")),
     {"--flops", NULL, CLI_OPT_FLAG, FIELD(flops), 0, 0, NULL,
      "count FLOPs (with_flops=True): a Total FLOPs column" CLI_EXAMPLE("opprof run resnet18 --flops --sort flops")},
     {"--memory", NULL, CLI_OPT_FLAG, FIELD(memory), 0, 0, NULL,
@@ -97,21 +99,15 @@ static const cli_option OPTIONS[] = {
     {"--gzip", NULL, CLI_OPT_FLAG, FIELD(gzip), 0, 0, NULL,
      "gzip the files of --trace-dir (.pt.trace.json.gz)"
          CLI_EXAMPLE("opprof run resnet18 --trace-dir log --gzip")},
-    {"--stack", NULL, CLI_OPT_FLAG, FIELD(stack), 0, 0, NULL,
-     "record where each operator was called from (with_stack=True)"
-         CLI_EXAMPLE("opprof run resnet18 --stack --trace trace.json")},
-    {"--stacks-out", "FILE", CLI_OPT_STRING, FIELD(stacks_out), 0, 0, NULL,
-     "write folded stacks for flamegraph.pl and speedscope (export_stacks);\n"
-     "                             implies --stack"
-         CLI_EXAMPLE("opprof run resnet18 --stacks-out resnet18.folded")},
-    {"--stacks-metric", "METRIC", CLI_OPT_STRING, FIELD(stacks_metric), 0, 0,
-     "self_cpu_time_total|self_cuda_time_total|self_device_time_total",
-     "the value of --stacks-out's lines: self_cpu_time_total (default),\n"
-     "                             self_cuda_time_total or self_device_time_total (device time)"
-         CLI_EXAMPLE("opprof run resnet18 --stacks-out r.folded --stacks-metric self_cpu_time_total")},
-    {"--group-by-stack", "N", CLI_OPT_LONG, FIELD(group_by_stack), 0, 128, NULL,
-     "one row per (name, top N frames), with a Source Location column; implies --stack"
-         CLI_EXAMPLE("opprof run resnet18 --group-by-stack 5")},
+    CLI_ROW_WITH_STACK(FIELD(stack), "record where each operator was called from (with_stack=True)",
+                       CLI_EXAMPLE("opprof run resnet18 --with-stack --trace trace.json")),
+    CLI_ROW_STACKS(FIELD(stacks_out),
+                   "write folded stacks for flamegraph.pl and speedscope (export_stacks);" CLI_CONT
+                   "implies --with-stack",
+                   CLI_EXAMPLE("opprof run resnet18 --stacks resnet18.folded")),
+    CLI_ROW_STACKS_METRIC(FIELD(stacks_metric),
+                          CLI_EXAMPLE("opprof run resnet18 --stacks r.folded --stacks-metric self_cpu_time_total")),
+    CLI_ROW_GROUP_BY_STACK(FIELD(group_by_stack), CLI_EXAMPLE("opprof run resnet18 --group-by-stack 5")),
     {"--report", "FILE", CLI_OPT_STRING, FIELD(report), 0, 0, NULL,
      "also write the run's HTML report: timeline, operators, memory, ... (opprof report)"
          CLI_EXAMPLE("opprof run resnet18 --shapes --flops --report resnet18.html")},
@@ -119,18 +115,22 @@ static const cli_option OPTIONS[] = {
      "data-parallel training under mpirun: each rank trains on its slice of the batch,\n"
      "                             gradients averaged with MPI_Allreduce (DistributedDataParallel);\n"
      "                             rank 0 prints the table; with --trace-dir each rank writes\n"
-     "                             DIR/rank_R.{time}.pt.trace.json (merge them with opprof merge)"
+     "                             DIR/RUN_rank_R.{time}.pt.trace.json, RUN the run's start\n"
+     "                             (UTC); 'opprof merge DIR' merges the latest run's"
          CLI_EXAMPLE("mpirun -np 4 opprof run mlp-train --distributed --trace-dir traces")},
     {"--print-loss", NULL, CLI_OPT_FLAG, FIELD(print_loss), 0, 0, NULL,
      "print each profiled training step's loss (the mean over ranks) on stderr"
          CLI_EXAMPLE("opprof run mlp-train --print-loss")},
+    CLI_ROW_OLD_WITH_STACK(FIELD(stack)),
+    CLI_ROW_OLD_STACKS(FIELD(stacks_out)),
 };
 
 static const cli_spec SPEC = {
     "run",
     "MODEL [options]",
     "Runs a built-in model under the profiler and prints its key averages, as PyTorch's\n"
-    "prof.key_averages().table(sort_by=\"cpu_time_total\", row_limit=10) does.\n\n"
+    "prof.key_averages().table(sort_by=\"cpu_time_total\", row_limit=10) does (the defaults of\n"
+    "--sort and --row-limit, the same in every opprof command).\n\n"
     "models:\n"
     "  resnet18         torchvision ResNet-18, inference (eval mode, batch x 3 x 224 x 224)\n"
     "  resnet18-train   ResNet-18 training steps: forward, cross-entropy, backward, SGD\n"
@@ -144,7 +144,7 @@ static const cli_spec SPEC = {
     "  opprof run resnet18 --trace trace.json         ... and a Chrome trace\n"
     "  opprof run resnet18-train --steps 30 --schedule skip_first=10,wait=5,warmup=1,active=3,repeat=2 \\\n"
     "      --trace-dir log                            a long job: a trace and a table per cycle\n"
-    "  opprof run resnet18 --stacks-out r.folded      flame-graph input (flamegraph.pl, speedscope)\n"
+    "  opprof run resnet18 --stacks r.folded          flame-graph input (flamegraph.pl, speedscope)\n"
     "  opprof run mlp-train --row-limit -1            a training loop, every row\n"
     "  mpirun -np 4 opprof run mlp-train --distributed --trace-dir t   data-parallel, one trace a rank\n\n"
     "Exit status: 0 done, 1 the run failed, 2 bad arguments.",
@@ -152,6 +152,7 @@ static const cli_spec SPEC = {
     sizeof OPTIONS / sizeof *OPTIONS,
     1,
     1,
+    0,
 };
 
 /* ---- the models ---- */
@@ -269,24 +270,6 @@ static uint32_t activity_bits(const run_opts *o)
     return (strstr(a, "cpu") ? OPPROF_ACTIVITY_CPU : 0) | (strstr(a, "cuda") ? OPPROF_ACTIVITY_CUDA : 0);
 }
 
-/* Checks the sort key before the model runs, with the table's own
- * validator, on the key averages of an empty session. */
-static int check_sort_key(const char *key)
-{
-    opprof_config cfg;
-    opprof_config_init(&cfg);
-    opprof_trace *tr = NULL;
-    opprof_key_averages *ka = NULL;
-    int rc = opprof_start(&cfg);
-    if (!rc) rc = opprof_stop(&tr);
-    if (!rc) rc = opprof_key_averages(tr, NULL, &ka);
-    if (!rc) rc = opprof_key_averages_sort(ka, key);
-    if (rc) fprintf(stderr, "opprof run: --sort %s: %s\n", key, *opprof_last_error() ? opprof_last_error() : opprof_strerror(rc));
-    opprof_key_averages_free(ka);
-    opprof_trace_free(tr);
-    return rc;
-}
-
 /* PyTorch's memory units (torch.autograd.profiler_util._format_memory). */
 static void format_memory(int64_t b, char *buf, size_t size)
 {
@@ -328,9 +311,10 @@ static int print_table(const opprof_trace *tr, const run_opts *o)
     opprof_avg_options ao = {o->group_by_input_shape, (int)o->group_by_stack, 0};
     opprof_key_averages *ka = NULL;
     int rc = opprof_key_averages(tr, &ao, &ka);
-    if (!rc) rc = opprof_table_write(ka, o->sort, (int)o->row_limit, stdout);
-    if (!rc && o->memory) rc = print_memory_peak(tr);
-    if (!rc) putchar('\n'); /* the blank line Python's print(table) leaves */
+    int table = !strcmp(o->format, "table");
+    if (!rc) rc = cli_write_key_averages(ka, o->format, o->sort, o->row_limit, stdout);
+    if (!rc && table && o->memory) rc = print_memory_peak(tr);
+    if (!rc && table) putchar('\n'); /* the blank line Python's print(table) leaves */
     opprof_key_averages_free(ka);
     fflush(stdout);
     return rc;
@@ -425,6 +409,8 @@ static void on_trace_ready(const opprof_trace *tr, void *user)
     if (o->stacks_out && (rc = opprof_export_stacks(tr, o->stacks_out, o->stacks_metric)))
         fail_out(out, rc, o->stacks_out);
     if (o->report && (rc = write_report(tr, o, out->model)) && !out->rc) out->rc = rc; /* it says why */
+    /* The model's operators are static sites: there is nothing to --exclude. */
+    opprof_trace_drop_note(tr, "opprof run", "--max-events", NULL, stderr);
 }
 
 static int configure(const run_opts *o, run_out *out, opprof_config *cfg)
@@ -434,13 +420,19 @@ static int configure(const run_opts *o, run_out *out, opprof_config *cfg)
     cfg->with_flops = o->flops;
     cfg->profile_memory = o->memory;
     cfg->with_stack = o->stack;
+    cfg->max_events = (uint64_t)o->max_events; /* 0: the default */
+    /* Only the table: sums by name instead of events (the library keeps
+     * events anyway for the options that need them). --memory prints the
+     * peak, which is read from the memory events. */
+    cfg->aggregate = !o->trace && !o->trace_dir && !o->memory_timeline && !o->stacks_out && !o->report &&
+                     !o->schedule && !o->distributed && !o->memory;
     cfg->activities = activity_bits(o);
     cfg->on_trace_ready = on_trace_ready;
     cfg->user = out;
     if (o->schedule && opprof_schedule_parse(o->schedule, &cfg->schedule)) return OPPROF_E_PARSE;
     if (!o->trace_dir) return OPPROF_OK;
-    char worker[32]; /* --distributed: each rank's files named after it */
-    snprintf(worker, sizeof worker, "rank_%d", out->rank);
+    char worker[64]; /* --distributed: each rank's files named after the run and the rank */
+    snprintf(worker, sizeof worker, "%s_rank_%d", o->run_id, out->rank);
     return opprof_trace_handler_init(&out->handler, o->trace_dir, o->distributed ? worker : NULL, o->gzip);
 }
 
@@ -496,23 +488,22 @@ static int run_model(const run_opts *o, const model_spec *ms, int rank, int size
 static int check_args(run_opts *o)
 {
     opprof_schedule s;
+    char why[600];
     if (o->schedule && opprof_schedule_parse(o->schedule, &s)) {
-        fprintf(stderr, "opprof run: --schedule %s: %s\n", o->schedule, opprof_last_error());
-        return CLI_BAD_INPUT;
+        snprintf(why, sizeof why, "--schedule %s: %s", o->schedule, opprof_last_error());
+        return cli_bad_usage(&SPEC, why);
     }
-    if (o->gzip && !o->trace_dir) {
-        fprintf(stderr, "opprof run: --gzip compresses the files of --trace-dir; give one (or --trace FILE.gz)\n");
-        return CLI_BAD_INPUT;
-    }
+    if (o->gzip && !o->trace_dir)
+        return cli_bad_usage(&SPEC, "--gzip compresses the files of --trace-dir; give one (or --trace FILE.gz)");
     o->memory |= o->memory_timeline != NULL;
     o->stack |= o->stacks_out != NULL || o->group_by_stack > 0;
-    return check_sort_key(o->sort) ? CLI_BAD_INPUT : CLI_OK;
+    return CLI_OK;
 }
 
 int cmd_run(int argc, char **argv)
 {
-    run_opts o = {.batch = -1, .image_size = -1, .steps = -1, .warmup = 1, .sort = "cpu_time_total",
-                  .device = "cpu", .row_limit = 10};
+    run_opts o = {.batch = -1, .image_size = -1, .steps = -1, .warmup = 1, .sort = CLI_DEFAULT_SORT,
+                  .format = "table", .device = "cpu", .row_limit = CLI_DEFAULT_ROW_LIMIT};
     const char *pos[1];
     int npos, p = cli_parse(&SPEC, argc, argv, &o, pos, &npos);
     if (p) return p > 0 ? CLI_OK : CLI_BAD_INPUT;
@@ -520,26 +511,25 @@ int cmd_run(int argc, char **argv)
     const model_spec *ms = NULL;
     for (size_t i = 0; i < sizeof MODELS / sizeof *MODELS; i++)
         if (!strcmp(MODELS[i].name, o.model)) ms = &MODELS[i];
+    char why[200];
     if (!ms) {
-        fprintf(stderr, "opprof run: unknown model '%s' (resnet18, resnet18-train, mlp-train)\n", o.model);
-        cli_usage(&SPEC, stderr, 0);
-        return CLI_BAD_INPUT;
+        snprintf(why, sizeof why, "unknown model '%.64s' (resnet18, resnet18-train, mlp-train)", o.model);
+        return cli_bad_usage(&SPEC, why);
     }
     if (!strcmp(o.device, "cuda") && strcmp(ms->name, "resnet18")) {
-        fprintf(stderr, "opprof run: --device cuda runs resnet18 (inference) only, not '%s'\n", ms->name);
-        return CLI_BAD_INPUT;
+        snprintf(why, sizeof why, "--device cuda runs resnet18 (inference) only, not '%s'", ms->name);
+        return cli_bad_usage(&SPEC, why);
     }
     if ((p = check_args(&o))) return p;
     if (o.batch < 0) o.batch = ms->batch;
     if (o.steps < 0) o.steps = ms->steps;
     if (o.image_size < 0) o.image_size = !strcmp(ms->name, "mlp-train") ? 64 : 224;
     if (!o.distributed) return run_model(&o, ms, 0, 1);
-    if (!ms->train || !strcmp(o.device, "cuda")) {
-        fprintf(stderr, "opprof run: --distributed trains: resnet18-train or mlp-train, on the CPU\n");
-        return CLI_BAD_INPUT;
-    }
+    if (!ms->train || !strcmp(o.device, "cuda"))
+        return cli_bad_usage(&SPEC, "--distributed trains: resnet18-train or mlp-train, on the CPU");
     int rank, size;
     if (run_dist_init(&rank, &size) != 0) return CLI_FAIL;
+    run_dist_run_id(o.run_id, sizeof o.run_id);
     if (o.batch % size) {
         if (rank == 0) fprintf(stderr, "opprof run: --batch %ld is not a multiple of the %d ranks\n", o.batch, size);
         run_dist_finish();

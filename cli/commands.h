@@ -3,6 +3,8 @@
 #ifndef OPPROF_CLI_COMMANDS_H
 #define OPPROF_CLI_COMMANDS_H
 
+#include <stdio.h>
+
 typedef struct cli_command {
     const char *name;
     const char *summary;
@@ -13,6 +15,7 @@ typedef struct cli_command {
 enum { CLI_OK = 0, CLI_FAIL = 1, CLI_BAD_INPUT = 2 };
 
 typedef struct opprof_trace opprof_trace;
+typedef struct opprof_key_averages opprof_key_averages;
 
 /* The options of the commands that print key averages (summary, diff). */
 typedef struct cli_avg_opts {
@@ -30,6 +33,10 @@ int cmd_report(int argc, char **argv);
  * "opprof COMMAND: PATH: byte N: what" and returns CLI_BAD_INPUT (CLI_FAIL
  * when out of memory). */
 int cli_load_trace(const char *command, const char *path, opprof_trace **out);
+
+/* Writes ka as format says ("table": the table of its first row_limit rows
+ * by sort; "csv", "json": every row, sorted by sort). */
+int cli_write_key_averages(opprof_key_averages *ka, const char *format, const char *sort, long row_limit, FILE *f);
 
 int cmd_exec(int argc, char **argv);
 int cmd_merge(int argc, char **argv);

@@ -15,6 +15,8 @@ int cli_load_trace(const char *command, const char *path, opprof_trace **out)
         return CLI_OK;
     }
     fprintf(stderr, "opprof %s: %s\n", command, opprof_last_error());
-    return rc == OPPROF_E_NOMEM ? CLI_FAIL : CLI_BAD_INPUT;
+    /* Every command's help documents 2 for a trace it cannot read, whether
+     * the file is malformed or too large for the memory there is. */
+    return CLI_BAD_INPUT;
 }
 

@@ -25,26 +25,47 @@ static void usage(FILE *f)
             "\n"
             "commands:\n");
     for (const cli_command *c = COMMANDS; c->name; c++) fprintf(f, "  %-10s %s\n", c->name, c->summary);
-    fprintf(f, "\nRun 'opprof COMMAND --help' for a command's options.\n");
+    fprintf(f, "\nRun 'opprof COMMAND --help' (or 'opprof help COMMAND') for a command's options.\n");
+}
+
+/* A wrong command line: the usage line and where the rest is, as every
+ * subcommand answers one. */
+static int bad_usage(const char *what, const char *arg)
+{
+    if (what) fprintf(stderr, "opprof: %s '%s'\n", what, arg);
+    fprintf(stderr, "usage: opprof [--version] [--help] COMMAND [ARGS]\n"
+                    "Run 'opprof --help' for the commands.\n");
+    return CLI_BAD_INPUT;
+}
+
+static const cli_command *find(const char *name)
+{
+    for (const cli_command *c = COMMANDS; c->name; c++)
+        if (!strcmp(name, c->name)) return c;
+    return NULL;
 }
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
-        usage(stderr);
-        return CLI_BAD_INPUT;
-    }
-    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+    if (argc < 2) return bad_usage(NULL, NULL);
+    int help = !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help");
+    if (help && argc == 2) {
         usage(stdout);
         return CLI_OK;
+    }
+    if (help) { /* opprof help CMD: exactly opprof CMD --help */
+        const cli_command *c = find(argv[2]);
+        if (!c) return bad_usage("unknown command", argv[2]);
+        if (argc > 3) return bad_usage("help takes one command, not", argv[3]);
+        static char help_opt[] = "--help";
+        char *args[] = {argv[2], help_opt, NULL};
+        return c->main(2, args);
     }
     if (!strcmp(argv[1], "--version")) {
         printf("opprof %d.%d.%d\n", OPPROF_VERSION_MAJOR, OPPROF_VERSION_MINOR, OPPROF_VERSION_PATCH);
         return CLI_OK;
     }
-    for (const cli_command *c = COMMANDS; c->name; c++)
-        if (!strcmp(argv[1], c->name)) return c->main(argc - 1, argv + 1);
-    fprintf(stderr, "opprof: unknown command '%s'\n", argv[1]);
-    usage(stderr);
-    return CLI_BAD_INPUT;
+    const cli_command *c = find(argv[1]);
+    if (c) return c->main(argc - 1, argv + 1);
+    return bad_usage(argv[1][0] == '-' ? "unknown option" : "unknown command", argv[1]);
 }

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "commands.h"
+
 void cli_usage(const cli_spec *spec, FILE *f, int full)
 {
     fprintf(f, "usage: opprof %s %s\n", spec->command, spec->usage);
@@ -15,6 +17,7 @@ void cli_usage(const cli_spec *spec, FILE *f, int full)
     fprintf(f, "\n%s\n\noptions:\n", spec->about);
     for (size_t i = 0; i < spec->nopts; i++) {
         const cli_option *o = &spec->opts[i];
+        if (!o->help) continue; /* an old spelling */
         char head[64];
         snprintf(head, sizeof head, "%s%s%s", o->name, o->arg ? " " : "", o->arg ? o->arg : "");
         fprintf(f, "  %-26s %s\n", head, o->help);
@@ -28,6 +31,12 @@ static int bad(const cli_spec *spec, const char *fmt, const char *a, const char 
     fputc('\n', stderr);
     cli_usage(spec, stderr, 0);
     return -1;
+}
+
+int cli_bad_usage(const cli_spec *spec, const char *what)
+{
+    bad(spec, "%s%s", what, "");
+    return CLI_BAD_INPUT;
 }
 
 static int in_choices(const char *choices, const char *v)
@@ -50,10 +59,22 @@ static int set(const cli_spec *spec, const cli_option *o, const char *v, void *o
         *(const char **)(void *)field = v;
         return 0;
     }
+    if (o->kind == CLI_OPT_LIST) {
+        cli_list *l = (cli_list *)(void *)field;
+        if (l->n == CLI_LIST_MAX) return bad(spec, "%s is given more than 64 times%s", o->name, "");
+        l->item[l->n++] = v;
+        return 0;
+    }
     char *end;
     errno = 0;
     long x = strtol(v, &end, 10);
-    if (!*v || *end || errno || x < o->min || x > o->max) return bad(spec, "%s: '%s' is not a number in range", o->name, v);
+    if (!*v || *end || errno || x < o->min || x > o->max) {
+        char range[96];
+        snprintf(range, sizeof range, "a whole number from %ld to %ld", o->min, o->max);
+        fprintf(stderr, "opprof %s: %s wants %s, not '%s'\n", spec->command, o->name, range, v);
+        cli_usage(spec, stderr, 0);
+        return -1;
+    }
     *(long *)(void *)field = x;
     return 0;
 }
@@ -65,6 +86,10 @@ int cli_parse(const cli_spec *spec, int argc, char **argv, void *out, const char
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (only_pos || a[0] != '-' || !strcmp(a, "-")) {
+            if (spec->rest) {
+                *npos = i;
+                return 0;
+            }
             if (*npos >= spec->max_pos) return bad(spec, "unexpected argument '%s'%s", a, "");
             pos[(*npos)++] = a;
             continue;
@@ -91,6 +116,10 @@ int cli_parse(const cli_spec *spec, int argc, char **argv, void *out, const char
         const char *v = eq ? eq + 1 : i + 1 < argc ? argv[++i] : NULL;
         if (!v) return bad(spec, "%s needs a value (%s)", o->name, o->arg);
         if (set(spec, o, v, out) != 0) return -1;
+    }
+    if (spec->rest) {
+        *npos = argc;
+        return 0;
     }
     if (*npos < spec->min_pos) return bad(spec, "missing %s%s", spec->usage, "");
     return 0;

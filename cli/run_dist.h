@@ -14,6 +14,11 @@
  * Prints why and returns nonzero when it cannot. */
 int run_dist_init(int *rank, int *size);
 
+/* The run's name, the same on every rank: rank 0's start in UTC,
+ * "YYYYmmdd-HHMMSS-NNNNNNNNN" (nanoseconds), so that names sort by time and
+ * the traces of two runs into one folder stay apart. */
+void run_dist_run_id(char *out, size_t cap);
+
 /* The nn gradient hook (opprof_nn_sgd_set_grad_hook). */
 int run_dist_grad_hook(opprof_nn_model *m, void *ctx);
 

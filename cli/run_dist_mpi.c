@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "opprof_mpi.h"
 #include "run_dist.h"
@@ -23,6 +24,23 @@ int run_dist_init(int *rank, int *size)
     MPI_Comm_size(MPI_COMM_WORLD, size);
     g_size = *size;
     return 0;
+}
+
+void run_dist_run_id(char *out, size_t cap)
+{
+    char id[32] = "";
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0) {
+        struct timespec ts;
+        struct tm tm;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        gmtime_r(&ts.tv_sec, &tm);
+        size_t n = strftime(id, sizeof id, "%Y%m%d-%H%M%S", &tm);
+        snprintf(id + n, sizeof id - n, "-%09ld", ts.tv_nsec);
+    }
+    PMPI_Bcast(id, (int)sizeof id, MPI_CHAR, 0, MPI_COMM_WORLD); /* bookkeeping: not in the trace */
+    snprintf(out, cap, "%s", id);
 }
 
 int run_dist_grad_hook(opprof_nn_model *m, void *ctx)

@@ -11,6 +11,11 @@ int run_dist_init(int *rank, int *size)
     return -1;
 }
 
+void run_dist_run_id(char *out, size_t cap)
+{
+    if (cap) out[0] = '\0'; /* run_dist_init has failed */
+}
+
 int run_dist_grad_hook(opprof_nn_model *m, void *ctx)
 {
     (void)m;

@@ -33,6 +33,10 @@ extern "C" {
 #define OPPROF_VERSION_MAJOR 0
 #define OPPROF_VERSION_MINOR 1
 #define OPPROF_VERSION_PATCH 0
+#define OPPROF_STR2_(x) #x
+#define OPPROF_STR_(x) OPPROF_STR2_(x)
+#define OPPROF_VERSION_STRING \
+    OPPROF_STR_(OPPROF_VERSION_MAJOR) "." OPPROF_STR_(OPPROF_VERSION_MINOR) "." OPPROF_STR_(OPPROF_VERSION_PATCH)
 
 #if defined(__GNUC__) && !defined(OPPROF_STATIC_DEFINE)
 #define OPPROF_API __attribute__((visibility("default")))
@@ -61,6 +65,10 @@ typedef enum opprof_status {
 
 /* A static English sentence for a status; never NULL. */
 OPPROF_API const char *opprof_strerror(int status);
+
+/* The version of the library the program runs with, "MAJOR.MINOR.PATCH"
+ * (OPPROF_VERSION_STRING is the one of the header it was compiled with). */
+OPPROF_API const char *opprof_version(void);
 
 /* The calling thread's detail for its last failed call ("" when none). */
 OPPROF_API const char *opprof_last_error(void);
@@ -131,10 +139,17 @@ typedef struct opprof_site {
     opprof_flops_fn flops; /* optional: with_flops counts with it */
 } opprof_site;
 
+#if defined(__GNUC__) || defined(__clang__)
+#define OPPROF_UNUSED_ __attribute__((unused)) /* a site used only by calls compiled out (OPPROF_DISABLE) */
+#else
+#define OPPROF_UNUSED_
+#endif
+
 #define OPPROF_SITE_INIT(name_, cat_, flops_) {(name_), __FILE__, (uint32_t)__LINE__, (uint32_t)(cat_), (flops_)}
 
 /* Declares `static const opprof_site var` for an operator named `name_`. */
-#define OPPROF_SITE(var, name_) static const opprof_site var = OPPROF_SITE_INIT(name_, OPPROF_CAT_CPU_OP, NULL)
+#define OPPROF_SITE(var, name_) \
+    static const opprof_site var OPPROF_UNUSED_ = OPPROF_SITE_INIT(name_, OPPROF_CAT_CPU_OP, NULL)
 
 /* A site for a name known only at run time (a user annotation, a symbol).
  * The same (name, category) always gives the same site; sites live until the
@@ -224,6 +239,16 @@ typedef struct opprof_config {
     unsigned max_stack_depth; /* frames per stack with with_stack; 0: 32 */
     opprof_clock_fn clock;  /* NULL: the built-in clock (rdtsc where invariant) */
     void *clock_ctx;
+    /* Tables only: each thread sums its ranges by name (and input shapes
+     * with record_shapes) as they end: count, total and self time, FLOPs
+     * with with_flops, memory with profile_memory. No events are kept, so
+     * memory stays that of the distinct keys for any length of run, no cap
+     * applies and nothing is dropped. The trace then has no events
+     * (opprof_trace_aggregated says how many ranges it summed): key averages
+     * and their tables work (not top_level_only); exports, memory timelines
+     * and event access find nothing. Ignored, events kept, with with_stack
+     * or CUDA activity. */
+    int aggregate;
 } opprof_config;
 
 #define OPPROF_DEFAULT_MAX_EVENTS (16u * 1024u * 1024u)
@@ -262,7 +287,9 @@ OPPROF_API int64_t opprof_step_num(void);
  * 4. Recording (the hot path)
  *
  * Outside a session each call is one load and one predictable branch.
- * begin and end must pair on the same thread with the same site.
+ * begin and end must pair on the same thread with the same site. A NULL
+ * site is refused where it is given: begin records nothing and sets
+ * opprof_last_error, end returns OPPROF_E_INVAL.
  * ====================================================================== */
 
 OPPROF_API void opprof_begin(const opprof_site *site);
@@ -428,6 +455,8 @@ static inline const opprof_site *opprof_scope_begin_(const opprof_site *s) { opp
  *     never recorded with a guessed size.
  *   - opprof_record_memory: the caller gives the signed size itself (an
  *     allocator that knows its block sizes); nothing is tracked.
+ * Sizes no allocation has (above INT64_MAX; INT64_MIN for record_memory)
+ * are refused, not recorded, and set opprof_last_error.
  * Outside a session with profile_memory these calls cost one branch.
  * ====================================================================== */
 
@@ -455,6 +484,58 @@ static inline void opprof_record_free_inline_(const void *addr)
 #define opprof_record_memory(a, b) opprof_record_memory_inline_(a, b)
 #define opprof_record_alloc(a, b) opprof_record_alloc_inline_(a, b)
 #define opprof_record_free(a) opprof_record_free_inline_(a)
+#endif
+
+/* ----------------------------------------------------------------------
+ * Compiled out: with OPPROF_DISABLE defined, every recording call above is
+ * an empty expression (its arguments are not evaluated beyond a cast to
+ * void), a session never starts (opprof_start gives OPPROF_E_UNSUPPORTED,
+ * opprof_stop hands out NULL) and OPPROF_SCOPE is nothing, so a program
+ * instrumented for opprof builds and links without the library and pays
+ * nothing, as TRACY_ENABLE does for Tracy. What reads a trace (sections 6
+ * on) still needs the library.
+ * ---------------------------------------------------------------------- */
+#if defined(OPPROF_DISABLE) && !defined(OPPROF_BUILDING_LIBRARY)
+#undef opprof_begin
+#undef opprof_begin_inputs
+#undef opprof_end
+#undef opprof_end_flops
+#undef opprof_begin_args
+#undef opprof_begin_inputs_args
+#undef opprof_end_args
+#undef opprof_record_memory
+#undef opprof_record_alloc
+#undef opprof_record_free
+#undef OPPROF_SCOPE
+#define opprof_begin(s) ((void)(s))
+#define opprof_begin_inputs(s, in, n) ((void)(s), (void)(in), (void)(n))
+#define opprof_end(s) ((void)(s), OPPROF_OK)
+#define opprof_end_flops(s, f) ((void)(s), (void)(f), OPPROF_OK)
+#define opprof_begin_args(s, a, n) ((void)(s), (void)(a), (void)(n))
+#define opprof_begin_inputs_args(s, in, nin, a, n) ((void)(s), (void)(in), (void)(nin), (void)(a), (void)(n))
+#define opprof_end_args(s, a, n) ((void)(s), (void)(a), (void)(n), OPPROF_OK)
+#define opprof_annotation_begin(name) ((void)(name), (const opprof_site *)0)
+#define opprof_record_memory(a, b) ((void)(a), (void)(b))
+#define opprof_record_alloc(a, b) ((void)(a), (void)(b))
+#define opprof_record_free(a) ((void)(a))
+#define opprof_record_realloc(o, n, b) ((void)(o), (void)(n), (void)(b))
+#define OPPROF_SCOPE(name_) ((void)0)
+static inline void opprof_disabled_config_init_(opprof_config *cfg)
+{
+    if (cfg) *cfg = (opprof_config){0};
+}
+static inline int opprof_disabled_stop_(opprof_trace **out)
+{
+    if (out) *out = (opprof_trace *)0;
+    return OPPROF_E_NO_SESSION;
+}
+#define opprof_config_init(cfg) opprof_disabled_config_init_(cfg)
+#define opprof_start(cfg) ((void)(cfg), OPPROF_E_UNSUPPORTED)
+#define opprof_stop(out) opprof_disabled_stop_(out)
+#define opprof_stop_incomplete(out) opprof_disabled_stop_(out)
+#define opprof_step() OPPROF_E_NO_SESSION
+#define opprof_is_active() 0
+#define opprof_step_num() ((int64_t)-1)
 #endif
 
 /* What a session saw of memory (opprof_trace_memory_stats). */
@@ -491,7 +572,9 @@ OPPROF_API int opprof_memory_timeline_write(const opprof_trace *t, FILE *f, int 
 
 enum {
     OPPROF_EVENT_FORCED_END = 1u << 0, /* closed by stop, or by the end of an outer range */
-    OPPROF_EVENT_DEVICE = 1u << 1      /* a device activity (kernel, memcpy, memset) */
+    OPPROF_EVENT_DEVICE = 1u << 1,     /* a device activity (kernel, memcpy, memset) */
+    OPPROF_EVENT_CAPPED = 1u << 2      /* open when the event cap was reached and closed then (with
+                                          FORCED_END): what its thread did afterwards was dropped */
 };
 
 typedef struct opprof_event {
@@ -521,8 +604,28 @@ OPPROF_API size_t opprof_trace_event_count(const opprof_trace *t);
 /* Fills *out with event i (0 <= i < count). Strings live as long as t. */
 OPPROF_API int opprof_trace_event(const opprof_trace *t, size_t i, opprof_event *out);
 
+/* Ranges summed without events (opprof_config.aggregate), 0 for a trace
+ * of events. */
+OPPROF_API uint64_t opprof_trace_aggregated(const opprof_trace *t);
+
 /* Events that were attempted but not recorded (cap reached). */
 OPPROF_API uint64_t opprof_trace_dropped(const opprof_trace *t);
+
+/* The names with the most calls, recorded and dropped together (a live
+ * session counts its dropped begins by name), most first: fills up to n
+ * names (valid as long as t) and their calls; returns how many. Ties go
+ * to the name first seen. For saying what to leave out when the cap was
+ * reached. */
+OPPROF_API size_t opprof_trace_top_calls(const opprof_trace *t, size_t n, const char **names, uint64_t *calls);
+
+/* When t dropped events, writes a note to f, each line prefixed "who: ":
+ * how many were dropped, the five names with the most calls, then
+ * max_option (e.g. "--max-events") as the way to raise the cap and, when
+ * exclude_option is not NULL, that option with the five names as shell-quoted
+ * opprof_function_exclude patterns that leave them out. Writes nothing when
+ * nothing was dropped. 0, or OPPROF_E_IO. */
+OPPROF_API int opprof_trace_drop_note(const opprof_trace *t, const char *who, const char *max_option,
+                                      const char *exclude_option, FILE *f);
 
 /* 1 when the trace was cut short (opprof_stop_incomplete, e.g. written on a
  * signal; or read from a file that says "incomplete"), else 0. */
@@ -588,6 +691,21 @@ OPPROF_API size_t opprof_key_averages_count(const opprof_key_averages *ka);
 OPPROF_API int opprof_key_averages_row(const opprof_key_averages *ka, size_t i, opprof_avg_row *out);
 
 OPPROF_API void opprof_key_averages_free(opprof_key_averages *ka);
+
+/* Names are user data: a trace can name an operator with ESC sequences, line
+ * breaks or bidi overrides. Tables and CSV show control characters as \n \r
+ * \t or \xNN (a NUL read from a trace's \u0000 as \x00) and U+202A-202E,
+ * U+2066-2069 as \uXXXX; other text, backslashes included, is shown as it
+ * is. opprof_escape_name writes that form of name into out (cap bytes,
+ * NUL-terminated, cut between characters) and returns the length the whole
+ * of it needs, as snprintf does. */
+OPPROF_API size_t opprof_escape_name(const char *name, char *out, size_t cap);
+
+/* One CSV field (escaped as above, quoted when it holds a comma or a quote)
+ * and one JSON string (quotes included; control characters and a NUL as
+ * \u00XX), written to f: 0, or -1 on a stream error. */
+OPPROF_API int opprof_write_csv_field(FILE *f, const char *s);
+OPPROF_API int opprof_write_json_string(FILE *f, const char *s);
 
 /* The text of PyTorch 1.13's key_averages().table(sort_by=..., row_limit=...),
  * byte for byte: sort_by NULL keeps the rows' order, row_limit -1 prints all.
@@ -772,8 +890,9 @@ OPPROF_API int opprof_trace_load_buffer(const void *buf, size_t len, opprof_trac
  *   OPPROF_USE_GZIP          write profile_{rank}.json.gz instead
  *   OPPROF_ROW_LIMIT         print the key-averages table of each ready trace
  *                            (at exit without a schedule) with this many rows,
- *                            -1 for all
- *   OPPROF_SORT_BY           its sort key (setting either prints the table)
+ *                            -1 for all (default 10)
+ *   OPPROF_SORT_BY           its sort key (default cpu_time_total; setting
+ *                            either prints the table)
  *   OPPROF_MAX_EVENTS        cap on recorded events per trace
  *   OPPROF_MAX_STACK_DEPTH   frames per stack with OPPROF_WITH_STACK (1..128)
  *   OPPROF_CONFIG            all of them in one string, keys in lower case

@@ -17,9 +17,10 @@
  *                                 so the programs it runs are not profiled
  *   OPPROF_EXCLUDE=PATTERNS       functions left out (opprof_function_exclude)
  *   OPPROF_EXEC_TRACE=FILE        the Chrome trace (.gz: compressed)
- *   OPPROF_EXEC_TABLE=FILE        the key-averages table; "-": stderr
- *   OPPROF_EXEC_SORT_BY=KEY       its sort key (self_cpu_time_total)
- *   OPPROF_EXEC_ROW_LIMIT=N       its rows, -1 all (100)
+ *   OPPROF_EXEC_TABLE=FILE        the key averages; "-": stderr
+ *   OPPROF_EXEC_FORMAT=F          their form: table (default), csv or json
+ *   OPPROF_EXEC_SORT_BY=KEY       their sort key (cpu_time_total)
+ *   OPPROF_EXEC_ROW_LIMIT=N       the table's rows, -1 all (10)
  *   OPPROF_EXEC_GROUP_BY_STACK_N=N  split its rows by the top N frames
  *   OPPROF_EXEC_STACKS=FILE       folded stacks: the captured call stacks
  *                                 with OPPROF_WITH_STACK, else the call tree
@@ -55,7 +56,7 @@ static struct {
     opprof_trace_ready_fn env_ready; /* what the environment's config asked for */
     void *env_user;
     opprof_trace_handler trace; /* --trace */
-    char trace_path[4096], table[4096], sort_by[64], stacks[4096], metric[64];
+    char trace_path[4096], table[4096], sort_by[64], stacks[4096], metric[64], format[8];
     int row_limit, group_by_stack_n, with_stack, scheduled;
     size_t events_seen;
 } S = {.state_lock = PTHREAD_MUTEX_INITIALIZER, .out_lock = PTHREAD_MUTEX_INITIALIZER};
@@ -85,22 +86,41 @@ static NOINSTR void complain(const char *what)
     fprintf(stderr, "%s: %s: %s\n", who(), what, opprof_last_error());
 }
 
-static NOINSTR int table_to(FILE *f, void *ka)
+typedef struct table_job {
+    opprof_key_averages *ka;
+    const opprof_trace *t;
+} table_job;
+
+/* The key averages in OPPROF_EXEC_FORMAT; a table cut short by a signal
+ * says so under it, as the trace says "incomplete". */
+static NOINSTR int table_to(FILE *f, void *ctx)
 {
-    return opprof_table_write(ka, S.sort_by, S.row_limit, f);
+    const table_job *j = ctx;
+    int rc;
+    if (!strcmp(S.format, "csv") || !strcmp(S.format, "json")) {
+        rc = opprof_key_averages_sort(j->ka, S.sort_by);
+        if (rc == OPPROF_OK)
+            rc = S.format[0] == 'c' ? opprof_key_averages_write_csv(j->ka, f) : opprof_key_averages_write_json(j->ka, f);
+        return rc;
+    }
+    rc = opprof_table_write(j->ka, S.sort_by, S.row_limit, f);
+    if (rc == OPPROF_OK && opprof_trace_incomplete(j->t))
+        fprintf(f, "Incomplete: the program got a signal (SIGINT or SIGTERM) before it ended; "
+                   "the table holds what was recorded until then\n");
+    return rc;
 }
 
 static NOINSTR void write_table(const opprof_trace *t)
 {
     opprof_avg_options opt = {.group_by_stack_n = S.group_by_stack_n};
-    opprof_key_averages *ka = NULL;
-    if (opprof_key_averages(t, &opt, &ka) != OPPROF_OK) {
+    table_job j = {NULL, t};
+    if (opprof_key_averages(t, &opt, &j.ka) != OPPROF_OK) {
         complain("key averages");
         return;
     }
-    int rc = !strcmp(S.table, "-") ? table_to(stderr, ka) : opprof_write_file(S.table, table_to, ka);
+    int rc = !strcmp(S.table, "-") ? table_to(stderr, &j) : opprof_write_file(S.table, table_to, &j);
     if (rc != OPPROF_OK) complain("table");
-    opprof_key_averages_free(ka);
+    opprof_key_averages_free(j.ka);
 }
 
 static NOINSTR int stacks_to(FILE *f, void *t)
@@ -114,11 +134,12 @@ static NOINSTR void ready(const opprof_trace *t, void *user)
 {
     (void)user;
     pthread_mutex_lock(&S.out_lock);
-    S.events_seen += opprof_trace_event_count(t);
+    S.events_seen += opprof_trace_event_count(t) + opprof_trace_aggregated(t);
     if (S.env_ready) S.env_ready(t, S.env_user);
     if (S.trace_path[0]) opprof_trace_handler_ready(t, &S.trace); /* it reports its own failures */
     if (S.table[0]) write_table(t);
     if (S.stacks[0] && opprof_write_file(S.stacks, stacks_to, (void *)t) != OPPROF_OK) complain("stacks");
+    if (S.exec) opprof_trace_drop_note(t, "opprof exec", "--max-events", "--exclude", stderr);
     pthread_mutex_unlock(&S.out_lock);
 }
 
@@ -193,8 +214,9 @@ __attribute__((constructor, no_instrument_function)) static void on_load(void)
         env_str(S.table, sizeof S.table, "OPPROF_EXEC_TABLE", "");
         env_str(S.stacks, sizeof S.stacks, "OPPROF_EXEC_STACKS", "");
         env_str(S.metric, sizeof S.metric, "OPPROF_EXEC_STACKS_METRIC", "self_cpu_time_total");
-        env_str(S.sort_by, sizeof S.sort_by, "OPPROF_EXEC_SORT_BY", "self_cpu_time_total");
-        S.row_limit = env_int("OPPROF_EXEC_ROW_LIMIT", 100);
+        env_str(S.sort_by, sizeof S.sort_by, "OPPROF_EXEC_SORT_BY", "cpu_time_total"); /* opprof's defaults */
+        env_str(S.format, sizeof S.format, "OPPROF_EXEC_FORMAT", "table");
+        S.row_limit = env_int("OPPROF_EXEC_ROW_LIMIT", 10);
         S.group_by_stack_n = env_int("OPPROF_EXEC_GROUP_BY_STACK_N", 0);
     }
     if (want && opprof_function_exclude(getenv("OPPROF_EXCLUDE")) != OPPROF_OK) {
@@ -207,6 +229,9 @@ __attribute__((constructor, no_instrument_function)) static void on_load(void)
     S.scheduled = cfg.schedule.enabled;
     S.env_ready = cfg.on_trace_ready;
     S.env_user = cfg.user;
+    /* A table is all that is asked for: sums by name, no events (nothing
+     * dropped, memory that of the names, for any length of run). */
+    cfg.aggregate = S.exec && S.table[0] && !S.trace_path[0] && !S.stacks[0] && !S.env_ready;
     cfg.on_trace_ready = ready;
     cfg.user = NULL;
     if (opprof_start(&cfg) != OPPROF_OK) {

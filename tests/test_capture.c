@@ -1,9 +1,12 @@
 /* Capture and session behaviour on one thread, with an injected clock so
  * that every duration is exact. */
+#define _POSIX_C_SOURCE 200809L
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -13,10 +16,15 @@
 
 static int64_t g_now;
 
+static int64_t g_step, g_last; /* g_step: each read moves time on by that much */
+
 static int64_t fake_clock(void *ctx)
 {
     (void)ctx;
-    return g_now;
+    int64_t v = g_now;
+    g_now += g_step;
+    g_last = v;
+    return v;
 }
 
 static void start_fake(opprof_config *cfg)
@@ -152,6 +160,9 @@ static void test_misuse_returns_documented_status(void **state)
     assert_int_equal(a.flags, 0);
     opprof_trace_free(tr);
 
+    /* the library's version is the header's (one build) */
+    assert_string_equal(opprof_version(), OPPROF_VERSION_STRING);
+
     static const int codes[] = {OPPROF_E_INVAL, OPPROF_E_ACTIVE, OPPROF_E_NO_SESSION, OPPROF_E_NOMEM,
                                 OPPROF_E_UNBALANCED, OPPROF_E_IO, OPPROF_E_PARSE, OPPROF_E_NODEV,
                                 OPPROF_E_UNSUPPORTED, OPPROF_E_NOT_FOUND, OPPROF_E_RANGE};
@@ -244,6 +255,125 @@ static void test_cap_drops_and_counts_exactly(void **state)
             assert_true(e.parent >= 0);
         }
     }
+    opprof_trace_free(t);
+}
+
+/* At the cap, the range still open ends at the cap's time and says so: it
+ * does not absorb the time of the children it could no longer record. The
+ * dropped begins are counted by name. */
+static void test_cap_closes_open_ranges_at_the_cap(void **state)
+{
+    (void)state;
+    opprof_config cfg;
+    opprof_config_init(&cfg);
+    cfg.max_events = 3;
+    start_fake(&cfg);
+    g_now = 1010; opprof_begin(&site_a);
+    g_now = 1020; opprof_begin(&site_b);
+    g_now = 1030; assert_int_equal(opprof_end(&site_b), OPPROF_OK);
+    g_now = 1040; opprof_begin(&site_b);
+    g_now = 1050; assert_int_equal(opprof_end(&site_b), OPPROF_OK);
+    g_now = 1060; opprof_begin(&site_b); /* the cap: dropped, and A ends here */
+    g_now = 1070; assert_int_equal(opprof_end(&site_b), OPPROF_OK);
+    for (int i = 0; i < 10; i++) {
+        g_now += 100; opprof_begin(&site_b);
+        g_now += 100; assert_int_equal(opprof_end(&site_b), OPPROF_OK);
+    }
+    g_now = 5000; assert_int_equal(opprof_end(&site_a), OPPROF_OK);
+    g_now = 5010; opprof_begin(&site_c);
+    g_now = 5020; assert_int_equal(opprof_end(&site_c), OPPROF_OK);
+    opprof_trace *t = stop_trace();
+    assert_int_equal(opprof_trace_event_count(t), 3);
+    assert_int_equal(opprof_trace_dropped(t), 12);
+    opprof_event a;
+    assert_true(find(t, "A", 0, &a) >= 0);
+    assert_int_equal(a.dur_ns, 50);
+    assert_int_equal(a.self_ns, 30);
+    assert_int_equal(a.flags, OPPROF_EVENT_FORCED_END | OPPROF_EVENT_CAPPED);
+    opprof_event b;
+    assert_true(find(t, "B", 1, &b) >= 0);
+    assert_int_equal(b.flags, 0);
+    const char *names[4];
+    uint64_t calls[4];
+    assert_int_equal(opprof_trace_top_calls(t, 4, names, calls), 3);
+    assert_string_equal(names[0], "B");
+    assert_int_equal(calls[0], 13);
+    assert_string_equal(names[1], "A");
+    assert_int_equal(calls[1], 1);
+    assert_string_equal(names[2], "C");
+    assert_int_equal(calls[2], 1);
+    assert_int_equal(opprof_trace_top_calls(t, 1, names, calls), 1);
+    assert_string_equal(names[0], "B");
+    char *note = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&note, &len);
+    assert_int_equal(opprof_trace_drop_note(t, "x", "--max-events", "--exclude", f), OPPROF_OK);
+    fclose(f);
+    assert_string_equal(note, "x: 12 of 15 events were dropped: the event cap was reached (raise it with --max-events)\n"
+                              "x: the most calls: B (13), A (1), C (1)\n"
+                              "x: to leave them out: --exclude 'B,A,C'\n");
+    free(note);
+    opprof_trace_free(t);
+    /* The next session starts with no cap reached and nothing dropped. */
+    start_plain();
+    g_now = 2000; opprof_begin(&site_a);
+    g_now = 2100; assert_int_equal(opprof_end(&site_a), OPPROF_OK);
+    t = stop_trace();
+    assert_int_equal(opprof_trace_dropped(t), 0);
+    assert_true(find(t, "A", 0, &a) >= 0);
+    assert_int_equal(a.dur_ns, 100);
+    assert_int_equal(a.flags, 0);
+    assert_int_equal(opprof_trace_top_calls(t, 4, names, calls), 1);
+    f = open_memstream(&note, &len);
+    assert_int_equal(opprof_trace_drop_note(t, "x", "--max-events", "--exclude", f), OPPROF_OK);
+    fclose(f);
+    assert_string_equal(note, ""); /* nothing dropped, nothing said */
+    free(note);
+    opprof_trace_free(t);
+}
+
+static __attribute__((noinline)) int first_called(int x)
+{
+    return x * 3 + 1;
+}
+
+/* The first call into a function under -finstrument-functions looks its
+ * symbol up (opprof_function_site, milliseconds with libdw): that time is
+ * taken out of the thread's timeline, so neither the caller's self time nor
+ * any enclosing range's time includes it. Here the lookup "takes" 1 ms of
+ * the injected clock. */
+static void test_first_call_lookup_is_not_charged_to_the_caller(void **state)
+{
+    (void)state;
+    start_plain();
+    g_now = 1000; opprof_begin(&site_a); /* left open: closed at stop */
+    g_now = 1010; opprof_begin(&site_b); /* the caller */
+    g_now = 1020;
+    g_step = 1000000;
+    const opprof_site *s = opprof_function_site((const void *)first_called);
+    g_step = 0;
+    g_now = g_last; /* time goes on from the lookup's end */
+    assert_non_null(s);
+    assert_true(g_now >= 1020 + 1000000);
+    g_now += 10; opprof_begin(s);
+    g_now += 10; assert_int_equal(opprof_end(s), OPPROF_OK);
+    g_now += 10; assert_int_equal(opprof_end(&site_b), OPPROF_OK);
+    /* A function already known: no lookup, nothing taken out. */
+    g_now += 10;
+    assert_true(opprof_function_site((const void *)first_called) == s);
+    g_now += 10;
+    opprof_trace *t = stop_trace();
+    assert_int_equal(first_called(1), 4);
+    opprof_event a, b, f;
+    assert_true(find(t, "B", 0, &b) >= 0);
+    assert_true(find(t, s->name, 0, &f) >= 0);
+    assert_true(find(t, "A", 0, &a) >= 0);
+    assert_int_equal(b.dur_ns, 40);
+    assert_int_equal(b.self_ns, 30);
+    assert_int_equal(f.dur_ns, 10);
+    assert_int_equal(f.start_ns - b.start_ns, 20);
+    assert_int_equal(a.dur_ns, 70);
+    assert_int_equal(a.flags, OPPROF_EVENT_FORCED_END);
     opprof_trace_free(t);
 }
 
@@ -406,6 +536,76 @@ static void test_annotations_are_interned_user_ranges(void **state)
     opprof_trace_free(t);
 }
 
+/* A NULL site is refused where it is given, with a reason, and the session
+ * goes on; stop used to crash reading the NULL site's name. A later failure
+ * replaces the reason: opprof_last_error never describes an older one. */
+static void test_null_site_refused_at_record_time(void **state)
+{
+    (void)state;
+    static const opprof_input in[1] = {{OPPROF_DTYPE_FLOAT, 1, {4}}};
+    static const opprof_arg args[1] = {{"k", OPPROF_ARG_INT, {.i = 1}}};
+    start_plain();
+    g_now = 1010; opprof_begin(&site_a);
+    opprof_begin(NULL);
+    assert_non_null(strstr(opprof_last_error(), "NULL site"));
+    (opprof_begin)(NULL); /* the exported function too, not just the inline one */
+    opprof_begin_inputs(NULL, in, 1);
+    opprof_begin_args(NULL, args, 1);
+    opprof_begin_inputs_args(NULL, in, 1, args, 1);
+    assert_int_equal(opprof_end(NULL), OPPROF_E_INVAL);
+    assert_non_null(strstr(opprof_last_error(), "NULL site"));
+    assert_int_equal(opprof_end_flops(NULL, 5), OPPROF_E_INVAL);
+    assert_int_equal(opprof_end_args(NULL, args, 1), OPPROF_E_INVAL);
+    /* the wrong site: a fresh reason naming it, not the NULL one */
+    assert_int_equal(opprof_end(&site_b), OPPROF_E_UNBALANCED);
+    assert_non_null(strstr(opprof_last_error(), "\"B\" is not open"));
+    g_now = 1020; assert_int_equal(opprof_end(&site_a), OPPROF_OK);
+    opprof_trace *tr = stop_trace();
+    assert_int_equal(opprof_trace_event_count(tr), 1);
+    opprof_event a;
+    find(tr, "A", 0, &a);
+    assert_int_equal(a.dur_ns, 10);
+    assert_int_equal(a.flags, 0);
+    opprof_trace_free(tr);
+
+    /* with shapes, flops and stacks on, begin takes its other path */
+    opprof_config cfg;
+    opprof_config_init(&cfg);
+    cfg.record_shapes = cfg.with_flops = cfg.with_stack = 1;
+    start_fake(&cfg);
+    opprof_begin_inputs(NULL, in, 1);
+    opprof_begin(NULL);
+    tr = stop_trace();
+    assert_int_equal(opprof_trace_event_count(tr), 0);
+    opprof_trace_free(tr);
+}
+
+/* Sizes that no allocation has are refused, not recorded as -1 or wrapped. */
+static void test_memory_sizes_out_of_range_refused(void **state)
+{
+    (void)state;
+    opprof_config cfg;
+    opprof_config_init(&cfg);
+    cfg.profile_memory = 1;
+    start_fake(&cfg);
+    g_now += 1; opprof_begin(&site_a);
+    opprof_record_memory(NULL, INT64_MIN);
+    assert_non_null(strstr(opprof_last_error(), "out of range"));
+    opprof_record_alloc((void *)0x1000, UINT64_MAX);
+    assert_non_null(strstr(opprof_last_error(), "opprof_record_alloc"));
+    opprof_record_realloc(NULL, (void *)0x2000, (uint64_t)INT64_MAX + 1);
+    assert_non_null(strstr(opprof_last_error(), "opprof_record_realloc"));
+    opprof_record_free((void *)0x1000); /* never recorded: an unknown free */
+    opprof_record_alloc((void *)0x3000, 100);
+    g_now += 1; opprof_end(&site_a);
+    opprof_trace *t = stop_trace();
+    opprof_event a;
+    find(t, "A", 0, &a);
+    assert_int_equal(a.self_cpu_memory_usage, 100);
+    assert_int_equal(a.cpu_memory_usage, 100);
+    opprof_trace_free(t);
+}
+
 static void test_memory_events_attributed_to_open_operator(void **state)
 {
     (void)state;
@@ -518,11 +718,15 @@ int main(void)
         cmocka_unit_test(test_ranges_open_at_stop_are_closed_and_flagged),
         cmocka_unit_test(test_end_of_outer_range_closes_inner_ones),
         cmocka_unit_test(test_cap_drops_and_counts_exactly),
+        cmocka_unit_test(test_cap_closes_open_ranges_at_the_cap),
+        cmocka_unit_test(test_first_call_lookup_is_not_charged_to_the_caller),
         cmocka_unit_test(test_depth_past_limit_is_dropped_and_balanced),
         cmocka_unit_test(test_scope_macro_ends_on_early_return),
         cmocka_unit_test(test_shapes_recorded_only_with_record_shapes),
         cmocka_unit_test(test_flops_from_hook_and_from_end),
         cmocka_unit_test(test_annotations_are_interned_user_ranges),
+        cmocka_unit_test(test_null_site_refused_at_record_time),
+        cmocka_unit_test(test_memory_sizes_out_of_range_refused),
         cmocka_unit_test(test_memory_events_attributed_to_open_operator),
         cmocka_unit_test(test_on_trace_ready_called_at_stop),
         cmocka_unit_test(test_real_clock_measures_sleep),

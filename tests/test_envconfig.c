@@ -135,6 +135,11 @@ static void test_one_string(void **state)
     assert_int_equal(env.handler.row_limit, -1);
     assert_true(env.handler.table_only);
     assert_int_equal(env.rank, 0);
+    /* The table's row order and length default to the opprof command's. */
+    assert_string_equal(env.handler.sort_by, "cpu_time_total");
+    assert_int_equal(opprof_config_from_string(&cfg, &env, "sort_by=count"), OPPROF_OK);
+    assert_true(env.handler.print_table);
+    assert_int_equal(env.handler.row_limit, 10);
 }
 
 /* Runs f with stderr in a buffer. */

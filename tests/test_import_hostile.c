@@ -110,6 +110,65 @@ static void test_incomplete_and_dropped_metadata(void **state)
     opprof_trace_free(t);
 }
 
+/* The table of a trace, sorted by self CPU time, all rows. */
+static char *table_of(const opprof_trace *t)
+{
+    opprof_key_averages *ka = NULL;
+    assert_int_equal(opprof_key_averages(t, NULL, &ka), OPPROF_OK);
+    char *text = NULL;
+    assert_int_equal(opprof_table_string(ka, "self_cpu_time_total", -1, &text), OPPROF_OK);
+    opprof_key_averages_free(ka);
+    return text;
+}
+
+/* Five durations of just under 2^61 ns each: valid alone, 2^63 together. The
+ * sum stays at INT64_MAX (9223372036.855 s) and the table says it did,
+ * where it used to wrap to a negative total (and abort under UBSan). */
+static void test_time_sums_saturate_visibly(void **state)
+{
+    (void)state;
+    opprof_trace *t = load("dur_sum_saturates.json");
+    opprof_key_averages *ka = NULL;
+    assert_int_equal(opprof_key_averages(t, NULL, &ka), OPPROF_OK);
+    assert_int_equal(opprof_key_averages_count(ka), 1);
+    opprof_avg_row r;
+    assert_int_equal(opprof_key_averages_row(ka, 0, &r), OPPROF_OK);
+    assert_int_equal(r.count, 5);
+    assert_true(r.cpu_time_total_ns == INT64_MAX);
+    assert_true(r.self_cpu_time_total_ns == INT64_MAX);
+    opprof_key_averages_free(ka);
+    char *text = table_of(t);
+    if (!strstr(text, "9223372036.855s") || !strstr(text, "Saturated: some sums passed the 64-bit range"))
+        fail_msg("table:\n%s", text);
+    for (const char *p = text; *p; p++) /* no negative figure: a '-' only in the rules */
+        if (*p == '-' && p[1] >= '0' && p[1] <= '9') fail_msg("negative figure in:\n%s", text);
+    free(text);
+    opprof_trace_free(t);
+}
+
+/* Two allocations of INT64_MAX bytes inside one operator: the operator's
+ * memory stays at the limit instead of wrapping to -2 b. */
+static void test_memory_sums_saturate_visibly(void **state)
+{
+    (void)state;
+    opprof_trace *t = load("memory_bytes_int64_max.json");
+    char *text = table_of(t);
+    if (!strstr(text, "8589934592.00 Gb") || !strstr(text, "Saturated:") || strstr(text, "-2 b"))
+        fail_msg("table:\n%s", text);
+    free(text);
+    opprof_trace_free(t);
+}
+
+/* Zero bytes after a gzip stream are padding, as gzip(1) reads them. */
+static void test_gzip_zero_padding_is_ignored(void **state)
+{
+    (void)state;
+    opprof_trace *t = load("gzip_zero_padding.json.gz");
+    assert_int_equal(opprof_trace_event_count(t), 1);
+    (void)find(t, "padded");
+    opprof_trace_free(t);
+}
+
 /* '[{"name": "' and 300 MiB of 'a' that never end, gzip'd into well under
  * a megabyte: refused with OPPROF_E_RANGE once the string passes 256 MiB,
  * the most the reader ever holds of one token. */
@@ -158,6 +217,9 @@ int main(void)
         cmocka_unit_test(test_values_the_reader_does_not_use),
         cmocka_unit_test(test_incomplete_and_dropped_metadata),
         cmocka_unit_test(test_string_past_the_token_bound),
+        cmocka_unit_test(test_time_sums_saturate_visibly),
+        cmocka_unit_test(test_memory_sums_saturate_visibly),
+        cmocka_unit_test(test_gzip_zero_padding_is_ignored),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

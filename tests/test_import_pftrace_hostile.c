@@ -165,6 +165,16 @@ static void test_each_check_names_its_byte(void **state)
     op_pbw_uint(&b, PF_PKT_CLOCK_ID, 70);
     n = ok + frame(buf + ok, &b);
     expect(buf, n, OPPROF_E_PARSE, "a timestamp on clock 70, which no snapshot of its sequence defines");
+    /* A time past 2^61 ns, where sums of times could overflow. */
+    op_pbw_reset(&b);
+    op_pbw_uint(&b, PF_PKT_TIMESTAMP, (uint64_t)1 << 62);
+    op_pbw_begin(&b, PF_PKT_TRACK_EVENT);
+    op_pbw_uint(&b, PF_TE_TRACK_UUID, 9);
+    op_pbw_uint(&b, PF_TE_TYPE, PF_TYPE_SLICE_BEGIN);
+    op_pbw_bytes(&b, PF_TE_NAME, "late", 4);
+    op_pbw_end(&b);
+    n = ok + frame(buf + ok, &b);
+    expect(buf, n, OPPROF_E_PARSE, "a timestamp is out of range (more than 2^61 ns");
     /* Inline names and a begin without its end: kept to the trace's end. */
     op_pbw_reset(&b);
     op_pbw_uint(&b, PF_PKT_TIMESTAMP, 100);

@@ -10,6 +10,7 @@
 
 #include <cmocka.h>
 
+#include "capture/state.h"
 #include "opprof.h"
 
 OPPROF_SITE(site_outer, "outer");
@@ -135,6 +136,86 @@ static void test_cap_shared_by_threads_counts_every_event(void **state)
     opprof_trace_free(t);
 }
 
+static void *two_events(void *arg)
+{
+    (void)arg;
+    opprof_begin(&site_outer);
+    opprof_end(&site_outer);
+    opprof_begin(&site_inner);
+    opprof_end(&site_inner);
+    return NULL;
+}
+
+/* Threads that exit while the session records give their chunks back for
+ * the next thread (their records move to the retired-data arena), so 300
+ * threads one after another map no chunk of their own; every record stays,
+ * including a left-open range and one that spans a thread's chunks. */
+static void test_short_threads_reuse_chunks_and_keep_events(void **state)
+{
+    (void)state;
+    enum { SHORT = 300, LONG_EVENTS = 6000 };
+    opprof_config cfg;
+    opprof_config_init(&cfg);
+    assert_int_equal(opprof_start(&cfg), OPPROF_OK);
+    uint64_t mapped = op_capture_chunks_mapped();
+    for (int i = 0; i < SHORT; i++) {
+        pthread_t th;
+        assert_int_equal(pthread_create(&th, NULL, two_events, NULL), 0);
+        pthread_join(th, NULL);
+    }
+    /* 6000 ranges outgrow the 64 KiB first chunk: the tail moved at exit
+     * follows a full chunk. */
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, worker, (void *)(long)LONG_EVENTS), 0);
+    pthread_join(th, NULL);
+    assert_int_equal(pthread_create(&th, NULL, opens_and_exits, NULL), 0);
+    pthread_join(th, NULL);
+    assert_true(op_capture_chunks_mapped() - mapped <= 1);
+    opprof_trace *t = NULL;
+    assert_int_equal(opprof_stop(&t), OPPROF_OK);
+    assert_int_equal(opprof_trace_event_count(t), 2 * SHORT + LONG_EVENTS + 1001);
+    assert_int_equal(opprof_trace_dropped(t), 0);
+    int64_t tids[SHORT + 2];
+    size_t counts[SHORT + 2], n = 0, forced = 0;
+    for (size_t i = 0; i < opprof_trace_event_count(t); i++) {
+        opprof_event e;
+        assert_int_equal(opprof_trace_event(t, i, &e), OPPROF_OK);
+        assert_true(!strcmp(e.name, "outer") || !strcmp(e.name, "inner"));
+        assert_true(e.dur_ns >= 0);
+        if (e.flags & OPPROF_EVENT_FORCED_END) forced++;
+        size_t k;
+        for (k = 0; k < n && tids[k] != e.tid; k++) {
+        }
+        if (k == n) {
+            assert_true(n < SHORT + 2);
+            tids[n] = e.tid;
+            counts[n++] = 0;
+        }
+        counts[k]++;
+    }
+    assert_int_equal(forced, 1);
+    /* Thread ids may be reused by the kernel: count events, not threads. */
+    size_t total = 0, largest = 0;
+    for (size_t k = 0; k < n; k++) {
+        total += counts[k];
+        if (counts[k] > largest) largest = counts[k];
+    }
+    assert_int_equal(total, 2 * SHORT + LONG_EVENTS + 1001);
+    assert_true(largest >= LONG_EVENTS);
+    opprof_trace_free(t);
+    /* A second session reuses the same pool. */
+    assert_int_equal(opprof_start(&cfg), OPPROF_OK);
+    mapped = op_capture_chunks_mapped();
+    for (int i = 0; i < 50; i++) {
+        assert_int_equal(pthread_create(&th, NULL, two_events, NULL), 0);
+        pthread_join(th, NULL);
+    }
+    assert_int_equal(op_capture_chunks_mapped(), mapped);
+    assert_int_equal(opprof_stop(&t), OPPROF_OK);
+    assert_int_equal(opprof_trace_event_count(t), 100);
+    opprof_trace_free(t);
+}
+
 static void *record_during_stop(void *arg)
 {
     volatile int *stop = arg;
@@ -176,6 +257,7 @@ int main(void)
         cmocka_unit_test(test_thread_exit_before_stop_keeps_events),
         cmocka_unit_test(test_cap_shared_by_threads_counts_every_event),
         cmocka_unit_test(test_stop_while_threads_record),
+        cmocka_unit_test(test_short_threads_reuse_chunks_and_keep_events),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

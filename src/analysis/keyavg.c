@@ -6,6 +6,7 @@
 
 #include "analysis/keyavg.h"
 #include "common/error.h"
+#include "common/satmath.h"
 #include "model/model.h"
 
 #define STEP_PREFIX "ProfilerStep#"
@@ -36,6 +37,7 @@ typedef struct builder {
     size_t nstab;
     uint32_t step_canon; /* canonical id of every ProfilerStep#N, + 1 */
     uint32_t no_shapes;  /* id of "[]": PyTorch's empty shape list, grouped with none */
+    int saturated;       /* a sum passed the 64-bit range and stays at its limit */
 } builder;
 
 static void builder_free(builder *b)
@@ -181,21 +183,57 @@ static int first_free_memory(const opprof_trace *t, int64_t *ts)
 
 /* PyTorch's [memory] row: the count of free-standing memory events and the
  * sum of their CPU bytes (device bytes have columns of their own there). */
-static void add_free_memory(const opprof_trace *t, group *g)
+static void add_free_memory(const opprof_trace *t, group *g, int *sat)
 {
     for (size_t i = 0; i < t->nmem; i++) {
         const op_mem_event *m = &t->mem[i];
         if (m->op >= 0) continue;
         g->count++;
         if (m->device_type == 0) {
-            g->mem += m->bytes;
-            g->self_mem += m->bytes;
+            g->mem = op_sat_add(g->mem, m->bytes, sat);
+            g->self_mem = op_sat_add(g->self_mem, m->bytes, sat);
         }
     }
 }
 
+/* An aggregating session's rows (already in the order of their first
+ * ranges): the same groups the events would make, by name. */
+static int group_sums(builder *b, int64_t *sum_self_cpu)
+{
+    const opprof_trace *t = b->t;
+    int64_t sum = 0, mem_group = -1;
+    for (size_t i = 0; i < t->nagg; i++) {
+        const op_aggrow *r = &t->agg[i];
+        if (!op_cat_is_host(r->cat)) continue;
+        sum += r->self_ns;
+        /* [memory] sits where its first event falls among the groups' first ranges */
+        if (t->agg_free_count && mem_group < 0 && r->first_start_ns > t->agg_free_first_ns &&
+            (mem_group = new_group(b, NULL, 0, 0, KIND_MEMORY)) < 0)
+            return -1;
+        op_event e = {.name = r->name, .shapes = r->shapes, .cat = r->cat};
+        int64_t gi = find_group(b, &e);
+        if (gi < 0) return -1;
+        group *g = &b->g[gi];
+        g->count += r->count;
+        g->self_cpu += r->self_ns;
+        g->cpu += r->total_ns;
+        g->flops += r->flops;
+        g->mem += r->mem;
+        g->self_mem += r->self_mem;
+    }
+    if (t->agg_free_count && mem_group < 0 && (mem_group = new_group(b, NULL, 0, 0, KIND_MEMORY)) < 0) return -1;
+    if (mem_group >= 0) {
+        group *g = &b->g[mem_group];
+        g->count = t->agg_free_count;
+        g->mem = g->self_mem = t->agg_free_bytes;
+    }
+    *sum_self_cpu = sum;
+    return 0;
+}
+
 static int group_events(builder *b, int64_t *sum_self_cpu)
 {
+    if (b->t->nagg) return group_sums(b, sum_self_cpu);
     const opprof_trace *t = b->t;
     int64_t mem_ts = 0;
     int have_mem = first_free_memory(t, &mem_ts);
@@ -206,7 +244,8 @@ static int group_events(builder *b, int64_t *sum_self_cpu)
         const op_event *e = &t->ev[i];
         int host = op_cat_is_host(e->cat);
         if (!host && !op_cat_is_device(e->cat)) continue;
-        if (host) sum += e->self_ns;
+        int *sat = &b->saturated;
+        if (host) sum = op_sat_add(sum, e->self_ns, sat);
         if (top_only && e->parent >= 0) continue;
         /* zero-length memory events sort after events that start with them */
         if (have_mem && mem_group < 0 && e->start_ns > mem_ts) {
@@ -218,17 +257,17 @@ static int group_events(builder *b, int64_t *sum_self_cpu)
         group *g = &b->g[gi];
         g->count++;
         if (host) {
-            g->self_cpu += e->self_ns;
-            g->cpu += e->dur_ns;
-            g->mem += e->mem_total;
-            g->self_mem += e->mem_self;
+            g->self_cpu = op_sat_add(g->self_cpu, e->self_ns, sat);
+            g->cpu = op_sat_add(g->cpu, e->dur_ns, sat);
+            g->mem = op_sat_add(g->mem, e->mem_total, sat);
+            g->self_mem = op_sat_add(g->self_mem, e->mem_self, sat);
         }
-        g->self_dev += e->dev_self_ns;
-        g->dev += e->dev_total_ns;
-        g->flops += e->flops;
+        g->self_dev = op_sat_add(g->self_dev, e->dev_self_ns, sat);
+        g->dev = op_sat_add(g->dev, e->dev_total_ns, sat);
+        g->flops = op_sat_addu(g->flops, e->flops, sat);
     }
     if (have_mem && mem_group < 0 && (mem_group = new_group(b, NULL, 0, 0, KIND_MEMORY)) < 0) return -1;
-    if (mem_group >= 0) add_free_memory(t, &b->g[mem_group]);
+    if (mem_group >= 0) add_free_memory(t, &b->g[mem_group], &b->saturated);
     *sum_self_cpu = sum;
     return 0;
 }
@@ -341,6 +380,9 @@ int opprof_key_averages_new(const opprof_trace *t, const opprof_avg_options *opt
     if (!t || !out) return op_fail(OPPROF_E_INVAL, "opprof_key_averages: NULL argument");
     *out = NULL;
     if (!t->finished) return op_fail(OPPROF_E_INVAL, "opprof_key_averages: the trace is not finished");
+    if (t->nagg && opt && opt->top_level_only)
+        return op_fail(OPPROF_E_INVAL, "opprof_key_averages: top_level_only needs the call tree, which an "
+                                       "aggregating session (opprof_config.aggregate) does not keep");
     opprof_key_averages *ka = calloc(1, sizeof *ka);
     builder b;
     int rc = OPPROF_E_NOMEM;
@@ -354,6 +396,7 @@ int opprof_key_averages_new(const opprof_trace *t, const opprof_avg_options *opt
     ka->dropped = t->dropped;
     ka->attempted = t->attempted;
     if (group_events(&b, &ka->sum_self_cpu_ns) == 0 && make_rows(&b, ka) == 0) rc = OPPROF_OK;
+    if (b.saturated) ka->trace_options |= OP_TRACE_SATURATED;
     builder_free(&b);
     if (rc != OPPROF_OK) {
         opprof_key_averages_free(ka);

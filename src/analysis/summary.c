@@ -1,27 +1,46 @@
 /* Key averages for programs rather than people: CSV (RFC 4180) and JSON with
  * the field names of the fixtures' reference summaries. */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "analysis/keyavg.h"
 #include "analysis/pyfmt.h"
 #include "analysis/textbuf.h"
 #include "common/error.h"
+#include "common/textesc.h"
+#include "common/writeall.h"
 
+/* A name for a spreadsheet: control characters and bidi overrides escaped
+ * (common/textesc.h), then quoted as RFC 4180 asks when it holds a comma or
+ * a quote. */
 static void csv_field(op_textbuf *b, const char *s)
 {
-    if (!s[strcspn(s, ",\"\r\n")]) {
+    size_t n = strlen(s);
+    char *esc = NULL;
+    if (op_text_needs_escape(s, n)) {
+        size_t need = op_text_escape(s, n, NULL, 0) + 1;
+        if (!(esc = malloc(need))) {
+            b->oom = 1;
+            return;
+        }
+        op_text_escape(s, n, esc, need);
+        s = esc;
+    }
+    if (!s[strcspn(s, ",\"")]) {
         op_textbuf_puts(b, s);
-        return;
+    } else {
+        op_textbuf_put(b, "\"", 1);
+        for (const char *q; (q = strchr(s, '"')); s = q + 1) {
+            op_textbuf_put(b, s, (size_t)(q - s));
+            op_textbuf_put(b, "\"\"", 2);
+        }
+        op_textbuf_puts(b, s);
+        op_textbuf_put(b, "\"", 1);
     }
-    op_textbuf_put(b, "\"", 1);
-    for (const char *q; (q = strchr(s, '"')); s = q + 1) {
-        op_textbuf_put(b, s, (size_t)(q - s));
-        op_textbuf_put(b, "\"\"", 2);
-    }
-    op_textbuf_puts(b, s);
-    op_textbuf_put(b, "\"", 1);
+    free(esc);
 }
 
 static void json_string(op_textbuf *b, const char *s)
@@ -34,8 +53,11 @@ static void json_string(op_textbuf *b, const char *s)
             op_textbuf_put(b, esc, 2);
         } else if (c == '\n') {
             op_textbuf_put(b, "\\n", 2);
-        } else if (c < 0x20) {
+        } else if (c < 0x20 || c == 0x7f) {
             op_textbuf_printf(b, "\\u%04x", c);
+        } else if (op_is_kept_nul((const unsigned char *)s, 2)) {
+            op_textbuf_put(b, "\\u0000", 6);
+            s++;
         } else {
             op_textbuf_put(b, s, 1);
         }
@@ -72,8 +94,8 @@ static int flush(op_textbuf *b, FILE *f, const char *what)
     int rc = OPPROF_OK;
     if (b->oom)
         rc = op_fail(OPPROF_E_NOMEM, "out of memory writing %s", what);
-    else if (b->n && fwrite(b->p, 1, b->n, f) != b->n)
-        rc = op_fail(OPPROF_E_IO, "could not write %s (%zu bytes)", what, b->n);
+    else if (b->n && op_write_all_stream(f, b->p, b->n) != 0)
+        rc = op_fail(OPPROF_E_IO, "could not write %s (%zu bytes): %s", what, b->n, strerror(errno));
     op_textbuf_free(b);
     return rc;
 }

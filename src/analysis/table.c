@@ -2,6 +2,7 @@
  * widths, units, rules and footer, byte for byte, so that its users read
  * ours without learning anything (torch/autograd/profiler_util.py,
  * _build_table, is the definition). */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,8 @@
 #include "analysis/pyfmt.h"
 #include "analysis/textbuf.h"
 #include "common/error.h"
+#include "common/textesc.h"
+#include "common/writeall.h"
 #include "model/model.h"
 
 #define MAX_COLS 20
@@ -89,6 +92,23 @@ static size_t longest_frame(const char *stack)
     return best;
 }
 
+/* Enough for the NAME_MAX_W characters a column shows, 4 bytes each. */
+#define NAME_BUF (NAME_MAX_W * 4 + 8)
+
+/* The name as a person should see it: control characters and bidi
+ * overrides escaped (common/textesc.h), cut to what a column can show. */
+static const char *display_name(const char *name, char *buf, size_t *len)
+{
+    size_t n = strlen(name);
+    if (!op_text_needs_escape(name, n)) {
+        *len = n;
+        return name;
+    }
+    op_text_escape(name, n, buf, NAME_BUF);
+    *len = strlen(buf);
+    return buf;
+}
+
 static void plan(layout *l, const opprof_key_averages *ka)
 {
     memset(l, 0, sizeof *l);
@@ -96,7 +116,10 @@ static void plan(layout *l, const opprof_key_averages *ka)
     uint64_t min_flops = 0;
     for (size_t i = 0; i < ka->n; i++) {
         const opprof_avg_row *r = &ka->rows[i].r;
-        size_t w = op_utf8_len(r->name, strlen(r->name));
+        char shown[NAME_BUF];
+        size_t len;
+        const char *name = display_name(r->name, shown, &len);
+        size_t w = op_utf8_len(name, len);
         if (w > name_w) name_w = w;
         w = op_utf8_len(r->input_shapes, strlen(r->input_shapes));
         if (w > shapes_w) shapes_w = w;
@@ -139,7 +162,8 @@ static void plan(layout *l, const opprof_key_averages *ka)
 }
 
 typedef struct scratch {
-    char name[NAME_MAX_W * 4 + 8];
+    char name[NAME_BUF];
+    char shown[NAME_BUF];
     char num[MAX_COLS][64];
     char frame[SRC_MAX_W * 4 + 8];
 } scratch;
@@ -171,14 +195,15 @@ static void emit_row(op_textbuf *b, const layout *l, const op_avg *a, scratch *s
     const opprof_avg_row *r = &a->r;
     cell c[MAX_COLS];
     size_t k = 0, nn = 0;
-    size_t nlen = strlen(r->name);
-    if (op_utf8_len(r->name, nlen) >= NAME_MAX_W - 3) {
-        size_t cut = op_utf8_offset(r->name, nlen, NAME_MAX_W - 3);
-        memcpy(sc->name, r->name, cut);
+    size_t nlen;
+    const char *name = display_name(r->name, sc->shown, &nlen);
+    if (op_utf8_len(name, nlen) >= NAME_MAX_W - 3) {
+        size_t cut = op_utf8_offset(name, nlen, NAME_MAX_W - 3);
+        memcpy(sc->name, name, cut);
         memcpy(sc->name + cut, "...", 4);
         c[k++] = str_cell(sc->name);
     } else {
-        c[k++] = (cell){r->name, nlen};
+        c[k++] = (cell){name, nlen};
     }
     double self_us = op_ns_to_us(r->self_cpu_time_total_ns), tot_us = op_ns_to_us(r->cpu_time_total_ns);
     double cnt = (double)r->count;
@@ -272,6 +297,8 @@ static int build(const opprof_key_averages *ka, const char *sort_by, int row_lim
         free(sc);
         if (rc) return rc;
     }
+    if (ka->trace_options & OP_TRACE_SATURATED)
+        op_textbuf_puts(b, "Saturated: some sums passed the 64-bit range and are shown at its limit\n");
     if (ka->dropped) {
         op_textbuf_printf(b, "Dropped events: %" PRIu64, ka->dropped);
         if (ka->attempted) op_textbuf_printf(b, " of %" PRIu64, ka->attempted);
@@ -301,8 +328,8 @@ int opprof_table_write(const opprof_key_averages *ka, const char *sort_by, int r
     if (!f) return op_fail(OPPROF_E_INVAL, "opprof_table_write: NULL file");
     op_textbuf b = {0};
     int rc = build(ka, sort_by, row_limit, &b);
-    if (rc == OPPROF_OK && b.n && fwrite(b.p, 1, b.n, f) != b.n)
-        rc = op_fail(OPPROF_E_IO, "could not write the table (%zu bytes)", b.n);
+    if (rc == OPPROF_OK && b.n && op_write_all_stream(f, b.p, b.n) != 0)
+        rc = op_fail(OPPROF_E_IO, "could not write the table (%zu bytes): %s", b.n, strerror(errno));
     op_textbuf_free(&b);
     return rc;
 }

@@ -10,7 +10,21 @@
  * itself is built with OPPROF_BUILDING_LIBRARY and defines the real calls. */
 #include <string.h>
 
+#include "capture/agg.h"
 #include "capture/state.h"
+#include "common/error.h"
+
+/* API misuse is refused where it happens, with a reason; a NULL site would
+ * otherwise reach the model, which reads the site's name. */
+static OP_NOINLINE void refuse_null_site(const char *what)
+{
+    op_fail(OPPROF_E_INVAL, "opprof_%s: NULL site; nothing recorded", what);
+}
+
+static const char *site_label(const opprof_site *s)
+{
+    return s->name ? s->name : "(null)";
+}
 
 static inline void count_drop(op_tstate *t)
 {
@@ -34,9 +48,11 @@ static OP_NOINLINE op_word *begin_room(op_tstate *t, const opprof_site *site, ui
     if (t->depth >= OP_MAX_DEPTH) {
         t->overflow++;
         count_drop(t);
+        op_drops_count(&t->drops, site);
         return NULL;
     }
     if (op_thread_reserve(t, words) != 0) {
+        op_drops_count(&t->drops, site);
         push_open(t, NULL, site);
         return NULL;
     }
@@ -69,6 +85,14 @@ static op_word *put_args(op_word *p, const opprof_arg *args, unsigned n)
 static void begin_ext(op_tstate *t, const opprof_site *site, const opprof_input *in, unsigned n,
                       const opprof_arg *args, unsigned nargs, const void *ra)
 {
+    if (OP_UNLIKELY(!site)) {
+        refuse_null_site("begin");
+        return;
+    }
+    if (t->opts & OP_OPT_AGG) { /* args are not part of a name's sums; inputs give FLOPs */
+        op_agg_begin(t, site, in, n);
+        return;
+    }
     if (!(t->opts & (OP_OPT_SHAPES | OP_OPT_FLOPS)) || !in) n = 0;
     if (n > OPPROF_MAX_INPUTS) n = OPPROF_MAX_INPUTS;
     if (!args) nargs = 0;
@@ -115,8 +139,16 @@ static void begin_ext(op_tstate *t, const opprof_site *site, const opprof_input 
 static OP_NOINLINE void begin_slow(uint64_t g, const opprof_site *site, const opprof_input *in, unsigned n,
                                    const opprof_arg *args, unsigned nargs, const void *ra)
 {
+    if (!site) {
+        refuse_null_site("begin");
+        return;
+    }
     op_tstate *t = op_state_for(g);
     if (!t) return;
+    if (t->opts & OP_OPT_AGG) {
+        op_agg_begin(t, site, in, n);
+        return;
+    }
     if (in || (args && nargs) || (t->opts & (OP_OPT_FLOPS | OP_OPT_STACK))) {
         begin_ext(t, site, in, n, args, nargs, ra);
         return;
@@ -138,12 +170,14 @@ static inline void begin_at(const opprof_site *site, const void *ra)
     if (OP_UNLIKELY(g == 0)) return;
     op_tstate *t = op_tls;
     if (OP_UNLIKELY(t == NULL || t->fast_gen != g)) {
-        begin_slow(g, site, NULL, 0, NULL, 0, ra);
+        if (t && t->agg_gen == g && site) op_agg_begin_fast(t, site);
+        else begin_slow(g, site, NULL, 0, NULL, 0, ra);
         return;
     }
     op_word *c = atomic_load_explicit(&t->cur, memory_order_relaxed);
     uint32_t d = t->depth;
-    if (OP_UNLIKELY(d >= OP_MAX_DEPTH || c + 3 > t->lim || t->budget <= 0)) {
+    /* A NULL site joins the branch that is already there: no extra jump. */
+    if (OP_UNLIKELY(d >= OP_MAX_DEPTH || c + 3 > t->lim || t->budget <= 0 || !site)) {
         begin_slow(g, site, NULL, 0, NULL, 0, ra);
         return;
     }
@@ -248,19 +282,35 @@ static void patch_args(op_word *rec, const opprof_arg *args, unsigned n)
     }
 }
 
+/* An aggregating end's status, with the event path's reason when it
+ * refused. */
+static OP_NOINLINE int agg_refused(const opprof_site *site, int rc)
+{
+    return op_fail(rc, "opprof_end: \"%s\" is not open on this thread", site_label(site));
+}
+
+static inline int agg_end_said(const opprof_site *site, int rc)
+{
+    return OP_LIKELY(rc == OPPROF_OK) ? rc : agg_refused(site, rc);
+}
+
 static OP_NOINLINE int end_slow(uint64_t g, const opprof_site *site, int has_flops, uint64_t flops,
                                 const opprof_arg *args, unsigned nargs)
 {
+    if (!site) return op_fail(OPPROF_E_INVAL, "opprof_end: NULL site");
     op_tstate *t = op_tls;
-    if (!t || t->gen != g) return OPPROF_E_UNBALANCED; /* begun before this session */
+    if (!t || t->gen != g) /* begun before this session */
+        return op_fail(OPPROF_E_UNBALANCED, "opprof_end: \"%s\" was not begun in this session on this thread",
+                       site_label(site));
     uint64_t ts = op_now(t);
+    if (t->opts & OP_OPT_AGG) return agg_end_said(site, op_agg_end(t, site, ts, has_flops, flops));
     if (t->overflow) {
         t->overflow--;
         return OPPROF_OK;
     }
     uint32_t k = t->depth;
     while (k > 0 && t->stack[k - 1].site != site) k--;
-    if (k == 0) return OPPROF_E_UNBALANCED;
+    if (k == 0) return op_fail(OPPROF_E_UNBALANCED, "opprof_end: \"%s\" is not open on this thread", site_label(site));
     op_word *rec = t->stack[k - 1].rec;
     if (has_flops && rec && (rec[0] & OP_REC_EXT) && (rec[3] & OP_EXT_HAS_FLOPS)) OP_STORE(&rec[4], flops);
     if (args && nargs) patch_args(rec, args, nargs);
@@ -273,7 +323,11 @@ int opprof_end(const opprof_site *site)
     uint64_t g = op_gen_load();
     if (OP_UNLIKELY(g == 0)) return OPPROF_OK;
     op_tstate *t = op_tls;
-    if (OP_UNLIKELY(t == NULL || t->end_gen != g)) return end_slow(g, site, 0, 0, NULL, 0);
+    if (OP_UNLIKELY(t == NULL || t->end_gen != g)) {
+        if (t && t->agg_gen == g && site) /* agg_gen: the built-in clock */
+            return agg_end_said(site, op_agg_end_fast(t, site, op_cycles()));
+        return end_slow(g, site, 0, 0, NULL, 0);
+    }
     uint64_t ts = op_cycles(); /* end_gen guarantees the built-in clock */
     uint32_t d = t->depth;
     /* depth at the limit may mean dropped ranges still open: the slow path knows */

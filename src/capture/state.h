@@ -10,6 +10,7 @@
  *   range:   [site | flags] [t0] [t1]                       24 bytes
  *   range+x: [site | flags | OP_REC_EXT] [t0] [t1] [hdr] [payload...]
  *   memory:  [OP_REC_MEM] [ts] [addr] [bytes]
+ *   gap:     [OP_REC_GAP] [from] [to]
  *
  * Sites are at least 8-byte aligned, so word 0's low 3 bits hold flags.
  * t1 stays OP_OPEN until the range ends. A range's record is reserved at its
@@ -23,6 +24,7 @@
 #include <stdint.h>
 
 #include "capture/clock.h"
+#include "capture/drops.h"
 #include "capture/stacktab.h"
 #include "opprof.h"
 
@@ -47,7 +49,10 @@ enum {
     OP_REC_EXT = 1u,    /* a header word and payload follow */
     OP_REC_FORCED = 2u, /* closed by an outer end or by stop */
     OP_REC_MEM = 4u,    /* a memory event (word 0 holds only this) */
-    OP_REC_FLAGS = 7u
+    OP_REC_FLAGS = 7u,
+    /* word 0 exactly: [OP_REC_GAP] [from] [to], the profiler's own work on
+     * this thread, taken out of its timeline (model/gaps.h) */
+    OP_REC_GAP = OP_REC_MEM | OP_REC_FORCED
 };
 
 #define OP_OPEN UINT64_MAX
@@ -73,12 +78,21 @@ enum {
 
 #define OP_CHUNK_BYTES ((size_t)1 << 20) /* 1 MiB per chunk */
 #define OP_PREFILL_CHUNKS 4              /* mapped at start: ~175k events without a page fault */
+/* A thread's first chunk is small: a program that starts many threads which
+ * record a little each pays 64 KiB per live thread, not 1 MiB; a thread that
+ * records more moves on to full-size chunks. */
+#define OP_FIRST_CHUNK_BYTES ((size_t)64 << 10)
+#define OP_PREFILL_FIRST_CHUNKS 16
 #define OP_MAX_DEPTH 256
 
 typedef struct op_chunk {
     _Atomic(struct op_chunk *) next;
     _Atomic(op_word *) end; /* published end of the data, set when the chunk is left */
     size_t nwords;
+    /* NULL: a mapping of its own, pooled when given back. Else the block of
+     * the retired-data arena that holds this copy of an exited thread's
+     * last records (thread.c). */
+    struct op_arena *arena;
     op_word words[];
 } op_chunk;
 
@@ -92,7 +106,8 @@ enum {
     OP_OPT_SHAPES = 1u << 0,
     OP_OPT_MEMORY = 1u << 1,
     OP_OPT_FLOPS = 1u << 2,
-    OP_OPT_STACK = 1u << 3
+    OP_OPT_STACK = 1u << 3,
+    OP_OPT_AGG = 1u << 4 /* online key averages instead of records (capture/agg.h) */
 };
 
 typedef struct op_tstate {
@@ -101,6 +116,8 @@ typedef struct op_tstate {
     op_word *lim;             /* end of the current chunk */
     uint64_t fast_gen;        /* == gen when a plain begin may take the fast path */
     uint64_t end_gen;         /* == gen when an end may take the fast path */
+    uint64_t agg_gen;         /* == gen when begin and end may take the aggregating fast paths */
+    struct op_agg *agg;       /* OP_OPT_AGG: the thread's sums; kept from session to session */
     uint64_t gen;             /* session generation this state records for */
     uint32_t depth;
     uint32_t overflow;        /* begins past OP_MAX_DEPTH still to be ended */
@@ -110,6 +127,13 @@ typedef struct op_tstate {
     uint32_t opts;            /* OP_OPT_* */
     /* Cold. */
     _Atomic uint64_t dropped;
+    /* The clock when this thread first found the cap reached, 0 before.
+     * Its ranges open then were closed at that time; it records nothing
+     * more in this session (a grant given back later would let children
+     * appear after their parent's end). */
+    uint64_t cap_ticks;
+    op_dropsite *drops;       /* dropped begins by site; NULL until the first */
+    int has_gaps;             /* gap records in the buffer: the collector reads it twice */
     op_chunk *head, *tail;
     _Atomic int dead;         /* the thread has exited */
     uint64_t exit_ticks;      /* its clock at exit */
@@ -181,12 +205,22 @@ static inline op_tstate *op_state_for(uint64_t g)
 }
 
 /* Ensures room for `words` more words and one more event under the cap.
- * Returns 0, or -1 after counting a drop. */
+ * Returns 0, or -1 after counting a drop. The first time the cap stops the
+ * thread, its open ranges are closed then and flagged forced, and their
+ * ends will store nothing (state.h: cap_ticks). */
 int op_thread_reserve(op_tstate *t, uint32_t words);
+
+/* Writes a gap record [from, now] into t's buffer: the profiler worked on
+ * this thread meanwhile, and the collector takes that time out. Not an
+ * event: no cap budget. */
+void op_thread_gap(op_tstate *t, uint64_t from);
 
 /* Maps chunks into the pool until it holds nchunks (at session start, so
  * that a session's first events do not pay for page faults). */
 void op_capture_prefill(unsigned nchunks);
+
+/* Chunks mapped so far (not taken from a pool), for tests of reuse. */
+uint64_t op_capture_chunks_mapped(void);
 
 /* Registry walk for the collector; the registry lock is held between
  * op_registry_lock and op_registry_unlock. */

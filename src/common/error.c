@@ -42,3 +42,8 @@ void op_clear_error(void)
 {
     g_detail[0] = '\0';
 }
+
+const char *opprof_version(void)
+{
+    return OPPROF_VERSION_STRING;
+}

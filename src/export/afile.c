@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "common/error.h"
+#include "common/writeall.h"
 #include "opprof.h"
 
 #define WRITEBACK_STEP (8u << 20)
@@ -63,10 +64,11 @@ static char *dir_of(const char *path)
     return strndup(path, (size_t)(slash - path));
 }
 
-/* Opens a device or pipe named by the user for writing, in place. */
-static int open_direct(op_afile *f, const char *path)
+/* Opens a device, a pipe or a file that must keep its identity for writing
+ * in place (flags: O_TRUNC | O_NOFOLLOW for such a file). */
+static int open_direct(op_afile *f, const char *path, int flags)
 {
-    f->fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+    f->fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY | flags);
     if (f->fd < 0) {
         int e = errno;
         return op_fail(OPPROF_E_IO, "cannot write %s: %s", show(path).s, reason(e));
@@ -87,10 +89,27 @@ int op_afile_open(op_afile *f, const char *path)
     if (!path || !*path) return op_fail(OPPROF_E_INVAL, "no output path given");
     struct stat st;
     int exists = stat(path, &st) == 0;
-    if (exists && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) return open_direct(f, path);
-    char *resolved = NULL;
+    /* A final symbolic link is followed only when it is the writer's own: in
+     * a shared sticky folder (/tmp) another user's link could otherwise
+     * point a root-run profiler at any file (the rule of the kernel's
+     * fs.protected_symlinks, applied everywhere). */
     struct stat lst;
-    if (exists && lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode) && (resolved = realpath(path, NULL))) path = resolved;
+    int is_link = lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode);
+    if (is_link && lst.st_uid != geteuid())
+        return op_fail(OPPROF_E_IO,
+                       "cannot write %s: it is a symbolic link owned by another user (uid %u), which opprof does "
+                       "not follow; name its target or remove it",
+                       show(path).s, (unsigned)lst.st_uid);
+    if (exists && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) return open_direct(f, path, 0);
+    char *resolved = NULL;
+    if (exists && is_link && (resolved = realpath(path, NULL))) path = resolved;
+    /* A file with other hard links, or someone else's, is rewritten in place:
+     * replacing it would break its links or make it the writer's own. */
+    if (exists && S_ISREG(st.st_mode) && (st.st_nlink > 1 || st.st_uid != geteuid())) {
+        int rc = open_direct(f, path, O_TRUNC | O_NOFOLLOW);
+        free(resolved);
+        return rc;
+    }
     const char *base = strrchr(path, '/');
     base = base ? base + 1 : path;
     int rc = OPPROF_OK;
@@ -131,19 +150,14 @@ int op_afile_open(op_afile *f, const char *path)
 
 int op_afile_write(op_afile *f, const void *p, size_t n)
 {
-    const char *c = p;
-    while (n) {
-        ssize_t k = write(f->fd, c, n);
-        if (k < 0) {
-            if (errno == EINTR) continue;
-            int e = errno;
-            return op_fail(OPPROF_E_IO, "cannot write %s: %s (after %llu bytes; the previous file is kept)",
-                           show(f->path).s, reason(e), (unsigned long long)f->written);
-        }
-        if (k == 0) return op_fail(OPPROF_E_IO, "cannot write %s: the write made no progress", show(f->path).s);
-        c += k;
-        n -= (size_t)k;
-        f->written += (uint64_t)k;
+    size_t done = 0;
+    int rc = op_write_all_fd(f->fd, p, n, &done);
+    f->written += (uint64_t)done;
+    if (rc != 0) {
+        int e = errno;
+        f->err = e;
+        return op_fail(OPPROF_E_IO, "cannot write %s: %s (after %llu bytes; the previous file is kept)",
+                       show(f->path).s, reason(e), (unsigned long long)f->written);
     }
     /* Start the disk write-back of what is written so far, so that the final
      * fsync finds little left to do: the disk works while we format. */
@@ -213,35 +227,51 @@ int op_afile_commit(op_afile *f, int do_fsync)
     return OPPROF_OK;
 }
 
-/* Any stdio writer into an atomically replaced file: the FILE writes to a
- * duplicate of the temporary file's descriptor, so that closing the FILE
- * and committing the file are separate steps and a failure in either keeps
- * the previous file. */
+/* The stdio side of an op_afile: the FILE's buffer is handed to
+ * op_afile_write, which retries what a signal interrupts (stdio alone
+ * would drop its buffer on EINTR). */
+static ssize_t cookie_write(void *c, const char *buf, size_t n)
+{
+    op_afile *f = c;
+    if (f->err) { /* an earlier write failed: its reason stands */
+        errno = f->err;
+        return -1;
+    }
+    if (op_afile_write(f, buf, n) != OPPROF_OK) {
+        errno = f->err;
+        return -1;
+    }
+    return (ssize_t)n;
+}
+
+/* Any stdio writer into an atomically replaced file: the FILE writes
+ * through the file (cookie_write), so that closing the FILE and committing
+ * the file are separate steps and a failure in either keeps the previous
+ * file. */
 int opprof_write_file(const char *path, opprof_write_fn write_fn, void *ctx)
 {
     if (!path || !*path || !write_fn) return op_fail(OPPROF_E_INVAL, "opprof_write_file: NULL argument");
     op_afile af;
     int rc = op_afile_open(&af, path);
     if (rc != OPPROF_OK) return rc;
-    int fd = fcntl(af.fd, F_DUPFD_CLOEXEC, 0);
-    FILE *fp = fd >= 0 ? fdopen(fd, "w") : NULL;
+    cookie_io_functions_t io = {NULL, cookie_write, NULL, NULL};
+    FILE *fp = fopencookie(&af, "w", io);
     if (!fp) {
         int e = errno;
-        if (fd >= 0) close(fd);
         op_afile_abort(&af);
         return op_fail(OPPROF_E_IO, "cannot write %s: %s", show(path).s, strerror(e));
     }
     errno = 0;
     rc = write_fn(fp, ctx);
     /* A stream error is named here, with the path and the system's reason
-     * (errno still holds it: the writer's last call was the failing one);
-     * a failure of the writer's own keeps its detail. */
-    int e = ferror(fp) ? (errno ? errno : EIO) : 0;
+     * (kept by cookie_write, or errno of the writer's last call); a failure
+     * of the writer's own keeps its detail. */
+    int e = ferror(fp) ? (af.err ? af.err : errno ? errno : EIO) : 0;
     if (!e) {
         errno = 0;
-        if (fflush(fp) != 0) e = errno ? errno : EIO;
+        if (fflush(fp) != 0) e = af.err ? af.err : errno ? errno : EIO;
     }
-    if (fclose(fp) != 0 && !e) e = errno ? errno : EIO;
+    if (fclose(fp) != 0 && !e) e = af.err ? af.err : errno ? errno : EIO;
     if (e) rc = op_fail(OPPROF_E_IO, "cannot write %s: %s (the previous file is kept)", show(path).s, reason(e));
     if (rc != OPPROF_OK) {
         op_afile_abort(&af);

@@ -15,6 +15,7 @@ typedef struct op_afile {
     uint64_t written;
     uint64_t synced; /* bytes whose write-back has been started */
     int direct;      /* the target is a device or a pipe: written in place */
+    int err;         /* errno of the write that failed, 0 none */
 } op_afile;
 
 /* Creates the temporary file. On failure nothing exists and the detail

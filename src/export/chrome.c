@@ -39,7 +39,7 @@
 #include "common/pfschema.h"
 #include "export/pftrace.h"
 #include "model/model.h"
-#include "session/rank_env.h"
+#include "common/rank_env.h"
 
 typedef struct cw {
     op_jw *w;

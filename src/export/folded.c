@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "common/error.h"
+#include "common/textesc.h"
 #include "export/stacksum.h"
 #include "import/buf.h"
 #include "model/model.h"
@@ -42,16 +43,27 @@ static int parse_metric(const char *metric, int *kind)
                    "self_cuda_time_total, self_device_time_total", metric);
 }
 
-/* Appends s with the separators of the format replaced. */
+/* Appends s with the separators of the format (space, ';', tab, line
+ * break) replaced by '_' and the other control characters escaped
+ * (common/textesc.h): a folded file is text that people read. */
 static int put_frame(op_buf *b, const char *s)
 {
     size_t n = strlen(s);
-    if (op_buf_reserve(b, n + 1) != 0) return -1;
-    for (size_t i = 0; i < n; i++) {
-        char c = s[i];
-        b->p[b->n++] = c == ' ' || c == ';' || c == '\t' || c == '\n' ? '_' : c;
+    char *esc = NULL;
+    if (op_text_needs_escape(s, n)) {
+        if (!(esc = malloc(n + 1))) return -1;
+        for (size_t i = 0; i <= n; i++) esc[i] = s[i] == '\t' || s[i] == '\n' ? '_' : s[i];
+        size_t need = op_text_escape(esc, n, NULL, 0) + 1;
+        char *e2 = malloc(need);
+        if (e2) op_text_escape(esc, n, e2, need);
+        free(esc);
+        if (!(s = esc = e2)) return -1;
+        n = strlen(s);
     }
-    return 0;
+    int rc = op_buf_reserve(b, n + 1);
+    for (size_t i = 0; rc == 0 && i < n; i++) b->p[b->n++] = s[i] == ' ' || s[i] == ';' ? '_' : s[i];
+    free(esc);
+    return rc;
 }
 
 static int64_t metric_ns(const op_event *e, int kind)

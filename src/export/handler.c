@@ -10,8 +10,8 @@
 #include <unistd.h>
 
 #include "common/error.h"
+#include "model/model.h"
 #include "opprof.h"
-#include "session/session.h"
 
 static int copy_name(char *dst, size_t size, const char *src, const char *what)
 {
@@ -61,7 +61,8 @@ static int write_trace(opprof_trace_handler *h, const opprof_trace *t)
 {
     char dir[1024];
     if (h->dir[0]) snprintf(dir, sizeof dir, "%s", h->dir);
-    else if (!op_session_output_dir(dir, sizeof dir)) snprintf(dir, sizeof dir, ".");
+    else if (t->output_dir) snprintf(dir, sizeof dir, "%s", op_strtab_get(&t->str, t->output_dir));
+    else snprintf(dir, sizeof dir, ".");
     int rc = make_dirs(dir);
     if (rc != OPPROF_OK) return rc;
     char name[512];

@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "common/jsonesc.h"
+
 typedef struct op_jw op_jw;
 
 /* Takes w->buf[0 .. w->p - w->buf) and leaves w->buf, w->p and w->end ready
@@ -85,16 +87,6 @@ static inline char *op_fmt_i64(char *p, int64_t v)
 /* Nanoseconds as microseconds with three decimals ("12.345"): the exact
  * value, no floating point. At most 25 bytes. */
 char *op_fmt_us3(char *p, int64_t ns);
-
-/* The escaped form of s[0..n) between double quotes: JSON escapes for '"',
- * '\\' and control characters, U+FFFD for each ill-formed UTF-8 subsequence.
- * dst needs op_json_escaped_max(n) bytes; returns the end. */
-char *op_json_escape(char *dst, const char *s, size_t n);
-
-static inline size_t op_json_escaped_max(size_t n)
-{
-    return 6 * n + 2;
-}
 
 /* Writes s[0..n) as a JSON string, splitting long strings across buffers. */
 void op_jw_str(op_jw *w, const char *s, size_t n);

@@ -10,7 +10,7 @@
 #include "common/error.h"
 #include "common/pfschema.h"
 #include "export/pftrace.h"
-#include "session/rank_env.h"
+#include "common/rank_env.h"
 
 #define META_SEQ 1
 

@@ -2,6 +2,7 @@
 #include "import/event.h"
 
 #include "common/error.h"
+#include "common/satmath.h"
 #include "import/number.h"
 #include "import/value_text.h"
 
@@ -65,7 +66,13 @@ static int num_field(op_json *j, op_raw_event *ev, op_jtok t, op_field f, int ki
     }
     int rc;
     switch (kind) {
-    case NUM_TIME: rc = op_num_scaled(j->s, j->n, 3, out); break; /* microseconds -> ns */
+    case NUM_TIME: /* microseconds -> ns, within the range where sums of times fit */
+        rc = op_num_scaled(j->s, j->n, 3, out);
+        if (rc == 0 && (*(int64_t *)out > OP_TIME_LIMIT_NS || *(int64_t *)out < -OP_TIME_LIMIT_NS)) {
+            mark_bad(ev, f, j->off, "is out of range (more than 2^61 ns, about 73 years, from 0)");
+            return 0;
+        }
+        break;
     case NUM_INT: rc = op_num_int(j->s, j->n, out); break;
     default: rc = op_num_u64(j->s, j->n, out); break;
     }

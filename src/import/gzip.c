@@ -17,6 +17,7 @@ typedef struct gz_source {
     z_stream z;
     int z_ready;
     int member_done; /* the last member ended; more input must start a new one */
+    int zero_pad;    /* zero bytes followed the last member: only zeros may come */
     int raw_eof;
     int pending;      /* a failure found after some output: reported on the next read */
     uint64_t raw_off; /* compressed bytes handed to zlib so far */
@@ -61,6 +62,18 @@ static ssize_t gz_inflate(gz_source *g, size_t cap)
         if (n < 0) return n;
         if (g->member_done) {
             if (n == 0) return 0; /* clean end after a whole member */
+            /* Zero bytes after the last member (a tape or block device's
+             * padding) are ignored, as gzip(1) ignores them; once they start,
+             * nothing but zeros may follow. */
+            if (g->zero_pad || g->z.next_in[0] == 0) {
+                g->zero_pad = 1;
+                while (g->z.avail_in && g->z.next_in[0] == 0) {
+                    g->z.next_in++;
+                    g->z.avail_in--;
+                }
+                if (!g->z.avail_in) continue;
+                return gz_fail(g, OPPROF_E_PARSE, "data after the zero padding that follows the gzip stream");
+            }
             if (g->z.next_in[0] != 0x1f) return gz_fail(g, OPPROF_E_PARSE, "data after the end of the gzip stream");
             if (inflateReset(&g->z) != Z_OK) return gz_fail(g, OPPROF_E_NOMEM, "zlib could not restart");
             g->member_done = 0;

@@ -13,6 +13,7 @@
 #endif
 
 #include "common/error.h"
+#include "common/textesc.h"
 #include "common/utf8.h"
 
 enum { ST_START, ST_VALUE, ST_VALUE_OR_END, ST_KEY_OR_END, ST_KEY, ST_COLON, ST_AFTER, ST_DONE, ST_FAILED };
@@ -224,7 +225,12 @@ static int decode(op_json *j, const unsigned char *p, size_t n)
                 i += 6;
                 cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
             }
-            o += put_utf8(o, cp);
+            if (cp == 0) { /* kept as C0 80 so that names stay C strings (common/textesc.h) */
+                *o++ = (char)OP_NUL_LEAD;
+                *o++ = (char)OP_NUL_TRAIL;
+            } else {
+                o += put_utf8(o, cp);
+            }
             break;
         }
         default: *o++ = (char)e; break; /* \" \\ \/ */

@@ -8,6 +8,7 @@
 
 #include "common/error.h"
 #include "common/pfschema.h"
+#include "common/satmath.h"
 #include "import/import.h"
 #include "import/number.h"
 #include "import/pftrace.h"
@@ -56,7 +57,14 @@ static int read_distributed(op_importer *im)
                 return -1;
             }
         } else if (which >= 0 && which < 8 && tok == OP_JT_NUMBER) {
-            if (op_num_int(im->j.s, im->j.n, &v[which]) == 0) have |= 1 << which;
+            if (op_num_int(im->j.s, im->j.n, &v[which]) != 0) continue;
+            /* clock values are times: kept in the range where they add up */
+            if (which >= 2 && (v[which] > OP_TIME_LIMIT_NS || v[which] < -OP_TIME_LIMIT_NS)) {
+                op_json_fail(&im->j, OPPROF_E_PARSE, im->j.off,
+                             "distributedInfo \"%s\" is out of range (more than 2^61 ns from 0)", keys[which]);
+                return -1;
+            }
+            have |= 1 << which;
         } else if (op_json_skip(&im->j, tok) == OP_JT_ERROR) {
             return -1;
         }

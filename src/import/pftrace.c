@@ -12,6 +12,7 @@
 
 #include "common/error.h"
 #include "common/pfschema.h"
+#include "common/satmath.h"
 
 int op_pf_fail(pf_reader *r, int status, const unsigned char *p, const char *fmt, ...)
 {
@@ -280,7 +281,9 @@ static int packet_time(pf_reader *r, pf_seq *s, uint64_t ts, int has_clock, uint
         v = k->incremental ? k->value : d;
         v += (uint64_t)k->offset; /* unsigned: a negative offset wraps back, as intended */
     }
-    if (v > (uint64_t)INT64_MAX) return op_pf_fail(r, OPPROF_E_PARSE, r->pkt, "a timestamp is out of range");
+    if (v > (uint64_t)OP_TIME_LIMIT_NS) /* as the Chrome reader: sums and differences of times then fit */
+        return op_pf_fail(r, OPPROF_E_PARSE, r->pkt, "a timestamp is out of range (more than 2^61 ns, about 73 "
+                          "years, from 0)");
     *ns = (int64_t)v;
     return 0;
 }

@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "common/error.h"
+#include "common/textesc.h"
 
 int op_json_quoted(op_buf *o, const char *s, size_t n)
 {
@@ -11,6 +12,12 @@ int op_json_quoted(op_buf *o, const char *s, size_t n)
     size_t run = 0;
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
+        if (op_is_kept_nul((const unsigned char *)s + i, n - i)) {
+            rc |= op_buf_put(o, s + run, i - run);
+            rc |= op_buf_put(o, "\\u0000", 6);
+            run = ++i + 1;
+            continue;
+        }
         if (c >= 0x20 && c != '"' && c != '\\') continue;
         rc |= op_buf_put(o, s + run, i - run);
         /* The exporter's escapes (the short ones where JSON has them), so

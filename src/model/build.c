@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/error.h"
+#include "common/satmath.h"
 #include "model/model.h"
 
 typedef struct sort_key {
@@ -226,6 +227,7 @@ static int attribute_memory(opprof_trace *t)
     }
     size_t e = 0;
     int64_t live = 0, live_dev[16] = {0};
+    int sat = 0;
     for (size_t m = 0; m < t->nmem; m++) {
         op_mem_event *me = &t->mem[m];
         for (; e < t->nev && t->ev[e].start_ns <= me->ts_ns; e++) {
@@ -244,18 +246,21 @@ static int attribute_memory(opprof_trace *t)
         else
             me->op = me->thread < t->nthreads ? enclosing(&st, t, me->thread, me->ts_ns, me->ts_ns) : -1;
         /* Device memory is kept out of the CPU memory columns, as in PyTorch. */
-        if (me->op >= 0 && me->device_type == 0) t->ev[me->op].mem_self += me->bytes;
+        if (me->op >= 0 && me->device_type == 0)
+            t->ev[me->op].mem_self = op_sat_add(t->ev[me->op].mem_self, me->bytes, &sat);
         /* Each device's allocator has its own running total. */
         int64_t *total = me->device_type == 0 ? &live : &live_dev[(unsigned)me->device_id % 16];
-        *total += me->bytes;
+        *total = op_sat_add(*total, me->bytes, &sat);
         if (!t->mem_totals_given) me->total_allocated = *total;
     }
     stacks_free(&st);
     for (size_t i = t->nev; i-- > 0;) {
         op_event *ev = &t->ev[i];
-        ev->mem_total += ev->mem_self;
-        if (ev->parent >= 0) t->ev[ev->parent].mem_total += ev->mem_total;
+        ev->mem_total = op_sat_add(ev->mem_total, ev->mem_self, &sat);
+        if (ev->parent >= 0)
+            t->ev[ev->parent].mem_total = op_sat_add(t->ev[ev->parent].mem_total, ev->mem_total, &sat);
     }
+    if (sat) t->options |= OP_TRACE_SATURATED;
     return 0;
 }
 
@@ -316,7 +321,7 @@ static int charge_device_time(opprof_trace *t)
     if (!ndev) return 0;
     t->options |= OP_TRACE_DEVICE;
     idmap by_corr = {0}, by_ext = {0};
-    int rc = -1;
+    int rc = -1, sat = 0;
     if (idmap_init(&by_corr, t->nev) != 0 || idmap_init(&by_ext, t->nev) != 0) goto out;
     for (size_t i = 0; i < t->nev; i++) {
         const op_event *e = &t->ev[i];
@@ -340,14 +345,16 @@ static int charge_device_time(opprof_trace *t)
         } else if (d->flags & OP_EV_HAS_EXT) {
             target = idmap_get(&by_ext, d->external_id);
         }
-        if (target >= 0) t->ev[target].dev_self_ns += d->dur_ns;
+        if (target >= 0) t->ev[target].dev_self_ns = op_sat_add(t->ev[target].dev_self_ns, d->dur_ns, &sat);
     }
     for (size_t i = t->nev; i-- > 0;) {
         op_event *e = &t->ev[i];
         if (!op_cat_is_host(e->cat)) continue;
-        e->dev_total_ns += e->dev_self_ns;
-        if (e->parent >= 0) t->ev[e->parent].dev_total_ns += e->dev_total_ns;
+        e->dev_total_ns = op_sat_add(e->dev_total_ns, e->dev_self_ns, &sat);
+        if (e->parent >= 0)
+            t->ev[e->parent].dev_total_ns = op_sat_add(t->ev[e->parent].dev_total_ns, e->dev_total_ns, &sat);
     }
+    if (sat) t->options |= OP_TRACE_SATURATED;
     rc = 0;
 out:
     free(by_corr.keys);

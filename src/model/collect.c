@@ -9,8 +9,10 @@
 #include "capture/memtrack.h"
 #include "capture/state.h"
 #include "common/error.h"
-#include "export/jsonw.h"
+#include "common/jsonesc.h"
 #include "model/collect.h"
+#include "model/collect_agg.h"
+#include "model/gaps.h"
 #include "model/model.h"
 #include "model/stacks.h"
 
@@ -242,6 +244,7 @@ typedef struct collector {
     shape_cache shapes;
     op_stack_map stacks;
     text args; /* scratch for decode_args */
+    op_gaps gaps; /* the current thread's gap records */
     uint64_t recorded;
     /* The current thread's events still open at the record being decoded,
      * with their end ticks: a memory record belongs to the innermost. Ticks,
@@ -253,6 +256,12 @@ typedef struct collector {
     } * open;
     size_t nopen, cap_open;
 } collector;
+
+/* Nanoseconds of a tick of the current thread, its gaps taken out. */
+static int64_t ns_of(const collector *cl, uint64_t ticks)
+{
+    return op_timebase_ns(cl->tb, cl->gaps.n ? op_gaps_apply(&cl->gaps, ticks) : ticks);
+}
 
 /* Pops the events of the current thread that ended before tick t. */
 static void open_pop_before(collector *cl, uint64_t t)
@@ -276,13 +285,15 @@ static int open_push(collector *cl, int32_t ev, uint64_t end)
 
 /* Decodes one record at p (within [p, end)); returns its length in words,
  * 0 when it is cut short (a record still being written). */
-static size_t decode_record(collector *cl, uint32_t thread, const op_word *p, const op_word *end, uint64_t close_ticks)
+static size_t decode_record(collector *cl, uint32_t thread, const op_word *p, const op_word *end, uint64_t close_ticks,
+                            uint64_t cap_ticks)
 {
     uint64_t w0 = LOAD(&p[0]);
+    if (w0 == OP_REC_GAP) return end - p < 3 ? 0 : 3; /* read by the first pass */
     if (w0 == OP_REC_MEM) {
         if (end - p < 4) return 0;
         uint64_t ticks = LOAD(&p[1]);
-        op_mem_event *m = op_trace_add_mem(cl->tr, thread, op_timebase_ns(cl->tb, ticks), LOAD(&p[2]),
+        op_mem_event *m = op_trace_add_mem(cl->tr, thread, ns_of(cl, ticks), LOAD(&p[2]),
                                            (int64_t)LOAD(&p[3]));
         if (!m) return SIZE_MAX;
         open_pop_before(cl, ticks);
@@ -309,10 +320,11 @@ static size_t decode_record(collector *cl, uint32_t thread, const op_word *p, co
     }
     uint32_t name = site_name(&cl->sites, cl->tr, site);
     if (name == UINT32_MAX) return SIZE_MAX;
-    int64_t s = op_timebase_ns(cl->tb, t0), e = op_timebase_ns(cl->tb, t1);
+    int64_t s = ns_of(cl, t0), e = ns_of(cl, t1);
     op_event *ev = op_trace_add_event(cl->tr, thread, name, (int)site->category, s, e - s);
     if (!ev) return SIZE_MAX;
     if (forced) ev->flags |= OPPROF_EVENT_FORCED_END;
+    if (forced && cap_ticks && t1 == cap_ticks) ev->flags |= OPPROF_EVENT_CAPPED;
     open_pop_before(cl, t0);
     if (open_push(cl, (int32_t)(cl->tr->nev - 1), t1) != 0) return SIZE_MAX;
     cl->recorded++;
@@ -348,26 +360,89 @@ static size_t decode_record(collector *cl, uint32_t thread, const op_word *p, co
     return len;
 }
 
+/* The shapes of an aggregating session's slot, through the same cache as
+ * the records' (op_shapes_fn). */
+static uint32_t agg_shapes(void *ctx, const uint64_t *enc, unsigned n, uint32_t nwords)
+{
+    collector *cl = ctx;
+    uint32_t shapes, types;
+    return cached_inputs(&cl->shapes, cl->tr, enc, n, nwords, &shapes, &types) == 0 ? shapes : UINT32_MAX;
+}
+
+/* Where chunk c's data ends, and the chunk after it; NULL when the writer
+ * left c meanwhile (read it again: its end is published now). */
+static const op_word *chunk_data(op_tstate *t, op_chunk *c, op_chunk **next)
+{
+    *next = atomic_load_explicit(&c->next, memory_order_acquire);
+    const op_word *end = atomic_load_explicit(&c->end, memory_order_acquire);
+    if (*next) return end;
+    const op_word *cur = atomic_load_explicit(&t->cur, memory_order_acquire);
+    return cur >= c->words && cur <= c->words + c->nwords ? cur : NULL;
+}
+
+/* The first pass over a thread that wrote gap records: collects them, so
+ * that every timestamp of the second can be corrected, ends included. */
+static int read_gaps(collector *cl, op_tstate *t)
+{
+    for (op_chunk *c = t->head; c;) {
+        op_chunk *next;
+        const op_word *end = chunk_data(t, c, &next);
+        if (!end) continue;
+        for (const op_word *p = c->words; p < end;) {
+            uint64_t w0 = LOAD(&p[0]);
+            size_t len = w0 == OP_REC_MEM ? 4 : 3; /* memory, gap, plain range */
+            if (w0 & OP_REC_EXT) len = end - p >= 4 ? 4 + OP_EXT_WORDS(LOAD(&p[3])) : 4;
+            if ((size_t)(end - p) < len) break;
+            if (w0 == OP_REC_GAP && op_gaps_add(&cl->gaps, LOAD(&p[1]), LOAD(&p[2])) != 0) return -1;
+            p += len;
+        }
+        c = next;
+    }
+    return 0;
+}
+
+/* A thread's dropped begins, added to the trace's counts by name. */
+static int count_drops(collector *cl, const op_dropsite *tab)
+{
+    opprof_trace *tr = cl->tr;
+    for (size_t i = 0; i < OP_DROP_SLOTS; i++) {
+        const opprof_site *site = OP_LOAD(&tab[i].site);
+        if (!site) continue;
+        uint32_t name = site_name(&cl->sites, tr, site);
+        if (name == UINT32_MAX) return -1;
+        if (name >= tr->ndropped_calls) {
+            size_t n = tr->ndropped_calls ? tr->ndropped_calls : 64;
+            while (n <= name) n *= 2;
+            uint64_t *d = realloc(tr->dropped_calls, n * sizeof *d);
+            if (!d) return -1;
+            memset(d + tr->ndropped_calls, 0, (n - tr->ndropped_calls) * sizeof *d);
+            tr->dropped_calls = d;
+            tr->ndropped_calls = n;
+        }
+        tr->dropped_calls[name] += OP_LOAD(&tab[i].n);
+    }
+    return 0;
+}
+
 static int collect_thread(collector *cl, op_tstate *t, uint64_t stop_ticks)
 {
     int64_t ti = op_trace_thread(cl->tr, t->pid, t->tid);
     if (ti < 0) return -1;
     if (t->name[0]) cl->tr->threads[ti].name = op_trace_intern(cl->tr, t->name, strlen(t->name));
     uint64_t close_ticks = atomic_load_explicit(&t->dead, memory_order_acquire) ? t->exit_ticks : stop_ticks;
+    if (cl->opts & OP_OPT_AGG) {
+        cl->tr->dropped += atomic_load_explicit(&t->dropped, memory_order_relaxed);
+        return op_collect_agg_thread(cl->tr, t, cl->tb, close_ticks, agg_shapes, cl);
+    }
     cl->nopen = 0;
+    cl->gaps.n = 0;
+    if (OP_LOAD(&t->has_gaps) && read_gaps(cl, t) != 0) return -1;
     for (op_chunk *c = t->head; c;) {
-        op_chunk *next = atomic_load_explicit(&c->next, memory_order_acquire);
-        const op_word *end = atomic_load_explicit(&c->end, memory_order_acquire);
-        if (!next) {
-            const op_word *cur = atomic_load_explicit(&t->cur, memory_order_acquire);
-            if (cur >= c->words && cur <= c->words + c->nwords) {
-                end = cur;
-            } else {
-                continue; /* the writer moved on meanwhile: next and end are set now */
-            }
-        }
+        op_chunk *next;
+        const op_word *end = chunk_data(t, c, &next);
+        if (!end) continue; /* the writer moved on meanwhile: next and end are set now */
         for (const op_word *p = c->words; p < end;) {
-            size_t len = decode_record(cl, (uint32_t)ti, p, end, close_ticks);
+            size_t len = decode_record(cl, (uint32_t)ti, p, end, close_ticks, OP_LOAD(&t->cap_ticks));
             if (len == SIZE_MAX) return -1;
             if (len == 0) break;
             p += len;
@@ -375,7 +450,8 @@ static int collect_thread(collector *cl, op_tstate *t, uint64_t stop_ticks)
         c = next;
     }
     cl->tr->dropped += atomic_load_explicit(&t->dropped, memory_order_relaxed);
-    return 0;
+    const op_dropsite *drops = __atomic_load_n(&t->drops, __ATOMIC_ACQUIRE);
+    return drops ? count_drops(cl, drops) : 0;
 }
 
 int op_collect(uint64_t gen, const op_timebase *tb, uint64_t stop_ticks, uint32_t opts, opprof_trace **out)
@@ -390,6 +466,7 @@ int op_collect(uint64_t gen, const op_timebase *tb, uint64_t stop_ticks, uint32_
         if (t->gen == gen) rc = collect_thread(&cl, t, stop_ticks);
     op_registry_reap(gen);
     op_registry_unlock();
+    op_collect_agg_sort(tr);
     free(cl.sites.keys);
     free(cl.sites.vals);
     op_strtab_free(&cl.shapes.raw);
@@ -398,6 +475,7 @@ int op_collect(uint64_t gen, const op_timebase *tb, uint64_t stop_ticks, uint32_
     op_stack_map_free(&cl.stacks);
     free(cl.args.p);
     free(cl.open);
+    op_gaps_free(&cl.gaps);
     if (rc != 0) {
         opprof_trace_free(tr);
         return op_fail(OPPROF_E_NOMEM, "out of memory collecting the session");

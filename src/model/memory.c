@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "common/error.h"
-#include "common/fieldout.h"
+#include "common/textesc.h"
 #include "model/model.h"
 
 static const char *op_name_of(const opprof_trace *t, int32_t op)

@@ -74,6 +74,19 @@ typedef struct op_stack {
     uint32_t nframes;
 } op_stack;
 
+/* The sums of one site on one thread in an aggregating session: what key
+ * averages by name need of its events. */
+typedef struct op_aggrow {
+    uint32_t name;      /* strtab id */
+    uint32_t shapes;    /* strtab id of the input shapes (record_shapes), 0 none */
+    uint8_t cat;
+    uint64_t count;
+    int64_t total_ns, self_ns;
+    int64_t first_start_ns, first_end_ns; /* the first range: the order of the rows */
+    uint64_t flops;
+    int64_t mem, self_mem;
+} op_aggrow;
+
 struct opprof_trace {
     op_strtab str;
     op_thread *threads;
@@ -87,8 +100,15 @@ struct opprof_trace {
     int64_t base_time_ns;     /* wall clock of start_ns == 0 */
     int64_t duration_ns;      /* session length; 0 when unknown */
     int64_t step_num;         /* -1 none */
+    uint32_t output_dir;      /* strtab id: the live session's output_dir, where handlers write; 0 none */
     uint64_t dropped;         /* events the capture could not keep */
     uint64_t attempted;       /* events the capture was asked for (0 when unknown) */
+    op_aggrow *agg;           /* sums of an aggregating session (no events), by thread and site */
+    size_t nagg, cap_agg;
+    uint64_t agg_free_count;  /* ... memory events outside every range: the [memory] row */
+    int64_t agg_free_bytes, agg_free_first_ns;
+    uint64_t *dropped_calls;  /* strtab id -> dropped begins of that name (live sessions); NULL none */
+    size_t ndropped_calls;    /* entries of dropped_calls */
     uint64_t mem_unknown_frees, mem_double_frees, mem_reallocs; /* live sessions only */
     uint32_t options;         /* OP_TRACE_* */
     uint32_t device_props;    /* strtab id: the devices' "deviceProperties" objects, comma-separated; 0 none */
@@ -106,7 +126,8 @@ enum {
     OP_TRACE_FLOPS = 1u << 2,    /* FLOPs were counted */
     OP_TRACE_STACK = 1u << 3,    /* stacks were recorded */
     OP_TRACE_DEVICE = 1u << 4,   /* device activity exists */
-    OP_TRACE_INCOMPLETE = 1u << 5 /* written after a signal, or truncated */
+    OP_TRACE_INCOMPLETE = 1u << 5, /* written after a signal, or truncated */
+    OP_TRACE_SATURATED = 1u << 6   /* a sum passed the 64-bit range and is shown at its limit */
 };
 
 opprof_trace *op_trace_new(void);
@@ -119,6 +140,9 @@ int64_t op_trace_thread(opprof_trace *t, int64_t pid, int64_t tid);
  * of memory). The pointer is valid until the next append. */
 op_event *op_trace_add_event(opprof_trace *t, uint32_t thread, uint32_t name, int cat, int64_t start_ns,
                              int64_t dur_ns);
+
+/* Appends a zeroed row of sums; NULL when out of memory. */
+op_aggrow *op_trace_add_agg(opprof_trace *t);
 
 op_mem_event *op_trace_add_mem(opprof_trace *t, uint32_t thread, int64_t ts_ns, uint64_t addr, int64_t bytes);
 

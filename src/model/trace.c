@@ -40,6 +40,8 @@ void opprof_trace_free(opprof_trace *t)
     free(t->threads);
     free(t->ev);
     free(t->mem);
+    free(t->dropped_calls);
+    free(t->agg);
     free(t);
 }
 
@@ -110,7 +112,7 @@ int opprof_trace_event(const opprof_trace *t, size_t i, opprof_event *out)
     const op_thread *th = &t->threads[e->thread];
     out->name = op_strtab_get(&t->str, e->name);
     out->category = e->cat;
-    out->flags = e->flags & (OPPROF_EVENT_FORCED_END | OPPROF_EVENT_DEVICE);
+    out->flags = e->flags & (OPPROF_EVENT_FORCED_END | OPPROF_EVENT_DEVICE | OPPROF_EVENT_CAPPED);
     out->pid = th->pid;
     out->tid = th->tid;
     out->start_ns = e->start_ns;
@@ -139,6 +141,21 @@ const char *opprof_trace_event_frame(const opprof_trace *t, size_t i, unsigned k
 {
     if (k >= opprof_trace_event_stack_depth(t, i)) return NULL;
     return op_strtab_get(&t->str, t->stacks[t->ev[i].stack - 1].frames[k]);
+}
+
+op_aggrow *op_trace_add_agg(opprof_trace *t)
+{
+    if (grow((void **)&t->agg, &t->cap_agg, t->nagg + 1, sizeof *t->agg)) return NULL;
+    op_aggrow *r = &t->agg[t->nagg++];
+    memset(r, 0, sizeof *r);
+    return r;
+}
+
+uint64_t opprof_trace_aggregated(const opprof_trace *t)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; t && i < t->nagg; i++) n += t->agg[i].count;
+    return n;
 }
 
 uint64_t opprof_trace_dropped(const opprof_trace *t)

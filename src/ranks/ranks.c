@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/error.h"
+#include "common/satmath.h"
 
 static int by_rank(const void *a, const void *b)
 {
@@ -42,8 +43,9 @@ int op_ranks_order(const opprof_trace *const *traces, size_t n, op_rank_trace **
 
 int64_t op_rank_time(const op_rank_trace *r, int64_t t_ns)
 {
-    int64_t wall = r->t->base_time_ns + t_ns;
-    return wall + opprof_clock_offset_at(&r->d, wall);
+    int sat = 0; /* times are bounded when read; a saturated one still orders right */
+    int64_t wall = op_sat_add(r->t->base_time_ns, t_ns, &sat);
+    return op_sat_add(wall, opprof_clock_offset_at(&r->d, wall), &sat);
 }
 
 int64_t op_ranks_origin(const op_rank_trace *r, size_t n)

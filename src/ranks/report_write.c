@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "common/error.h"
-#include "common/fieldout.h"
+#include "common/textesc.h"
 #include "ranks/report.h"
 
 size_t opprof_ranks_report_rank_count(const opprof_ranks_report *r)
@@ -98,15 +98,30 @@ static void write_text(const opprof_ranks_report *r, FILE *f, int row_limit)
     fprintf(f, "%zu ranks%s%s%s, times on rank 0's clock\n\n", r->nranks, *backend ? " (" : "", backend,
             *backend ? ")" : "");
     fprintf(f, "Operators across ranks: total time per rank (ms)\n");
-    fprintf(f, "%-40s %6s %10s %12s %12s %12s %12s\n", "Name", "Ranks", "Calls", "Mean", "Min", "Max", "Max/Min");
+    int name_w = 40; /* names are never cut: the column grows to the longest */
+    for (size_t i = 0; i < r->nops; i++) {
+        const char *name = op_strtab_get(&r->str, r->ops[i].name);
+        size_t len = op_text_escape(name, strlen(name), NULL, 0);
+        if (len > (size_t)name_w) name_w = len > 4096 ? 4096 : (int)len;
+    }
+    fprintf(f, "%-*s %6s %10s %12s %12s %12s %12s\n", name_w, "Name", "Ranks", "Calls", "Mean", "Min", "Max",
+            "Max/Min");
     for (size_t i = 0; i < r->nops; i++) {
         const op_op_rec *o = &r->ops[i];
         char mn[40], mx[40];
         snprintf(mn, sizeof mn, "%.3f (r%" PRId64 ")", ms(o->min_ns), o->min_rank);
         snprintf(mx, sizeof mx, "%.3f (r%" PRId64 ")", ms(o->max_ns), o->max_rank);
-        fprintf(f, "%-40.40s %6u %10" PRIu64 " %12.3f %12s %12s %12.2f\n", op_strtab_get(&r->str, o->name),
+        const char *name = op_strtab_get(&r->str, o->name);
+        size_t nlen = strlen(name);
+        char *shown = NULL; /* escaped (common/textesc.h) and never cut */
+        if (op_text_needs_escape(name, nlen)) {
+            size_t need = op_text_escape(name, nlen, NULL, 0) + 1;
+            if ((shown = malloc(need))) op_text_escape(name, nlen, shown, need);
+        }
+        fprintf(f, "%-*s %6u %10" PRIu64 " %12.3f %12s %12s %12.2f\n", name_w, shown ? shown : name,
                 o->ranks, o->calls, ms(o->ranks ? o->sum_ns / (int64_t)o->ranks : 0), mn, mx,
                 o->min_ns > 0 ? (double)o->max_ns / (double)o->min_ns : 0.0);
+        free(shown);
     }
     fprintf(f, "\nRanks (ms)\n");
     fprintf(f, "%5s %10s %10s %10s %10s %9s %10s %12s %11s %14s\n", "Rank", "Span", "Comm", "Compute", "Overlap",
@@ -130,8 +145,12 @@ static void write_text(const opprof_ranks_report *r, FILE *f, int row_limit)
             "Wait per rank");
     for (size_t n = 0; n < shown; n++) {
         const op_coll_rec *c = &r->coll[order[n]];
+        char grp[64], name[128];
+        const char *gs = op_strtab_get(&r->str, c->group), *ns = op_strtab_get(&r->str, c->name);
+        op_text_escape(gs, strlen(gs), grp, sizeof grp);
+        op_text_escape(ns, strlen(ns), name, sizeof name);
         fprintf(f, "%-8.8s %6" PRId64 " %-26.26s %12" PRId64 " %9" PRId64 " %10.3f ",
-                op_strtab_get(&r->str, c->group), c->seq, op_strtab_get(&r->str, c->name), c->bytes, c->straggler,
+                grp, c->seq, name, c->bytes, c->straggler,
                 ms(c->last - c->first));
         for (size_t k = 0; k < r->nranks; k++) {
             int64_t w = r->wait[order[n] * r->nranks + k];

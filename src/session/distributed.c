@@ -83,8 +83,12 @@ int64_t opprof_clock_offset_at(const opprof_distributed_info *d, int64_t wall_ns
     if (a->valid && b->valid && b->at_ns != a->at_ns) {
         /* Linear drift between the two; in long double, since the product of
          * a nanosecond span and an offset overflows 64 bits. */
-        long double slope = (long double)(b->offset_ns - a->offset_ns) / (long double)(b->at_ns - a->at_ns);
-        return a->offset_ns + (int64_t)(slope * (long double)(wall_ns - a->at_ns));
+        long double slope = ((long double)b->offset_ns - a->offset_ns) / ((long double)b->at_ns - a->at_ns);
+        long double off = a->offset_ns + slope * ((long double)wall_ns - a->at_ns);
+        /* Clamped before the cast: a value outside int64 has no conversion. */
+        if (!(off < (long double)INT64_MAX)) return INT64_MAX;
+        if (!(off > (long double)INT64_MIN)) return INT64_MIN;
+        return (int64_t)off;
     }
     if (a->valid) return a->offset_ns;
     if (b->valid) return b->offset_ns;

@@ -131,6 +131,8 @@ static uint32_t opts_of(const opprof_config *c)
     if (c->profile_memory) o |= OP_OPT_MEMORY;
     if (c->with_flops) o |= OP_OPT_FLOPS;
     if (c->with_stack) o |= OP_OPT_STACK;
+    /* Sums hold no stacks or device activity: events are kept. */
+    if (c->aggregate && !(o & OP_OPT_STACK) && !(c->activities & OPPROF_ACTIVITY_CUDA)) o |= OP_OPT_AGG;
     return o;
 }
 
@@ -174,7 +176,13 @@ int op_session_close_gen(int keep, opprof_trace **out)
     }
     tr->duration_ns = op_timebase_ns(&S.tb, stop);
     tr->step_num = S.step_num;
-    rc = op_distributed_apply(tr);
+    /* The trace carries the folder its handlers write to: they read it there
+     * and never call back up into the session. */
+    if (S.output_dir && *S.output_dir) {
+        tr->output_dir = op_trace_intern(tr, S.output_dir, strlen(S.output_dir));
+        if (tr->output_dir == UINT32_MAX) rc = op_fail(OPPROF_E_NOMEM, "out of memory");
+    }
+    if (rc == OPPROF_OK) rc = op_distributed_apply(tr);
     if (rc == OPPROF_OK) rc = op_trace_finish(tr);
     if (rc != OPPROF_OK) {
         opprof_trace_free(tr);
@@ -372,15 +380,6 @@ int opprof_step(void)
     S.status = 0;
     pthread_mutex_unlock(&g_lock);
     return rc;
-}
-
-int op_session_output_dir(char *buf, size_t size)
-{
-    pthread_mutex_lock(&g_lock);
-    int have = S.output_dir && *S.output_dir;
-    if (have) snprintf(buf, size, "%s", S.output_dir);
-    pthread_mutex_unlock(&g_lock);
-    return have;
 }
 
 int opprof_is_active(void)

@@ -10,10 +10,6 @@
 void op_session_open_gen(void);
 int op_session_close_gen(int keep, opprof_trace **out);
 
-/* Copies the current (or last) session's output_dir into buf; returns 0 when
- * it has none. Takes the session lock. */
-int op_session_output_dir(char *buf, size_t size);
-
 /* Copies the process-wide distributedInfo into t (distributed.c). */
 int op_distributed_apply(opprof_trace *t);
 

@@ -189,6 +189,123 @@ static void test_with_stack_splits_by_call_site(void **state)
     free(text);
 }
 
+/* Past the cap: a note on stderr with the drops, the names with the most
+ * calls and the --exclude that leaves them out; given back to exec, that
+ * option brings the run under the same cap. */
+static void test_cap_note_names_what_to_exclude(void **state)
+{
+    (void)state;
+    char table[512], trace[512];
+    path_in(table, sizeof table, "table_cap.txt");
+    path_in(trace, sizeof trace, "cap.json");
+    /* With a trace the events are kept, and the cap applies. */
+    char *argv[] = {(char *)bin("OPPROF_BIN"), "exec", "--table", table, "--trace", trace, "--max-events", "1000",
+                    "--", (char *)bin("EXEC_TARGET"), NULL};
+    assert_int_equal(run(argv, "out10", "err10"), 3);
+    char p[512];
+    path_in(p, sizeof p, "err10");
+    char *err = slurp(p);
+    assert_non_null(err);
+    assert_non_null(strstr(err, "opprof exec: "));
+    assert_non_null(strstr(err, "events were dropped: the event cap was reached (raise it with --max-events)"));
+    assert_non_null(strstr(err, "opprof exec: the most calls: tiny_step (20000), fib (465), worker (10)"));
+    const char *ex = strstr(err, "opprof exec: to leave them out: --exclude '");
+    assert_non_null(ex);
+    ex = strchr(ex, '\'') + 1;
+    const char *q = strchr(ex, '\'');
+    assert_non_null(q);
+    char patterns[256];
+    snprintf(patterns, sizeof patterns, "%.*s", (int)(q - ex), ex);
+    assert_non_null(strstr(patterns, "tiny_step,fib,worker,"));
+    char *again[] = {(char *)bin("OPPROF_BIN"), "exec", "--table", table, "--trace", trace, "--max-events", "1000",
+                     "--exclude", patterns, "--", (char *)bin("EXEC_TARGET"), NULL};
+    assert_int_equal(run(again, "out11", "err11"), 3);
+    path_in(p, sizeof p, "err11");
+    char *err2 = slurp(p);
+    assert_string_equal(err2, k_stderr);
+    free(err2);
+    free(err);
+}
+
+/* A table alone: the threads sum by name as they record (no events), and
+ * the table's counts are those of the event path, with no cap: 1000 events
+ * would be a cap for the event path, not for sums. */
+static void test_table_only_sums_match_the_event_path(void **state)
+{
+    (void)state;
+    char sums[512], events[512], trace[512];
+    path_in(sums, sizeof sums, "table_sums.txt");
+    path_in(events, sizeof events, "table_events.txt");
+    path_in(trace, sizeof trace, "events.json");
+    char *a[] = {(char *)bin("OPPROF_BIN"), "exec", "--table", sums, "--row-limit", "-1", "--max-events", "1000",
+                 "--sort-by", "count", "--", (char *)bin("EXEC_TARGET"), NULL};
+    assert_int_equal(run(a, "out12", "err12"), 3);
+    char *b[] = {(char *)bin("OPPROF_BIN"), "exec", "--table", events, "--trace", trace, "--row-limit", "-1",
+                 "--sort-by", "count", "--", (char *)bin("EXEC_TARGET"), NULL};
+    assert_int_equal(run(b, "out13", "err13"), 3);
+    char p[512];
+    path_in(p, sizeof p, "err12");
+    char *err = slurp(p);
+    assert_string_equal(err, k_stderr); /* nothing dropped, nothing said */
+    free(err);
+    char *ta = slurp(sums), *tb = slurp(events);
+    assert_non_null(ta);
+    assert_non_null(tb);
+    assert_null(strstr(ta, "Dropped"));
+    row ra[64], rb[64];
+    int na = parse_table(ta, ra, 64), nb = parse_table(tb, rb, 64);
+    assert_int_equal(na, nb);
+    assert_true(na >= 6);
+    for (int i = 0; i < na; i++) {
+        assert_string_equal(ra[i].name, rb[i].name); /* sorted by count: the same order */
+        assert_int_equal(ra[i].count, rb[i].count);
+    }
+    assert_int_equal(count_of(ra, na, "tiny_step"), 20000);
+    assert_int_equal(count_of(ra, na, "fib"), 465);
+    free(ta);
+    free(tb);
+}
+
+/* One vocabulary: --format csv writes every row sorted by --sort (here
+ * exec's old spelling --sort-by); without options the table is sorted by
+ * opprof's default, cpu_time_total: main first (its six functions are
+ * fewer than the default 10 rows). */
+static void test_format_sort_and_defaults(void **state)
+{
+    (void)state;
+    char csv[512], table[512];
+    path_in(csv, sizeof csv, "rows.csv");
+    path_in(table, sizeof table, "default.txt");
+    char *argv[] = {(char *)bin("OPPROF_BIN"), "exec", "--table", csv, "--format", "csv", "--sort-by", "count",
+                    "--", (char *)bin("EXEC_TARGET"), NULL};
+    assert_int_equal(run(argv, "out6", "err6"), 3);
+    char *text = slurp(csv);
+    assert_non_null(text);
+    assert_int_equal(strncmp(text, "name,count,", 11), 0);
+    /* most calls first: tiny_step (20000) before fib (465) */
+    const char *tiny = strstr(text, "\ntiny_step,"), *fib = strstr(text, "\nfib,");
+    assert_true(tiny && fib && tiny < fib);
+    assert_int_equal(strncmp(strchr(text, '\n') + 1, "tiny_step,", 10), 0);
+    free(text);
+    char *argv2[] = {(char *)bin("OPPROF_BIN"), "exec", "--table", table, "--", (char *)bin("EXEC_TARGET"), NULL};
+    assert_int_equal(run(argv2, "out7", "err7"), 3);
+    text = slurp(table);
+    assert_non_null(text);
+    row rows[64];
+    int n = parse_table(text, rows, 64);
+    assert_int_equal(n, 6);
+    assert_string_equal(rows[0].name, "main"); /* the largest total time */
+    free(text);
+    char *bad[] = {(char *)bin("OPPROF_BIN"), "exec", "--format", "xml", "true", NULL};
+    assert_int_equal(run(bad, "out8", "err8"), 2);
+    char p[512];
+    path_in(p, sizeof p, "err8");
+    text = slurp(p);
+    assert_non_null(strstr(text, "usage: opprof exec"));
+    assert_null(strstr(text, "options:")); /* the usage line, not the whole help */
+    free(text);
+}
+
 static void test_errors(void **state)
 {
     (void)state;
@@ -203,6 +320,76 @@ static void test_errors(void **state)
     assert_int_equal(run(bad, "out4", "err4"), 2);
     char *none[] = {(char *)bin("OPPROF_BIN"), "exec", NULL};
     assert_int_equal(run(none, "out5", "err5"), 2);
+}
+
+/* Shell command in the temporary folder; returns the exit status. */
+static int sh_in_dir(const char *fmt, ...)
+{
+    char cmd[4096], body[3500];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(body, sizeof body, fmt, ap);
+    va_end(ap);
+    snprintf(cmd, sizeof cmd, "cd '%s' && %s", g_dir, body);
+    int st = system(cmd);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* Relative output names are the caller's folder's, even when the program
+ * changes folder before it exits (it used to write, and overwrite, there). */
+static void test_relative_outputs_stay_where_asked(void **state)
+{
+    (void)state;
+    assert_int_equal(sh_in_dir("mkdir -p elsewhere"), 0);
+    assert_int_equal(sh_in_dir("EXEC_TARGET_CHDIR=elsewhere '%s' exec --table rel_table.txt --stacks rel.folded -- "
+                               "'%s' >/dev/null 2>&1",
+                               bin("OPPROF_BIN"), bin("EXEC_TARGET")),
+                     3);
+    assert_int_equal(sh_in_dir("test -s rel_table.txt && test -s rel.folded"), 0);
+    assert_int_equal(sh_in_dir("test ! -e elsewhere/rel_table.txt && test ! -e elsewhere/rel.folded"), 0);
+}
+
+/* Outputs are checked before the program runs: a typo costs no run. The
+ * program here would leave a mark if it ran. */
+static void test_outputs_checked_before_the_program_runs(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *opts, *says;
+    } cases[] = {
+        {"--trace ''", "an empty file name"},
+        {"--trace outdir/", "names a folder"},
+        {"--trace outdir", "names a folder"},
+        {"--stacks no/such/folder/x.folded", "cannot write in the folder"},
+        {"--table no_such_folder/t.txt", "cannot write in the folder"},
+        {"--sort bogus_key", "--sort takes one of"},
+        {"--row-limit -7", "--row-limit"},
+    };
+    assert_int_equal(sh_in_dir("mkdir -p outdir"), 0);
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        assert_int_equal(sh_in_dir("rm -f ran; '%s' exec %s -- sh -c 'touch ran' 2>err_check", bin("OPPROF_BIN"),
+                                   cases[i].opts),
+                         2);
+        assert_int_equal(sh_in_dir("test ! -e ran"), 0);
+        char p[512];
+        path_in(p, sizeof p, "err_check");
+        char *err = slurp(p);
+        if (!strstr(err, cases[i].says)) fail_msg("%s: stderr %s", cases[i].opts, err);
+        free(err);
+    }
+}
+
+/* A static program cannot take a preload: refused, not run unprofiled. */
+static void test_static_program_refused(void **state)
+{
+    (void)state;
+    int st = sh_in_dir("'%s' exec -- '%s' 2>err_static", bin("OPPROF_BIN"), bin("EXEC_STATIC_TARGET"));
+    assert_int_equal(st, 2);
+    char p[512];
+    path_in(p, sizeof p, "err_static");
+    char *err = slurp(p);
+    if (!strstr(err, "statically linked")) fail_msg("stderr: %s", err);
+    free(err);
 }
 
 static int setup(void **state)
@@ -222,7 +409,13 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_counts_names_exclusion_and_passthrough),
         cmocka_unit_test(test_with_stack_splits_by_call_site),
+        cmocka_unit_test(test_cap_note_names_what_to_exclude),
+        cmocka_unit_test(test_table_only_sums_match_the_event_path),
+        cmocka_unit_test(test_format_sort_and_defaults),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_relative_outputs_stay_where_asked),
+        cmocka_unit_test(test_outputs_checked_before_the_program_runs),
+        cmocka_unit_test(test_static_program_refused),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

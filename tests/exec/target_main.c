@@ -31,6 +31,10 @@ int main(int argc, char **argv)
         printf("exec child ran\n");
         return 0;
     }
+    /* a program that changes folder before it exits (issue 16): opprof's
+     * relative output names must not follow it there */
+    const char *go = getenv("EXEC_TARGET_CHDIR");
+    if (go && chdir(go) != 0) return 13;
     printf("start\n");
     fflush(stdout);
     pid_t pid = fork();

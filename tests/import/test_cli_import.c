@@ -18,6 +18,7 @@
 
 #include <cmocka.h>
 
+#include "cli_shell.h"
 #include "csv.h"
 #include "fixtures.h"
 #include "slurp.h"
@@ -43,20 +44,8 @@ static int teardown(void **state)
     return system(cmd) == 0 ? 0 : -1;
 }
 
-/* Runs "opprof ARGS" (a shell fragment) with stdout and stderr in files;
- * returns the exit status. */
-static int opprof(const char *fmt, ...)
-{
-    const char *bin = getenv("OPPROF_BIN");
-    char args[2048], cmd[4096];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(args, sizeof args, fmt, ap);
-    va_end(ap);
-    snprintf(cmd, sizeof cmd, "%s %s >%s 2>%s", bin ? bin : "opprof", args, g_out, g_err);
-    int st = system(cmd);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
+#define opprof(...) cli_shell_run(g_out, g_err, __VA_ARGS__)
+#define write_file(name, text) write_text(g_tmp, name, text)
 
 static void test_torch_tables_byte_for_byte(void **state)
 {
@@ -137,13 +126,6 @@ static void test_kineto_csv(void **state)
     check_csv(dir, "rank-34.Jul_15_10_52_41.1074.pt.trace");
 }
 
-static int lines(const char *s)
-{
-    int n = 0;
-    for (; *s; s++) n += *s == '\n';
-    return n;
-}
-
 static void test_malformed_exit_2_one_line(void **state)
 {
     (void)state;
@@ -164,7 +146,7 @@ static void test_malformed_exit_2_one_line(void **state)
             if (from_stdin) snprintf(want, sizeof want, "opprof summary: <stdin>: byte %s: ", off);
             else snprintf(want, sizeof want, "opprof summary: %s/%s: byte %s: ", dir, file, off);
             if (!strcmp(off, "-")) want[strlen(want) - 3] = '\0'; /* offset not fixed: "byte " only */
-            if (rc != 2 || lines(err) != 1 || strncmp(err, want, strlen(want)) != 0 || *out)
+            if (rc != 2 || count_lines(err) != 1 || strncmp(err, want, strlen(want)) != 0 || *out)
                 fail_msg("%s%s: exit %d, stderr '%s', wanted '%s...'", file, from_stdin ? " on stdin" : "", rc, err, want);
             free(err);
             free(out);
@@ -179,16 +161,6 @@ static void test_malformed_exit_2_one_line(void **state)
     assert_int_equal(opprof("summary x.json --bogus"), 2);
     assert_int_equal(opprof("diff only_one.json"), 2);
     assert_int_equal(opprof("summary --help"), 0);
-}
-
-static void write_file(const char *name, const char *text)
-{
-    char path[256];
-    snprintf(path, sizeof path, "%s/%s", g_tmp, name);
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
 }
 
 static void test_summary_formats_and_stdin(void **state)
@@ -229,7 +201,7 @@ static void test_summary_of_an_incomplete_trace(void **state)
     char *out = slurp(g_out), *err = slurp(g_err);
     assert_non_null(strstr(out, "Dropped events: 3"));
     assert_non_null(strstr(err, "cut.json is incomplete"));
-    assert_int_equal(lines(err), 1);
+    assert_int_equal(count_lines(err), 1);
     free(out);
     free(err);
 }
@@ -248,7 +220,8 @@ static void test_diff(void **state)
                             "{\"ph\":\"X\",\"name\":\"new\",\"pid\":1,\"tid\":1,\"ts\":80,\"dur\":3}]");
     assert_int_equal(opprof("diff %s/base.json %s/test.json --format csv", g_tmp, g_tmp), 0);
     char *out = slurp(g_out);
-    /* Largest absolute change of self CPU time first: slow +40, faster -6, new +3, gone -1, same 0. */
+    /* Largest absolute change of CPU total time (the default, here equal to
+     * self time) first: slow +40, faster -6, new +3, gone -1, same 0. */
     const char *order[] = {"\nslow,", "\nfaster,", "\nnew,", "\ngone,", "\nsame,"};
     const char *prev = out;
     for (int i = 0; i < 5; i++) {
@@ -262,7 +235,38 @@ static void test_diff(void **state)
     assert_int_equal(opprof("diff %s/base.json %s/test.json", g_tmp, g_tmp), 0);
     out = slurp(g_out);
     assert_non_null(strstr(out, "Self CPU time total: base 24.000us, test 60.000us, diff +36.000us (+150.00%)"));
-    assert_non_null(strstr(out, "5 rows, 1 only in base, 1 only in test"));
+    assert_non_null(strstr(out, "5 rows, 1 only in base, 1 only in test; sorted by |change| of cpu_time_total"));
+    /* The two traces by name; each metric's base, test and change under one
+     * heading, none cut short; the change % column names its metric. */
+    char want[700];
+    snprintf(want, sizeof want, "Base: %s/base.json\nTest: %s/test.json\n", g_tmp, g_tmp);
+    assert_int_equal(strncmp(out, want, strlen(want)), 0);
+    assert_non_null(strstr(out, "- Calls -"));
+    assert_non_null(strstr(out, "- Self CPU -"));
+    assert_non_null(strstr(out, "- CPU total -"));
+    assert_non_null(strstr(out, "      CPU total  \n"));
+    assert_non_null(strstr(out, "base           test         change"));
+    assert_non_null(strstr(out, "change %"));
+    assert_null(strstr(out, "..."));
+    assert_non_null(strstr(out, "Self: the operator's own time; total: with the operators it called"));
+    assert_null(strstr(out, "Warning:"));
+    free(out);
+    /* A capped trace is named under the table (and on stderr for csv). */
+    write_file("capped.json", "{\"droppedEvents\": 7, \"traceEvents\": [{\"ph\":\"X\",\"name\":\"slow\",\"pid\":1,"
+                              "\"tid\":1,\"ts\":0,\"dur\":40}]}");
+    assert_int_equal(opprof("diff %s/base.json %s/capped.json", g_tmp, g_tmp), 0);
+    out = slurp(g_out);
+    snprintf(want, sizeof want, "Warning: test (%s/capped.json) dropped 7 events at its event cap: its calls and "
+                                "times are too low\n", g_tmp);
+    assert_non_null(strstr(out, want));
+    free(out);
+    assert_int_equal(opprof("diff %s/capped.json %s/test.json --format csv", g_tmp, g_tmp), 0);
+    char *err = slurp(g_err);
+    assert_non_null(strstr(err, "Warning: base ("));
+    free(err);
+    assert_int_equal(opprof("diff %s/capped.json %s/test.json --format json", g_tmp, g_tmp), 0);
+    out = slurp(g_out);
+    assert_non_null(strstr(out, "\"dropped_events\": 7, \"incomplete\": false}, \"test\": {\"path\": "));
     free(out);
     assert_int_equal(opprof("diff %s/base.json %s/test.json --sort count --format json", g_tmp, g_tmp), 0);
     out = slurp(g_out);
@@ -291,6 +295,58 @@ static void test_diff_of_a_fixture_with_itself(void **state)
     free(out);
 }
 
+/* A trace too large for the memory there is: unreadable, so exit 2 as the
+ * help says (it was 1), with the reader's "out of memory" line. The limit is
+ * the address space (ulimit -v); where the program cannot start under one
+ * (ASan reserves terabytes of it) the test is skipped. */
+static void test_out_of_memory_is_an_unreadable_trace(void **state)
+{
+    (void)state;
+    const char *bin = getenv("OPPROF_BIN");
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "sh -c 'ulimit -v 160000 && exec %s --version' >/dev/null 2>&1", bin ? bin : "opprof");
+    if (system(cmd) != 0) {
+        print_message("skipped: the program does not start in 160 MB of address space\n");
+        skip();
+    }
+    char big[700];
+    snprintf(big, sizeof big, "%s/big.json", g_tmp);
+    snprintf(cmd, sizeof cmd,
+             "(printf '['; yes '{\"ph\":\"X\",\"name\":\"n\",\"ts\":1,\"dur\":1,\"pid\":1,\"tid\":1},' "
+             "| head -n 3000000; printf '{}]') > %s",
+             big);
+    assert_int_equal(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "sh -c 'ulimit -v 160000 && exec %s summary %s' >%s 2>%s", bin ? bin : "opprof", big,
+             g_out, g_err);
+    int st = system(cmd);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 2);
+    char *err = slurp(g_err);
+    assert_non_null(err);
+    if (!strstr(err, "out of memory") || !strstr(err, "byte ")) fail_msg("stderr: %s", err);
+    free(err);
+}
+
+/* A report that cannot be written to standard output (a full disk) says so
+ * and exits 1, the status for a write failure; it was silent. */
+static void test_merge_to_a_full_stdout(void **state)
+{
+    (void)state;
+    char dir[1024];
+    if (!fixture_path(dir, sizeof dir, "torch-traces")) skip();
+    const char *bin = getenv("OPPROF_BIN");
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "%s merge %s/mlp_train_3steps.trace.json >/dev/full 2>%s", bin ? bin : "opprof", dir,
+             g_err);
+    int st = system(cmd);
+    char *err = slurp(g_err);
+    assert_non_null(err);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 1);
+    if (!strstr(err, "standard output")) fail_msg("stderr: %s", err);
+    free(err);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -301,6 +357,8 @@ int main(void)
         cmocka_unit_test(test_summary_of_an_incomplete_trace),
         cmocka_unit_test(test_diff),
         cmocka_unit_test(test_diff_of_a_fixture_with_itself),
+        cmocka_unit_test(test_out_of_memory_is_an_unreadable_trace),
+        cmocka_unit_test(test_merge_to_a_full_stdout),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

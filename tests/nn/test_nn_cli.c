@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -72,8 +73,8 @@ static void test_help_documents_every_option(void **state)
                                        "--threads",   "--seed",       "--sort",   "--row-limit",
                                        "--shapes",    "--group-by-input-shape", "--flops",
                                        "--memory",    "--memory-timeline", "--trace", "--schedule",
-                                       "--trace-dir", "--gzip", "--stack", "--stacks-out",
-                                       "--stacks-metric", "--group-by-stack"};
+                                       "--trace-dir", "--gzip", "--with-stack", "--stacks",
+                                       "--stacks-metric", "--group-by-stack", "--format"};
     const char *section = strstr(out, "\noptions:\n");
     assert_non_null(section);
     for (size_t i = 0; i < sizeof opts / sizeof *opts; i++) {
@@ -90,7 +91,45 @@ static void test_help_documents_every_option(void **state)
     }
     assert_non_null(strstr(out, "resnet18-train"));
     assert_non_null(strstr(out, "mlp-train"));
+    /* the old spellings work but are not shown */
+    assert_null(strstr(out, "--stacks-out"));
+    assert_null(strstr(out, "\n  --stack "));
     free(out);
+}
+
+/* --format csv and json: the rows of the table, every one, sorted; the old
+ * spellings of --with-stack and --stacks still work. */
+static void test_formats_and_old_spellings(void **state)
+{
+    (void)state;
+    int st;
+    char *out = run("run mlp-train --steps 1 --format csv", &st);
+    assert_int_equal(st, 0);
+    assert_int_equal(strncmp(out, "name,count,", 11), 0);
+    assert_null(strstr(out, "Self CPU %")); /* no table */
+    int rows = 0;
+    for (const char *p = out; (p = strchr(p, '\n')); p++) rows++;
+    assert_true(rows > 11); /* a header and every row, not --row-limit's 10 */
+    assert_non_null(strstr(out, "\ntrain_step,1,"));
+    free(out);
+    out = run("run mlp-train --steps 1 --format json --sort count", &st);
+    assert_int_equal(st, 0);
+    assert_non_null(strstr(out, "\"name\": \"train_step\""));
+    free(out);
+    char tmp[] = "/tmp/opprof_nn_cli_XXXXXX", args[256];
+    assert_non_null(mkdtemp(tmp));
+    snprintf(args, sizeof args, "run mlp-train --steps 1 --stack --stacks-out %s/old.folded --row-limit 1", tmp);
+    free(run(args, &st));
+    assert_int_equal(st, 0);
+    snprintf(args, sizeof args, "%s/old.folded", tmp);
+    FILE *f = fopen(args, "r");
+    assert_non_null(f);
+    char line[4096];
+    assert_non_null(fgets(line, sizeof line, f)); /* folded lines: frames;...;op N */
+    assert_non_null(strchr(line, ' '));
+    fclose(f);
+    unlink(args);
+    rmdir(tmp);
 }
 
 static void test_bad_command_lines(void **state)
@@ -110,7 +149,8 @@ static void test_bad_command_lines(void **state)
                                       "run resnet18 --gzip",
                                       "run resnet18 --stacks-metric cpu_time",
                                       "run resnet18 --group-by-stack -1",
-                                      "run resnet18 --memory=1"};
+                                      "run resnet18 --memory=1",
+                                      "run resnet18 --format xml"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         int st;
         free(run(bad[i], &st));
@@ -125,6 +165,7 @@ int main(void)
         cmocka_unit_test(test_options_change_the_table),
         cmocka_unit_test(test_help_documents_every_option),
         cmocka_unit_test(test_bad_command_lines),
+        cmocka_unit_test(test_formats_and_old_spellings),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

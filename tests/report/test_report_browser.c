@@ -160,6 +160,12 @@ static void test_address_selects_the_view(void **state)
     assert_non_null(strstr(dom, "data-key=\"shapes\">Input Shapes</th>"));
     assert_non_null(strstr(dom, "data-first-draw-ms=\""));
     free(dom);
+    /* a malformed escape in the address: the page still starts, on its first view */
+    dom = browser_dump_dom(path, "view=%E0%A4%A&%ZZ=1", 1200, 800);
+    assert_non_null(dom);
+    assert_non_null(strstr(dom, "data-first-draw-ms=\""));
+    assert_non_null(strstr(dom, "class=\"tab active\" data-view=\"overview\""));
+    free(dom);
     dom = browser_dump_dom(path, "view=timeline", 1200, 800);
     assert_non_null(dom);
     assert_non_null(strstr(dom, "class=\"tab active\" data-view=\"timeline\""));

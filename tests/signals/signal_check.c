@@ -209,6 +209,33 @@ static void test_forked_child_gets_the_default(void **state)
 
 /* Preloaded by hand with the documented variables: profile_{rank}.json in
  * OPPROF_OUTPUT_TRACE_DIR replaces the one a previous run left, atomically. */
+/* opprof exec --table of a run that SIGTERM ended says, under the table,
+ * that it is incomplete; the table of a run that finished does not. */
+static void test_table_of_a_signalled_run_says_incomplete(void **state)
+{
+    (void)state;
+    const char *const mode[2] = {"default", "ignore"};
+    for (int k = 0; k < 2; k++) {
+        char sub[512], table[600];
+        path_in(sub, sizeof sub, k ? "table_done" : "table_cut");
+        assert_int_equal(mkdir(sub, 0755), 0);
+        snprintf(table, sizeof table, "%s/table.txt", sub);
+        char *argv[] = {(char *)need_env("OPPROF_BIN"), "exec", "--table", table, "--max-events", "200000",
+                        "--", (char *)need_env("SIGNAL_TARGET"), (char *)mode[k], NULL};
+        run_result r;
+        run_and_signal(argv, NULL, SIGTERM, 0, &r);
+        if (k == 0) dies_of(&r, SIGTERM);
+        else assert_true(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0);
+        char *text = slurp(table);
+        assert_non_null(text);
+        assert_non_null(strstr(text, "Self CPU time total:"));
+        const char *line = strstr(text, "Incomplete: the program got a signal");
+        if (k == 0 && !line) fail_msg("the table of a SIGTERM'd run does not say it is incomplete:\n%s", text);
+        if (k == 1 && line) fail_msg("the table of a finished run says it is incomplete:\n%s", text);
+        free(text);
+    }
+}
+
 static void test_environment_session_replaces_the_previous_trace(void **state)
 {
     (void)state;
@@ -247,6 +274,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_no_handler_sigint_and_sigterm),
+        cmocka_unit_test(test_table_of_a_signalled_run_says_incomplete),
         cmocka_unit_test(test_handler_that_exits_still_runs),
         cmocka_unit_test(test_handler_that_sets_a_flag_still_runs),
         cmocka_unit_test(test_ignored_signals_stay_ignored),

@@ -6,13 +6,23 @@
 (function () {
   var ORDER = ["overview", "operators", "timeline", "memory", "devices", "diff"];
 
+  /* An address typed or pasted by a person may hold a malformed escape
+   * (#view=%E0%A4%A): it is taken as written rather than stopping the page. */
+  function decode(s) {
+    try {
+      return decodeURIComponent(s);
+    } catch (e) {
+      return s;
+    }
+  }
+
   function parseHash() {
     var o = {};
     location.hash.slice(1).split("&").forEach(function (p) {
       if (!p) return;
       var i = p.indexOf("=");
-      if (i < 0) o[decodeURIComponent(p)] = true;
-      else o[decodeURIComponent(p.slice(0, i))] = decodeURIComponent(p.slice(i + 1));
+      if (i < 0) o[decode(p)] = true;
+      else o[decode(p.slice(0, i))] = decode(p.slice(i + 1));
     });
     return o;
   }

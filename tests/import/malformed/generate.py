@@ -91,8 +91,21 @@ d = js([{"ph": "i", "name": "[memory]", "pid": 1, "tid": 1, "ts": 3, "args": {"A
 case("memory_without_bytes.json", d, 1, 'event has no "args.Bytes"')
 d = js([{"ph": "i", "name": "[memory]", "pid": 1, "tid": 1, "ts": 3, "args": {"Bytes": 0.5}}])
 case("memory_bytes_fraction.json", d, at(d, b"0.5"), '"args.Bytes" is not an integer')
+# Times are kept within 2^61 ns of 0, so that every end, difference and sum
+# of two fits in 64 bits (issue 16): each part is refused before the end is.
 d = js([ev(ts=9.2e15, dur=9.2e15)])
-case("end_overflow.json", d, 1, "ends past the largest time")
+case("end_overflow.json", d, at(d, b"9200000000000000.0"), '"ts" is out of range')
+d = b'[{"ph":"X","name":"a","ts":-9223372036854775,"dur":0,"pid":1,"tid":1},' \
+    b'{"ph":"X","name":"b","ts":9223372036854775,"dur":0,"pid":1,"tid":1}]'
+case("ts_span_overflow.json", d, at(d, b"-922"), '"ts" is out of range')
+d = js([ev(ts=0, dur=9223372036854775)])
+case("dur_2_pow_63_ns.json", d, at(d, b"922"), '"dur" is out of range')
+d = js([ev(ts=2305843009213694)])
+case("ts_just_past_2_pow_61_ns.json", d, at(d, b"230"), '"ts" is out of range')
+d = js({"distributedInfo": {"rank": 0, "world_size": 2, "clock_offset_ns": 9223372036854775807,
+                            "clock_uncertainty_ns": 1, "clock_sync_at_ns": 0}, "traceEvents": [ev()]})
+case("clock_offset_int64_max.json", d, at(d, b"9223372036854775807"),
+     'distributedInfo "clock_offset_ns" is out of range')
 d = b'{"skipped": ' + b"[" * 100000
 case("deep_arrays.json", d, 12 + 255, "nesting deeper than 256")
 d = b'[{"ph": "X", "args": ' + b'{"a": ' * 300 + b"1" + b"}" * 300 + b"}]"
@@ -126,6 +139,9 @@ bad = bytearray(gz); bad[20:40] = b"\xff" * 20
 case("gzip_corrupt.json.gz", bytes(bad), None, "corrupt gzip stream")
 case("gzip_truncated.json.gz", gz[: len(gz) // 2], len(gz) // 2, "truncated gzip stream")
 case("gzip_trailing_garbage.json.gz", gz + b"garbage", len(gz), "data after the end of the gzip stream")
+# zero padding after the stream is accepted (as gzip does); anything after it is not
+case("gzip_zero_padding_then_garbage.json.gz", gz + b"\0" * 512 + b"x", len(gz) + 512,
+     "data after the zero padding")
 case("gzip_header_only.json.gz", gz[:10], 10, "truncated gzip stream")
 case("gzip_magic_only.json.gz", b"\x1f\x8b", 2, "truncated gzip stream")
 case("gzip_of_garbage.json.gz", gzip.compress(b"\x00not json", mtime=0), 0, "unexpected byte 0x00")
@@ -201,6 +217,12 @@ accepted = {
                              + b"[" * 253 + b"]" * 253 + b"}}]",
     # opprof's own metadata
     "incomplete_dropped.json": b'{"incomplete": true, "droppedEvents": 12, "traceEvents": [' + js([ev()])[1:-1] + b"]}",
+    # sums past 64 bits (issue 16): each value is valid, their sums saturate
+    # and the table says so
+    "dur_sum_saturates.json": js([ev(name="n", ts=0, dur=2305843009213693, tid=t) for t in range(5)]),
+    "memory_bytes_int64_max.json": js([ev(name="op", ts=0, dur=10)] + [
+        {"ph": "i", "s": "t", "name": "[memory]", "pid": 1, "tid": 1, "ts": k,
+         "args": {"Bytes": 9223372036854775807, "Addr": k}} for k in (1, 2)]),
     "incomplete_other_types.json": b'{"incomplete": "yes", "droppedEvents": "many", "traceEvents": [' + js([ev()])[1:-1]
                                    + b"]}",
 }
@@ -209,6 +231,10 @@ os.makedirs(acc_dir, exist_ok=True)
 for name, doc in accepted.items():
     with open(os.path.join(acc_dir, name), "wb") as g:
         g.write(doc)
+
+# a gzip stream followed by the zero padding a tape or block device adds
+with open(os.path.join(acc_dir, "gzip_zero_padding.json.gz"), "wb") as g:
+    g.write(gzip.compress(js([ev(name="padded")]), mtime=0) + b"\0" * 1000)
 
 with open(os.path.join(HERE, "expected.txt"), "w") as f:
     f.write("# file<TAB>byte offset (- when it depends on zlib)<TAB>text the message contains\n")

@@ -1,8 +1,8 @@
 /* The launcher variables that tell a process its rank and world size
  * (torchrun, Open MPI, PMI), read by the environment's configuration and by
  * the trace writer's distributedInfo. */
-#ifndef OPPROF_SESSION_RANK_ENV_H
-#define OPPROF_SESSION_RANK_ENV_H
+#ifndef OPPROF_COMMON_RANK_ENV_H
+#define OPPROF_COMMON_RANK_ENV_H
 
 #include <stdint.h>
 

@@ -2,7 +2,7 @@
  * string, turned into a session configuration and a trace handler. A bad
  * value is reported, naming the variable, the value and the valid choices,
  * and leaves profiling off: a typo must never stop the program. */
-#include "session/rank_env.h"
+#include "common/rank_env.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -201,6 +201,11 @@ static int from(opprof_config *cfg, opprof_env *env, const char *settings, int u
     opprof_config_init(cfg);
     memset(env, 0, sizeof *env);
     opprof_trace_handler_init(&env->handler, NULL, NULL, 0);
+    /* The table's defaults are the opprof command's (the guide's
+     * table(sort_by="cpu_time_total", row_limit=10)), so the same program
+     * prints the same rows under opprof exec and from the environment. */
+    snprintf(env->handler.sort_by, sizeof env->handler.sort_by, "cpu_time_total");
+    env->handler.row_limit = 10;
     if (!op_rank_from_env(&env->rank, NULL)) env->rank = (int64_t)getpid();
     char *copy = settings ? strdup(settings) : NULL;
     if (settings && !copy) return op_fail(OPPROF_E_NOMEM, "out of memory");

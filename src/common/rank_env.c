@@ -1,4 +1,4 @@
-#include "session/rank_env.h"
+#include "common/rank_env.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -1,0 +1,31 @@
+/* The profiler's own time inside a thread's recording: intervals (gaps) in
+ * which the thread did the profiler's work (the symbol lookup of a function
+ * called for the first time under -finstrument-functions), recorded as gap
+ * records. The collector removes them from that thread's timeline, as if
+ * its clock had stopped, so that no enclosing range is charged for them:
+ * every later timestamp moves earlier by the gaps before it, which keeps
+ * the nesting of the thread's ranges. */
+#ifndef OPPROF_MODEL_GAPS_H
+#define OPPROF_MODEL_GAPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct op_gaps {
+    struct op_gap {
+        uint64_t from, to; /* ticks */
+        uint64_t before;   /* total length of the gaps before this one */
+    } * g;
+    size_t n, cap;
+} op_gaps;
+
+/* Adds a gap; gaps come in time order (one thread's buffer). 0 or -1. */
+int op_gaps_add(op_gaps *s, uint64_t from, uint64_t to);
+
+/* ticks with the gaps before it taken out (a tick inside a gap maps to
+ * its start). */
+uint64_t op_gaps_apply(const op_gaps *s, uint64_t ticks);
+
+void op_gaps_free(op_gaps *s);
+
+#endif

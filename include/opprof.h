@@ -755,7 +755,15 @@ typedef struct opprof_export_options {
 
 OPPROF_API void opprof_export_options_init(opprof_export_options *o);
 
-/* Writes t to path (gzip-compressed when it ends in ".gz"). */
+/* Writes t to path (gzip-compressed when it ends in ".gz"). A path ending
+ * in ".pftrace" or ".pftrace.gz" gets Perfetto's native protobuf format
+ * instead (perfetto.protos.Trace): a track per process and thread, slices
+ * as begin/end TrackEvents with interned names and delta timestamps on one
+ * sequence per thread, shapes, types, FLOPs and ids as debug annotations,
+ * "[memory]" instants and a "Total Allocated" counter track, flows from
+ * launches to device activity. opprof_trace_load reads it back with the
+ * same key averages as the JSON. The same holds for the _ex form and for
+ * the trace handler's file names. */
 OPPROF_API int opprof_export_chrome_trace(const opprof_trace *t, const char *path);
 
 /* The same with options (NULL: defaults). */
@@ -820,7 +828,11 @@ OPPROF_API void opprof_trace_handler_ready(const opprof_trace *trace, void *hand
  * Chrome trace files (ours, PyTorch's legacy and Kineto traces, any tool's)
  * become the same event model a live session gives, so every table and
  * export works on them. The input is a JSON array of events or an object
- * with "traceEvents"; gzip is recognised by its magic bytes. It is read in
+ * with "traceEvents"; gzip is recognised by its magic bytes. Perfetto's
+ * protobuf traces (opprof's .pftrace, or any with TrackEvent slices on
+ * thread tracks) are read too: by the name (.pftrace, .pftrace.gz) or, for
+ * stdin and buffers, by their first bytes; their errors have the same form,
+ * OFFSET counting in the uncompressed protobuf. It is read in
  * chunks: memory grows with the events kept, not with the file.
  *
  * Rows follow PyTorch: complete ("X") events of cat cpu_op,
@@ -996,11 +1008,13 @@ enum {
 
 /* PyTorch's export_stacks(path, metric): flame-graph input in the folded
  * format that FlameGraph (flamegraph.pl) and speedscope read, one line per
- * event with a stack:  "root;...;innermost;OP_NAME VALUE". Frames are root
- * first and the operator's name comes last (PyTorch stops at the calling
- * line); ' ', ';', tab and newline in a frame become '_'; VALUE is the metric
- * in microseconds truncated to an integer, and lines whose value is 0 are
- * left out. metric: "self_cpu_time_total" (NULL), or "self_cuda_time_total"
+ * distinct stack, in order of first appearance:
+ * "root;...;innermost;OP_NAME VALUE". Frames are root first and the
+ * operator's name comes last (PyTorch stops at the calling line); ' ', ';',
+ * tab and newline in a frame become '_'; VALUE is the exact nanoseconds of
+ * the stack's events added up, then truncated to microseconds (PyTorch
+ * truncates each event, so sub-microsecond leaves vanish), and lines whose
+ * value is 0 are left out. metric: "self_cpu_time_total" (NULL), or "self_cuda_time_total"
  * / "self_device_time_total" for device time. The file is replaced
  * atomically, as by opprof_write_file. */
 OPPROF_API int opprof_export_stacks(const opprof_trace *t, const char *path, const char *metric);

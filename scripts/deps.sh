@@ -9,6 +9,7 @@ set -euo pipefail
 build_pkgs=(
   build-essential cmake pkg-config
   libcmocka-dev          # tests
+  protobuf-compiler      # tests: protoc decodes .pftrace files with Perfetto's schema
   zlib1g-dev libdeflate-dev   # gzip traces
   libopenblas-dev libdnnl-dev # the model runtime's GEMM and convolution
   libunwind-dev libdw-dev     # stacks

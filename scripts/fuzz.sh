@@ -28,6 +28,7 @@ seed() {
   local c=$out/corpus
   mkdir -p "$c"
   cp tests/import/malformed/*.json* tests/import/accepted/*.json* "$c"/ 2>/dev/null || true
+  cp tests/import/pftrace/*.pftrace "$c"/ 2>/dev/null || true # Perfetto protobuf: the reader sniffs it
   if [ -d "$fixtures" ]; then
     cp "$fixtures"/torch-traces/*.trace.json "$c"/ 2>/dev/null || true
     for f in "$fixtures"/kineto/*.json.gz; do

@@ -16,6 +16,7 @@
 #include "fixtures.h"
 #include "model/model.h"
 #include "opprof.h"
+#include "sample_session.h"
 #include "tmpdir.h"
 
 #if defined(__has_include)
@@ -81,52 +82,11 @@ static void round_trip(const opprof_trace *t, const char *name)
     opprof_trace_free(back);
 }
 
-static int64_t g_now;
-static int64_t fake_clock(void *ctx)
-{
-    (void)ctx;
-    return g_now;
-}
-
-static uint64_t mm_flops(const opprof_input *in, unsigned n)
-{
-    return n >= 2 ? 2ull * (uint64_t)in[0].dims[0] * (uint64_t)in[0].dims[1] * (uint64_t)in[1].dims[1] : 0;
-}
-
-static const opprof_site site_mm = OPPROF_SITE_INIT("aten::mm", OPPROF_CAT_CPU_OP, mm_flops);
-OPPROF_SITE(site_relu, "aten::relu");
-
 static void test_live_session(void **state)
 {
     (void)state;
-    opprof_config cfg;
-    opprof_config_init(&cfg);
-    cfg.record_shapes = 1;
-    cfg.with_flops = 1;
-    cfg.profile_memory = 1;
-    cfg.clock = fake_clock;
-    g_now = 1000;
-    assert_int_equal(opprof_start(&cfg), OPPROF_OK);
-    for (int i = 0; i < 20; i++) {
-        const opprof_site *a = opprof_annotation_begin(i % 2 ? "layer \"odd\"" : "layer\teven");
-        opprof_input in[2] = {{OPPROF_DTYPE_FLOAT, 2, {4, 8 + i % 3}}, {OPPROF_DTYPE_FLOAT, 2, {8 + i % 3, 16}}};
-        g_now += 7;
-        opprof_begin_inputs(&site_mm, in, 2);
-        g_now += 3;
-        opprof_record_memory((void *)(uintptr_t)(0x1000 + i * 64), 256 + i);
-        g_now += 1234;
-        opprof_end(&site_mm);
-        g_now += 5;
-        opprof_begin(&site_relu);
-        g_now += 11;
-        opprof_record_memory((void *)(uintptr_t)(0x1000 + i * 64), -(256 + i));
-        opprof_end(&site_relu);
-        g_now += 2;
-        opprof_end(a);
-        g_now += 1;
-    }
-    opprof_trace *t = NULL;
-    assert_int_equal(opprof_stop(&t), OPPROF_OK);
+    opprof_trace *t = sample_session(20);
+    assert_non_null(t);
     round_trip(t, "live.json");
     round_trip(t, "live.json.gz");
     opprof_trace_free(t);

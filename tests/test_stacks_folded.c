@@ -185,6 +185,36 @@ static void test_device_metric(void **state)
     opprof_trace_free(t);
 }
 
+/* Many sub-microsecond leaves on one stack: their exact nanoseconds add up
+ * before the one conversion to microseconds (truncating each event, as
+ * PyTorch does, would give them 0 and drop the line). Equal stacks are one
+ * line, in order of first appearance, in both frame modes. */
+static void test_sub_microsecond_leaves_add_up(void **state)
+{
+    (void)state;
+    opprof_trace *t = op_trace_new();
+    uint32_t th = (uint32_t)op_trace_thread(t, 1, 1);
+    uint32_t cmp = intern(t, "cmp", 3), sort = intern(t, "qsort", 5), other = intern(t, "other", 5);
+    op_trace_add_event(t, th, sort, OPPROF_CAT_CPU_OP, 0, 2000000);
+    t->ev[0].stack = add_stack(t, "main");
+    for (int i = 0; i < 3000; i++) { /* 3000 x 401 ns = 1203 us */
+        op_trace_add_event(t, th, cmp, OPPROF_CAT_CPU_OP, 1000 + (int64_t)i * 500, 401);
+        t->ev[t->nev - 1].stack = add_stack(t, "sort.c(9): qsort^main");
+    }
+    op_trace_add_event(t, th, other, OPPROF_CAT_CPU_OP, 1900000, 999); /* alone: under 1 us, left out */
+    t->ev[t->nev - 1].stack = add_stack(t, "main");
+    assert_int_equal(op_trace_finish(t), OPPROF_OK);
+    char *s = folded(t, NULL, OPPROF_STACKS_CALLS);
+    /* qsort's self time: 2000000 - 3000*401 - 999 = 796 us (796.001). */
+    assert_string_equal(s, "main;qsort 796\nmain;sort.c(9):_qsort;cmp 1203\n");
+    check_folded_rules(s);
+    free(s);
+    s = folded(t, NULL, OPPROF_STACKS_OPERATORS);
+    assert_string_equal(s, "qsort 796\nqsort;cmp 1203\n");
+    free(s);
+    opprof_trace_free(t);
+}
+
 static void test_bad_arguments(void **state)
 {
     (void)state;
@@ -209,6 +239,7 @@ int main(void)
         cmocka_unit_test(test_known_tree_matches_pytorch),
         cmocka_unit_test(test_tab_and_newline_in_frames_become_underscores),
         cmocka_unit_test(test_device_metric),
+        cmocka_unit_test(test_sub_microsecond_leaves_add_up),
         cmocka_unit_test(test_bad_arguments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

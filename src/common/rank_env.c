@@ -25,3 +25,15 @@ int op_rank_from_env(int64_t *rank, int64_t *world)
     if (world) *world = env_first(worlds);
     return *rank >= 0;
 }
+
+void op_rank_pick(int64_t *rank, int64_t *world, int64_t trace_rank, int64_t trace_world)
+{
+    if (*rank < 0) *rank = trace_rank;
+    if (*world < 0) *world = trace_world;
+    if (*rank < 0 || *world < 0) {
+        int64_t er = -1, ew = -1;
+        op_rank_from_env(&er, &ew);
+        if (*rank < 0) *rank = er;
+        if (*world < 0) *world = ew;
+    }
+}

@@ -11,4 +11,9 @@
  * not a whole number). Returns 1 when a rank was found. */
 int op_rank_from_env(int64_t *rank, int64_t *world);
 
+/* The rank a trace writer records: *rank and *world come in as the
+ * options' (-1: none) and go out as the first known of the options', the
+ * trace's (trace_rank, trace_world) and the environment's. */
+void op_rank_pick(int64_t *rank, int64_t *world, int64_t trace_rank, int64_t trace_world);
+
 #endif

@@ -36,6 +36,8 @@
 
 #include "common/error.h"
 #include "export/out.h"
+#include "common/pfschema.h"
+#include "export/pftrace.h"
 #include "model/model.h"
 #include "common/rank_env.h"
 
@@ -333,14 +335,7 @@ static void put_distributed(cw *c, const opprof_export_options *o)
     const opprof_trace *t = c->t;
     op_jw *w = c->w;
     int64_t rank = o->rank, world = o->world_size;
-    if (rank < 0) rank = t->dist_rank;
-    if (world < 0) world = t->dist_world;
-    if (rank < 0 || world < 0) {
-        int64_t er = -1, ew = -1;
-        op_rank_from_env(&er, &ew);
-        if (rank < 0) rank = er;
-        if (world < 0) world = ew;
-    }
+    op_rank_pick(&rank, &world, t->dist_rank, t->dist_world);
     if (rank < 0) return;
     OP_JW_LIT(w, "  \"distributedInfo\": {");
     if (t->dist_backend) {
@@ -549,7 +544,8 @@ int opprof_export_chrome_trace_ex(const opprof_trace *t, const char *path, const
     op_out out;
     int rc = op_out_open_path(&out, path, gz, o->gzip_level, o->fsync != 0);
     if (rc != OPPROF_OK) return rc;
-    rc = write_trace(t, &out.w, o);
+    /* The name picks the format, as it picks compression. */
+    rc = op_pf_path(path) ? op_pf_write(t, &out.w, o) : write_trace(t, &out.w, o);
     if (rc != OPPROF_OK) {
         op_out_discard(&out);
         return rc;

@@ -4,12 +4,15 @@
  *     root_frame;...;innermost_frame;op_name VALUE
  *
  * with PyTorch's rules (torch.autograd.profiler_util.EventList.export_stacks):
- * events in start order, one line each (the readers add equal stacks up);
  * frames root first, joined by ';'; in each frame ' ', ';', tab and newline
  * become '_'; the value is the metric in microseconds truncated to an
- * integer, and events whose value is not positive are left out. One
- * addition: the operator's name ends the line, so that the flame graph's
- * leaves are operators (PyTorch stops at the calling line). */
+ * integer, and lines whose value is not positive are left out. Two
+ * differences: the operator's name ends the line, so that the flame graph's
+ * leaves are operators (PyTorch stops at the calling line); and each
+ * distinct stack is one line (in order of first appearance) whose value is
+ * its events' exact nanoseconds added up, then truncated to microseconds
+ * once. PyTorch writes a line per event, each truncated, so that a stack
+ * of many sub-microsecond events vanishes from the flame graph. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -18,6 +21,8 @@
 
 #include "common/error.h"
 #include "common/textesc.h"
+#include "export/stacksum.h"
+#include "import/buf.h"
 #include "model/model.h"
 
 enum { METRIC_SELF_CPU, METRIC_SELF_DEVICE };
@@ -38,48 +43,45 @@ static int parse_metric(const char *metric, int *kind)
                    "self_cuda_time_total, self_device_time_total", metric);
 }
 
-/* Writes s with the separators of the format (space, ';', tab, line break)
- * replaced by '_' and the other control characters escaped
+/* Appends s with the separators of the format (space, ';', tab, line
+ * break) replaced by '_' and the other control characters escaped
  * (common/textesc.h): a folded file is text that people read. */
-static void put_frame(FILE *f, const char *s)
+static int put_frame(op_buf *b, const char *s)
 {
     size_t n = strlen(s);
     char *esc = NULL;
-    if (op_text_needs_escape(s, n) && (esc = malloc(n + 1))) {
+    if (op_text_needs_escape(s, n)) {
+        if (!(esc = malloc(n + 1))) return -1;
         for (size_t i = 0; i <= n; i++) esc[i] = s[i] == '\t' || s[i] == '\n' ? '_' : s[i];
         size_t need = op_text_escape(esc, n, NULL, 0) + 1;
         char *e2 = malloc(need);
         if (e2) op_text_escape(esc, n, e2, need);
         free(esc);
-        s = esc = e2 ? e2 : NULL;
-        if (!s) return;
+        if (!(s = esc = e2)) return -1;
+        n = strlen(s);
     }
-    for (; *s; s++) {
-        char c = *s;
-        putc(c == ' ' || c == ';' ? '_' : c, f);
-    }
+    int rc = op_buf_reserve(b, n + 1);
+    for (size_t i = 0; rc == 0 && i < n; i++) b->p[b->n++] = s[i] == ' ' || s[i] == ';' ? '_' : s[i];
     free(esc);
+    return rc;
 }
 
-static int64_t metric_us(const op_event *e, int kind)
+static int64_t metric_ns(const op_event *e, int kind)
 {
-    int64_t ns = kind == METRIC_SELF_CPU ? e->self_ns : e->dev_self_ns;
-    return ns / 1000; /* Python's int(): toward zero */
+    return kind == METRIC_SELF_CPU ? e->self_ns : e->dev_self_ns;
 }
 
 /* The captured call stack, root first, then the operator. */
-static void line_calls(FILE *f, const opprof_trace *t, const op_event *e)
+static int line_calls(op_buf *b, const opprof_trace *t, const op_event *e)
 {
     const op_stack *st = &t->stacks[e->stack - 1];
-    for (uint32_t k = st->nframes; k-- > 0;) {
-        put_frame(f, op_strtab_get(&t->str, st->frames[k]));
-        putc(';', f);
-    }
-    put_frame(f, op_strtab_get(&t->str, e->name));
+    for (uint32_t k = st->nframes; k-- > 0;)
+        if (put_frame(b, op_strtab_get(&t->str, st->frames[k])) != 0 || op_buf_putc(b, ';') != 0) return -1;
+    return put_frame(b, op_strtab_get(&t->str, e->name));
 }
 
 /* The enclosing operators, outermost first, then the operator. */
-static int line_operators(FILE *f, const opprof_trace *t, size_t i, int32_t **chain, size_t *cap)
+static int line_operators(op_buf *b, const opprof_trace *t, size_t i, int32_t **chain, size_t *cap)
 {
     size_t n = 0;
     for (int64_t j = (int64_t)i; j >= 0; j = t->ev[j].parent) {
@@ -93,10 +95,31 @@ static int line_operators(FILE *f, const opprof_trace *t, size_t i, int32_t **ch
         (*chain)[n++] = (int32_t)j;
     }
     while (n-- > 0) {
-        put_frame(f, op_strtab_get(&t->str, t->ev[(*chain)[n]].name));
-        if (n) putc(';', f);
+        if (put_frame(b, op_strtab_get(&t->str, t->ev[(*chain)[n]].name)) != 0) return -1;
+        if (n && op_buf_putc(b, ';') != 0) return -1;
     }
     return 0;
+}
+
+/* Every event's exact nanoseconds, added up per line. */
+static int sum_lines(const opprof_trace *t, int kind, int frames, op_stacksum *sum)
+{
+    int32_t *chain = NULL;
+    size_t cap = 0;
+    op_buf line = {0};
+    int rc = 0;
+    for (size_t i = 0; i < t->nev && rc == 0; i++) {
+        const op_event *e = &t->ev[i];
+        if (frames == OPPROF_STACKS_CALLS ? !e->stack || e->stack > t->nstacks : !op_cat_is_host(e->cat)) continue;
+        int64_t ns = metric_ns(e, kind);
+        if (ns <= 0) continue;
+        line.n = 0;
+        rc = frames == OPPROF_STACKS_CALLS ? line_calls(&line, t, e) : line_operators(&line, t, i, &chain, &cap);
+        if (rc == 0) rc = op_stacksum_add(sum, line.p, line.n, ns);
+    }
+    free(chain);
+    op_buf_free(&line);
+    return rc;
 }
 
 int opprof_write_stacks(const opprof_trace *t, FILE *f, const char *metric, int frames)
@@ -108,22 +131,18 @@ int opprof_write_stacks(const opprof_trace *t, FILE *f, const char *metric, int 
     int kind;
     int rc = parse_metric(metric, &kind);
     if (rc != OPPROF_OK) return rc;
-    int32_t *chain = NULL;
-    size_t cap = 0;
-    for (size_t i = 0; i < t->nev; i++) {
-        const op_event *e = &t->ev[i];
-        if (frames == OPPROF_STACKS_CALLS ? !e->stack || e->stack > t->nstacks : !op_cat_is_host(e->cat)) continue;
-        int64_t v = metric_us(e, kind);
-        if (v <= 0) continue;
-        if (frames == OPPROF_STACKS_CALLS) {
-            line_calls(f, t, e);
-        } else if (line_operators(f, t, i, &chain, &cap) != 0) {
-            free(chain);
-            return op_fail(OPPROF_E_NOMEM, "export_stacks: out of memory");
-        }
-        fprintf(f, " %" PRId64 "\n", v);
+    op_stacksum sum = {0};
+    if (sum_lines(t, kind, frames, &sum) != 0) {
+        op_stacksum_free(&sum);
+        return op_fail(OPPROF_E_NOMEM, "export_stacks: out of memory");
     }
-    free(chain);
+    for (size_t i = 0; i < sum.n; i++) {
+        int64_t us = sum.lines[i].ns / 1000; /* Python's int(): toward zero */
+        if (us <= 0) continue;
+        fwrite(sum.text + sum.lines[i].off, 1, sum.lines[i].len, f);
+        fprintf(f, " %" PRId64 "\n", us);
+    }
+    op_stacksum_free(&sum);
     if (ferror(f)) return op_fail(OPPROF_E_IO, "export_stacks: write failed: %s", strerror(errno));
     return OPPROF_OK;
 }

@@ -7,9 +7,11 @@
 #include <string.h>
 
 #include "common/error.h"
+#include "common/pfschema.h"
 #include "common/satmath.h"
 #include "import/import.h"
 #include "import/number.h"
+#include "import/pftrace.h"
 
 static int read_events(op_importer *im)
 {
@@ -201,6 +203,23 @@ static void rebase(op_importer *im, int64_t base_ns)
     t->mem_totals_given = t->nmem > 0 && im->mem_totals == t->nmem;
 }
 
+/* The first bytes, given back to the source: Perfetto's protobuf or
+ * JSON? 1 Perfetto, 0 JSON, or a negative status when the read fails. */
+static int sniff_pftrace(op_source *src, const char *label)
+{
+    unsigned char b[sizeof src->back];
+    size_t have = 0;
+    while (have < sizeof b) {
+        ssize_t n = op_source_read(src, b + have, sizeof b - have);
+        if (n < 0) return op_fail((int)n, "%s: byte %" PRIu64 ": %s", label, src->err_off, src->err);
+        if (n == 0) break;
+        have += (size_t)n;
+    }
+    memcpy(src->back, b, have);
+    src->nback = have;
+    return op_pf_sniff(b, have);
+}
+
 int op_import_source(op_source *src, const char *label, size_t chunk, opprof_trace **out)
 {
     return op_import_source_max(src, label, chunk, 0, out);
@@ -209,6 +228,12 @@ int op_import_source(op_source *src, const char *label, size_t chunk, opprof_tra
 int op_import_source_max(op_source *src, const char *label, size_t chunk, uint64_t max_events, opprof_trace **out)
 {
     *out = NULL;
+    int pf = sniff_pftrace(src, label);
+    if (pf < 0) {
+        op_source_close(src);
+        return pf;
+    }
+    if (pf) return op_import_pftrace(src, label, out);
     op_importer im;
     memset(&im, 0, sizeof im);
     im.max_events = max_events;
@@ -262,6 +287,8 @@ int opprof_trace_load_max(const char *path, uint64_t max_events, opprof_trace **
     op_source *src;
     int rc = op_source_open_path(path, &src);
     if (rc != 0) return fail_open(rc, label);
+    /* The name decides where it says Perfetto; else the first bytes do. */
+    if (op_pf_path(path)) return op_import_pftrace(src, label, out);
     return op_import_source_max(src, label, OP_IMPORT_CHUNK, max_events, out);
 }
 

@@ -15,7 +15,7 @@ struct op_source {
      * opprof_status with err and err_off set. */
     ssize_t (*read)(op_source *s, unsigned char *buf, size_t cap);
     void (*close)(op_source *s);
-    unsigned char back[2]; /* bytes peeked and given back */
+    unsigned char back[16]; /* bytes peeked and given back */
     size_t nback;
     uint64_t err_off;      /* where the failure lies in this source's bytes */
     char err[160];

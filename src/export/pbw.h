@@ -1,0 +1,60 @@
+/* A tiny protocol-buffers encoder for the Perfetto writer: varints, tags and
+ * length-delimited fields into a growable buffer. Nested messages are
+ * opened and closed like brackets; the length is written when the message
+ * closes (one byte reserved, moved up in the rare case it needs more).
+ *
+ * Errors are sticky (out of memory): check op_pbw.failed once per packet. */
+#ifndef OPPROF_EXPORT_PBW_H
+#define OPPROF_EXPORT_PBW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/pfschema.h" /* the wire types */
+
+#define OP_PBW_DEPTH 8
+
+typedef struct op_pbw {
+    unsigned char *p;
+    size_t n, cap;
+    size_t open[OP_PBW_DEPTH]; /* where each open message's length byte is */
+    int depth;
+    int failed;
+} op_pbw;
+
+void op_pbw_varint(op_pbw *b, uint64_t v);
+void op_pbw_raw(op_pbw *b, const void *p, size_t n);
+
+static inline void op_pbw_tag(op_pbw *b, uint32_t field, int wire)
+{
+    op_pbw_varint(b, ((uint64_t)field << 3) | (uint64_t)wire);
+}
+
+static inline void op_pbw_uint(op_pbw *b, uint32_t field, uint64_t v)
+{
+    op_pbw_tag(b, field, OP_PB_VARINT);
+    op_pbw_varint(b, v);
+}
+
+/* int32/int64 fields: two's complement, as protobuf does (not zigzag). */
+static inline void op_pbw_int(op_pbw *b, uint32_t field, int64_t v)
+{
+    op_pbw_uint(b, field, (uint64_t)v);
+}
+
+void op_pbw_fixed64(op_pbw *b, uint32_t field, uint64_t v);
+void op_pbw_bytes(op_pbw *b, uint32_t field, const void *p, size_t n);
+
+/* A nested message: begin, its fields, end. */
+void op_pbw_begin(op_pbw *b, uint32_t field);
+void op_pbw_end(op_pbw *b);
+
+static inline void op_pbw_reset(op_pbw *b)
+{
+    b->n = 0;
+    b->depth = 0;
+}
+
+void op_pbw_free(op_pbw *b);
+
+#endif

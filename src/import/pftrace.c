@@ -1,0 +1,477 @@
+/* The .pftrace reader (see pftrace.h): the file's packets read one at a
+ * time from the source, each packet's sequence state (clocks, defaults,
+ * interned ids), the track descriptors, then the model finished as the
+ * Chrome reader finishes it. */
+#include "import/pftrace.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/error.h"
+#include "common/pfschema.h"
+#include "common/satmath.h"
+
+int op_pf_fail(pf_reader *r, int status, const unsigned char *p, const char *fmt, ...)
+{
+    if (r->status) return -1;
+    r->status = status;
+    r->err_off = r->pkt_off + (uint64_t)(p - r->pkt);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->err, sizeof r->err, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+int op_pf_sniff(const unsigned char *b, size_t n)
+{
+    if (n < 2 || b[0] != ((PF_TRACE_PACKET << 3) | 2)) return 0;
+    /* JSON: more white space, then '{' or '['. A packet's length is
+     * followed by a field's tag, which is never '{' or '[' in a trace packet
+     * (those would be groups). */
+    size_t i = 1;
+    while (i < n && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n')) i++;
+    return i < n && b[i] != '{' && b[i] != '[';
+}
+
+static pf_seq *seq_of(pf_reader *r, uint64_t id)
+{
+    uint32_t k;
+    if (op_u64map_get(&r->seq_ix, id, &k)) return &r->seqs[k];
+    if (r->nseqs == r->cap_seqs) {
+        size_t c = r->cap_seqs ? r->cap_seqs * 2 : 8;
+        pf_seq *s = realloc(r->seqs, c * sizeof *s);
+        if (!s) return NULL;
+        r->seqs = s;
+        r->cap_seqs = c;
+    }
+    if (op_u64map_put(&r->seq_ix, id, (uint32_t)r->nseqs) != 0) return NULL;
+    pf_seq *s = &r->seqs[r->nseqs++];
+    memset(s, 0, sizeof *s);
+    return s;
+}
+
+static void seq_clear(pf_seq *s)
+{
+    op_u64map_free(&s->names);
+    op_u64map_free(&s->cats);
+    op_u64map_free(&s->anns);
+    op_u64map_free(&s->strs);
+    memset(s, 0, sizeof *s);
+}
+
+/* "Sequence-scoped" clocks (64..127) are the ones a file of its own can
+ * define; their offset to the trace's clock is the snapshot's difference to
+ * the first other clock in it. */
+static int clock_snapshot(pf_reader *r, pf_seq *s, op_pbr cs)
+{
+    op_pbf f, g;
+    const char *why;
+    int rc;
+    int64_t ref = 0;
+    int have_ref = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        op_pbr it = cs;
+        while ((rc = op_pbr_next(&it, &f, &why)) > 0) {
+            if (f.field != PF_CS_CLOCKS || f.wire != OP_PB_LEN) continue;
+            uint64_t id = 0, ts = 0, incr = 0, unit = 1;
+            op_pbr c = f.sub;
+            while ((rc = op_pbr_next(&c, &g, &why)) > 0) {
+                if (g.wire != OP_PB_VARINT) continue;
+                if (g.field == PF_CLK_ID) id = g.v;
+                else if (g.field == PF_CLK_TIMESTAMP) ts = g.v;
+                else if (g.field == PF_CLK_INCREMENTAL) incr = g.v;
+                else if (g.field == PF_CLK_UNIT_NS) unit = g.v ? g.v : 1;
+            }
+            if (rc < 0) return op_pf_fail(r, OPPROF_E_PARSE, c.p, "clock snapshot: %s", why);
+            int scoped = id >= PF_CLOCK_SEQ_FIRST && id < PF_CLOCK_SEQ_FIRST + 64;
+            if (pass == 0 && !scoped && !have_ref) {
+                ref = (int64_t)ts;
+                have_ref = 1;
+            } else if (pass == 1 && scoped) {
+                pf_clock *k = &s->clk[id - PF_CLOCK_SEQ_FIRST];
+                k->valid = 1;
+                k->incremental = incr != 0;
+                k->unit = unit;
+                k->value = ts * unit;
+                k->offset = have_ref ? ref - (int64_t)(ts * unit) : 0;
+            }
+        }
+        if (rc < 0) return op_pf_fail(r, OPPROF_E_PARSE, it.p, "clock snapshot: %s", why);
+    }
+    return 0;
+}
+
+static int defaults(pf_reader *r, pf_seq *s, op_pbr d)
+{
+    op_pbf f, g;
+    const char *why;
+    int rc;
+    while ((rc = op_pbr_next(&d, &f, &why)) > 0) {
+        if (f.field == PF_DEF_CLOCK_ID && f.wire == OP_PB_VARINT) {
+            s->def_clock = (uint32_t)f.v;
+        } else if (f.field == PF_DEF_TRACK_EVENT && f.wire == OP_PB_LEN) {
+            op_pbr e = f.sub;
+            while ((rc = op_pbr_next(&e, &g, &why)) > 0) {
+                if (g.field == PF_TED_TRACK_UUID && g.wire == OP_PB_VARINT) {
+                    s->has_def_track = 1;
+                    s->def_track = g.v;
+                }
+            }
+            if (rc < 0) return op_pf_fail(r, OPPROF_E_PARSE, e.p, "packet defaults: %s", why);
+        }
+    }
+    return rc < 0 ? op_pf_fail(r, OPPROF_E_PARSE, d.p, "packet defaults: %s", why) : 0;
+}
+
+static uint32_t category_of(const char *s, size_t n)
+{
+    for (int c = 0; c <= OPPROF_CAT_OTHER; c++) {
+        const char *name = opprof_category_name(c);
+        if (c != OPPROF_CAT_MEMORY && c != OPPROF_CAT_OTHER && strlen(name) == n && memcmp(name, s, n) == 0)
+            return (uint32_t)c;
+    }
+    return UINT32_MAX; /* skipped, as the Chrome reader skips an unknown cat */
+}
+
+static uint32_t annotation_of(const char *s, size_t n)
+{
+    for (int a = 0; a < PF_ANN_COUNT_; a++)
+        if (strlen(op_pf_ann_names[a]) == n && memcmp(op_pf_ann_names[a], s, n) == 0) return (uint32_t)a;
+    return UINT32_MAX;
+}
+
+/* One entry of InternedData: iid and name/str into the map of its kind. */
+static int interned_entry(pf_reader *r, pf_seq *s, uint32_t kind, op_pbr e)
+{
+    op_pbf f;
+    const char *why;
+    int rc;
+    uint64_t iid = 0;
+    const unsigned char *name = NULL;
+    size_t n = 0;
+    while ((rc = op_pbr_next(&e, &f, &why)) > 0) {
+        if (f.field == PF_IN_IID && f.wire == OP_PB_VARINT) iid = f.v;
+        else if (f.field == PF_IN_NAME && f.wire == OP_PB_LEN) {
+            name = f.sub.p;
+            n = (size_t)(f.sub.end - f.sub.p);
+        }
+    }
+    if (rc < 0) return op_pf_fail(r, OPPROF_E_PARSE, e.p, "interned data: %s", why);
+    if (!name) name = (const unsigned char *)"";
+    uint32_t v;
+    op_u64map *m;
+    switch (kind) {
+    case PF_ID_CATEGORIES: m = &s->cats; v = category_of((const char *)name, n); break;
+    case PF_ID_ANNOTATION_NAMES: m = &s->anns; v = annotation_of((const char *)name, n); break;
+    case PF_ID_EVENT_NAMES: m = &s->names; v = op_trace_intern(r->t, (const char *)name, n); break;
+    default: m = &s->strs; v = op_trace_intern(r->t, (const char *)name, n); break;
+    }
+    if (v == UINT32_MAX && (m == &s->names || m == &s->strs)) return op_pf_fail(r, OPPROF_E_NOMEM, e.p, "out of memory");
+    if (op_u64map_put(m, iid, v) != 0) return op_pf_fail(r, OPPROF_E_NOMEM, e.p, "out of memory");
+    return 0;
+}
+
+static int interned(pf_reader *r, pf_seq *s, op_pbr d)
+{
+    op_pbf f;
+    const char *why;
+    int rc;
+    while ((rc = op_pbr_next(&d, &f, &why)) > 0) {
+        if (f.wire != OP_PB_LEN) continue;
+        if (f.field == PF_ID_CATEGORIES || f.field == PF_ID_EVENT_NAMES || f.field == PF_ID_ANNOTATION_NAMES ||
+            f.field == PF_ID_STRING_VALUES) {
+            if (interned_entry(r, s, f.field, f.sub) != 0) return -1;
+        }
+    }
+    return rc < 0 ? op_pf_fail(r, OPPROF_E_PARSE, d.p, "interned data: %s", why) : 0;
+}
+
+static int add_track(pf_reader *r, uint64_t uuid, int kind, uint32_t thread, const unsigned char *at)
+{
+    uint32_t k;
+    if (op_u64map_get(&r->track_ix, uuid, &k)) return 0; /* declared again: the first stays */
+    if (r->ntracks == r->cap_tracks) {
+        size_t c = r->cap_tracks ? r->cap_tracks * 2 : 16;
+        pf_track *t = realloc(r->tracks, c * sizeof *t);
+        if (!t) return op_pf_fail(r, OPPROF_E_NOMEM, at, "out of memory");
+        r->tracks = t;
+        r->cap_tracks = c;
+    }
+    if (op_u64map_put(&r->track_ix, uuid, (uint32_t)r->ntracks) != 0)
+        return op_pf_fail(r, OPPROF_E_NOMEM, at, "out of memory");
+    r->tracks[r->ntracks++] = (pf_track){kind, thread, NULL, 0, 0};
+    return 0;
+}
+
+/* A thread's track, a track under a thread's (opprof's lanes for
+ * overlapping ranges: the same thread), opprof's metadata track, or
+ * another (its events are skipped). */
+static int track_descriptor(pf_reader *r, op_pbr d)
+{
+    op_pbf f, g;
+    const char *why;
+    int rc;
+    const unsigned char *at = d.p;
+    uint64_t uuid = 0, parent = 0;
+    int has_thread = 0, has_parent = 0, other = 0, meta = 0;
+    int64_t pid = 0, tid = 0;
+    const unsigned char *tname = NULL;
+    size_t tname_n = 0;
+    while ((rc = op_pbr_next(&d, &f, &why)) > 0) {
+        if (f.field == PF_TD_UUID && f.wire == OP_PB_VARINT) uuid = f.v;
+        else if (f.field == PF_TD_PARENT_UUID && f.wire == OP_PB_VARINT) {
+            parent = f.v;
+            has_parent = 1;
+        } else if (f.field == PF_TD_NAME && f.wire == OP_PB_LEN) {
+            size_t n = (size_t)(f.sub.end - f.sub.p);
+            meta = n == strlen(PF_META_TRACK_NAME) && memcmp(f.sub.p, PF_META_TRACK_NAME, n) == 0;
+        } else if ((f.field == PF_TD_PROCESS || f.field == PF_TD_COUNTER) && f.wire == OP_PB_LEN) {
+            other = 1;
+        } else if (f.field == PF_TD_THREAD && f.wire == OP_PB_LEN) {
+            has_thread = 1;
+            op_pbr th = f.sub;
+            while ((rc = op_pbr_next(&th, &g, &why)) > 0) {
+                if (g.field == PF_THD_PID && g.wire == OP_PB_VARINT) pid = (int32_t)g.v; /* an int32 */
+                else if (g.field == PF_THD_TID && g.wire == OP_PB_VARINT) tid = op_pb_int(g.v);
+                else if (g.field == PF_THD_NAME && g.wire == OP_PB_LEN) {
+                    tname = g.sub.p;
+                    tname_n = (size_t)(g.sub.end - g.sub.p);
+                }
+            }
+            if (rc < 0) return op_pf_fail(r, OPPROF_E_PARSE, th.p, "thread descriptor: %s", why);
+        }
+    }
+    if (rc < 0) return op_pf_fail(r, OPPROF_E_PARSE, d.p, "track descriptor: %s", why);
+    if (has_thread) {
+        op_thread_key k = {pid, tid, 0, 0};
+        int64_t th = op_thread_map_get(&r->threads, r->t, &k);
+        if (th < 0) return op_pf_fail(r, OPPROF_E_NOMEM, at, "out of memory");
+        if (tname) {
+            uint32_t name = op_trace_intern(r->t, (const char *)tname, tname_n);
+            if (name == UINT32_MAX) return op_pf_fail(r, OPPROF_E_NOMEM, at, "out of memory");
+            r->t->threads[th].name = name;
+        }
+        return add_track(r, uuid, PF_TK_THREAD, (uint32_t)th, at);
+    }
+    uint32_t k;
+    if (!other && has_parent && op_u64map_get(&r->track_ix, parent, &k) && r->tracks[k].kind == PF_TK_THREAD)
+        return add_track(r, uuid, PF_TK_THREAD, r->tracks[k].thread, at);
+    return add_track(r, uuid, !other && !has_parent && meta ? PF_TK_META : PF_TK_OTHER, 0, at);
+}
+
+/* The packet's time in nanoseconds on the trace's clock; -1 when it has
+ * none or it is out of range (failure recorded). */
+static int packet_time(pf_reader *r, pf_seq *s, uint64_t ts, int has_clock, uint32_t clock, int64_t *ns)
+{
+    if (!has_clock) clock = s->def_clock;
+    uint64_t v = ts;
+    if (clock >= PF_CLOCK_SEQ_FIRST && clock < PF_CLOCK_SEQ_FIRST + 64) {
+        pf_clock *k = &s->clk[clock - PF_CLOCK_SEQ_FIRST];
+        if (!k->valid)
+            return op_pf_fail(r, OPPROF_E_PARSE, r->pkt, "a timestamp on clock %u, which no snapshot of its sequence "
+                              "defines", clock);
+        uint64_t d;
+        if (__builtin_mul_overflow(ts, k->unit, &d) ||
+            (k->incremental && __builtin_add_overflow(k->value, d, &k->value)))
+            return op_pf_fail(r, OPPROF_E_PARSE, r->pkt, "a timestamp is out of range");
+        v = k->incremental ? k->value : d;
+        v += (uint64_t)k->offset; /* unsigned: a negative offset wraps back, as intended */
+    }
+    if (v > (uint64_t)OP_TIME_LIMIT_NS) /* as the Chrome reader: sums and differences of times then fit */
+        return op_pf_fail(r, OPPROF_E_PARSE, r->pkt, "a timestamp is out of range (more than 2^61 ns, about 73 "
+                          "years, from 0)");
+    *ns = (int64_t)v;
+    return 0;
+}
+
+int op_pf_packet(pf_reader *r, op_pbr body)
+{
+    op_pbf f;
+    const char *why;
+    int rc;
+    uint64_t seq_id = 0, flags = 0, ts = 0;
+    uint32_t clock = 0;
+    int has_ts = 0, has_clock = 0;
+    op_pbr te = {0}, in = {0}, def = {0}, td = {0}, cs = {0};
+    int has_te = 0, has_in = 0, has_def = 0, has_td = 0, has_cs = 0;
+    while ((rc = op_pbr_next(&body, &f, &why)) > 0) {
+        int len = f.wire == OP_PB_LEN, var = f.wire == OP_PB_VARINT;
+        switch (f.field) {
+        case PF_PKT_TIMESTAMP: if (var) { ts = f.v; has_ts = 1; } break;
+        case PF_PKT_CLOCK_ID: if (var) { clock = (uint32_t)f.v; has_clock = 1; } break;
+        case PF_PKT_SEQUENCE_ID: if (var) seq_id = f.v; break;
+        case PF_PKT_SEQUENCE_FLAGS: if (var) flags |= f.v; break;
+        case PF_PKT_INCREMENTAL_CLEARED: if (var && f.v) flags |= PF_SEQ_INCREMENTAL_STATE_CLEARED; break;
+        case PF_PKT_TRACK_EVENT: if (len) { te = f.sub; has_te = 1; } break;
+        case PF_PKT_INTERNED_DATA: if (len) { in = f.sub; has_in = 1; } break;
+        case PF_PKT_DEFAULTS: if (len) { def = f.sub; has_def = 1; } break;
+        case PF_PKT_TRACK_DESCRIPTOR: if (len) { td = f.sub; has_td = 1; } break;
+        case PF_PKT_CLOCK_SNAPSHOT: if (len) { cs = f.sub; has_cs = 1; } break;
+        default: break;
+        }
+    }
+    if (rc < 0) return op_pf_fail(r, OPPROF_E_PARSE, body.p, "trace packet: %s", why);
+    pf_seq *s = seq_of(r, seq_id);
+    if (!s) return op_pf_fail(r, OPPROF_E_NOMEM, r->pkt, "out of memory");
+    if (flags & PF_SEQ_INCREMENTAL_STATE_CLEARED) seq_clear(s);
+    if (has_cs && clock_snapshot(r, s, cs) != 0) return -1;
+    if (has_def && defaults(r, s, def) != 0) return -1;
+    if (has_in && interned(r, s, in) != 0) return -1;
+    if (has_td && track_descriptor(r, td) != 0) return -1;
+    if (!has_ts) return 0; /* a track event without a time is not placed */
+    int64_t ns = 0;
+    if (packet_time(r, s, ts, has_clock, clock, &ns) != 0) return -1;
+    return has_te ? op_pf_track_event(r, s, te, ns) : 0;
+}
+
+/* The source's bytes, kept from the current packet on. */
+typedef struct pf_input {
+    op_source *src;
+    unsigned char *buf;
+    size_t cap, pos, len;
+    uint64_t off; /* of buf[0] in the stream */
+    int eof;
+} pf_input;
+
+/* At least `need` bytes from pos, unless the input ends first. */
+static int fill(pf_reader *r, pf_input *in, size_t need)
+{
+    if (in->len - in->pos >= need || in->eof) return 0;
+    if (in->pos) { /* only when more is needed: a move per refill, not per packet */
+        memmove(in->buf, in->buf + in->pos, in->len - in->pos);
+        in->off += in->pos;
+        in->len -= in->pos;
+        in->pos = 0;
+    }
+    if (need > in->cap) {
+        size_t c = in->cap ? in->cap : 1 << 16;
+        while (c < need) c *= 2;
+        unsigned char *b = realloc(in->buf, c);
+        if (!b) return r->status = OPPROF_E_NOMEM, snprintf(r->err, sizeof r->err, "out of memory"), -1;
+        in->buf = b;
+        in->cap = c;
+    }
+    while (in->len < need && !in->eof) {
+        ssize_t n = op_source_read(in->src, in->buf + in->len, in->cap - in->len);
+        if (n < 0) {
+            r->status = (int)n;
+            r->err_off = in->src->err_off;
+            snprintf(r->err, sizeof r->err, "%s", in->src->err);
+            return -1;
+        }
+        if (n == 0) in->eof = 1;
+        in->len += (size_t)n;
+    }
+    return 0;
+}
+
+static int read_packets(pf_reader *r, pf_input *in)
+{
+    static const unsigned char none[1];
+    uint64_t packets = 0;
+    for (;;) {
+        if (fill(r, in, 20) != 0) return -1;
+        if (in->len == in->pos) break;
+        const unsigned char *base = in->buf + in->pos;
+        op_pbr hdr = {base, in->buf + in->len};
+        r->pkt = base;
+        r->pkt_off = in->off + in->pos;
+        uint64_t tag, n = 0;
+        const char *why;
+        if (op_pbr_varint(&hdr, &tag, &why) != 0) return op_pf_fail(r, OPPROF_E_PARSE, hdr.p, "%s", why);
+        int wire = (int)(tag & 7);
+        if (wire == OP_PB_LEN && op_pbr_varint(&hdr, &n, &why) != 0)
+            return op_pf_fail(r, OPPROF_E_PARSE, hdr.p, "%s", why);
+        if (tag >> 3 != PF_TRACE_PACKET || wire != OP_PB_LEN)
+            return op_pf_fail(r, OPPROF_E_PARSE, base, "not a Trace.packet (field %" PRIu64 ", wire type %d)",
+                              tag >> 3, wire);
+        if (n > PF_MAX_PACKET)
+            return op_pf_fail(r, OPPROF_E_RANGE, base, "a packet of %" PRIu64 " bytes (at most %zu are read)", n,
+                              PF_MAX_PACKET);
+        size_t head = (size_t)(hdr.p - base);
+        if (fill(r, in, head + (size_t)n) != 0) return -1; /* may move the buffer */
+        base = in->buf + in->pos;
+        if (in->len - in->pos < head + n) {
+            r->pkt = none; /* the offset of the end of the input */
+            r->pkt_off = in->off + in->len;
+            return op_pf_fail(r, OPPROF_E_PARSE, none, "the input ends inside a packet of %" PRIu64 " bytes", n);
+        }
+        r->pkt = base;
+        r->pkt_off = in->off + in->pos;
+        if (op_pf_packet(r, (op_pbr){base + head, base + head + n}) != 0) return -1;
+        in->pos += head + (size_t)n;
+        packets++;
+    }
+    if (!packets) {
+        r->pkt = none;
+        r->pkt_off = 0;
+        return op_pf_fail(r, OPPROF_E_PARSE, none, "the Perfetto trace has no packets");
+    }
+    return 0;
+}
+
+/* Open slices end with the trace; times start at 0 as the model wants. */
+static void finish_times(pf_reader *r)
+{
+    opprof_trace *t = r->t;
+    for (size_t k = 0; k < r->ntracks; k++) {
+        pf_track *tr = &r->tracks[k];
+        for (size_t i = 0; i < tr->nopen; i++) {
+            if (tr->open[i] == UINT32_MAX) continue;
+            op_event *e = &t->ev[tr->open[i]];
+            e->dur_ns = r->t_max > e->start_ns ? r->t_max - e->start_ns : 0;
+        }
+    }
+    int64_t t0 = r->any_time ? r->t_min : 0;
+    for (size_t i = 0; i < t->nev; i++) t->ev[i].start_ns -= t0;
+    for (size_t i = 0; i < t->nmem; i++) t->mem[i].ts_ns -= t0;
+    t->base_time_ns = t0;
+    t->duration_ns = r->any_time ? r->t_max - t0 : 0;
+    t->mem_totals_given = t->nmem > 0 && r->mem_totals == t->nmem;
+}
+
+static void reader_free(pf_reader *r)
+{
+    for (size_t i = 0; i < r->nseqs; i++) seq_clear(&r->seqs[i]);
+    for (size_t i = 0; i < r->ntracks; i++) free(r->tracks[i].open);
+    free(r->seqs);
+    free(r->tracks);
+    op_u64map_free(&r->seq_ix);
+    op_u64map_free(&r->track_ix);
+    op_thread_map_free(&r->threads);
+    op_buf_free(&r->scratch);
+}
+
+int op_import_pftrace(op_source *src, const char *label, opprof_trace **out)
+{
+    *out = NULL;
+    pf_reader r;
+    memset(&r, 0, sizeof r);
+    pf_input in = {src, NULL, 0, 0, 0, 0, 0};
+    r.t = op_trace_new();
+    int rc = r.t ? read_packets(&r, &in) : (r.status = OPPROF_E_NOMEM, snprintf(r.err, sizeof r.err, "out of memory"), -1);
+    free(in.buf);
+    op_source_close(src);
+    if (rc == 0 && op_thread_map_finish(&r.threads, r.t) != 0) {
+        r.status = OPPROF_E_NOMEM;
+        snprintf(r.err, sizeof r.err, "out of memory");
+        rc = -1;
+    }
+    if (rc == 0) finish_times(&r);
+    reader_free(&r);
+    if (rc != 0) {
+        opprof_trace_free(r.t);
+        return op_fail(r.status, "%s: byte %" PRIu64 ": %s", label, r.err_off, r.err);
+    }
+    rc = op_trace_finish(r.t);
+    if (rc != 0) {
+        opprof_trace_free(r.t);
+        return rc;
+    }
+    *out = r.t;
+    return OPPROF_OK;
+}

@@ -1,0 +1,89 @@
+/* The .pftrace reader: Perfetto's protobuf trace into the event model, so
+ * that every table of a .pftrace equals the table of the same session's
+ * Chrome trace (export/pftrace.h describes what opprof writes).
+ *
+ * What it reads, of any Perfetto trace: TrackDescriptors of threads (and
+ * tracks under them), TrackEvent slice begin/end pairs on those tracks
+ * (names inline or interned, categories as in the Chrome reader: none is
+ * cpu_op, an unknown one is skipped), "[memory]" instants, opprof's debug
+ * annotations and metadata track; timestamps absolute or on sequence-scoped
+ * clocks, incremental or not, with packet defaults and interning per
+ * sequence (cleared by SEQ_INCREMENTAL_STATE_CLEARED). A slice still open at
+ * the end lasts to the trace's last time. Everything else is skipped. */
+#ifndef OPPROF_IMPORT_PFTRACE_H
+#define OPPROF_IMPORT_PFTRACE_H
+
+#include <stdint.h>
+
+#include "import/buf.h"
+#include "import/pbr.h"
+#include "import/source.h"
+#include "import/threads.h"
+#include "import/u64map.h"
+#include "model/model.h"
+
+/* The most one packet may hold: as the JSON reader's largest token. */
+#define PF_MAX_PACKET ((size_t)256 << 20)
+
+enum { PF_TK_OTHER, PF_TK_THREAD, PF_TK_META };
+
+typedef struct pf_track {
+    int kind;
+    uint32_t thread;
+    uint32_t *open; /* open slices: event index, UINT32_MAX for a skipped one */
+    size_t nopen, cap;
+} pf_track;
+
+typedef struct pf_clock {
+    uint8_t valid, incremental;
+    uint64_t value, unit;
+    int64_t offset; /* to the trace's clock */
+} pf_clock;
+
+typedef struct pf_seq {
+    op_u64map names, cats, anns, strs; /* iid -> strtab id, category, PF_ANN_*, strtab id */
+    uint32_t def_clock;
+    int has_def_track;
+    uint64_t def_track;
+    pf_clock clk[64]; /* the sequence-scoped clocks 64..127 */
+} pf_seq;
+
+typedef struct pf_reader {
+    opprof_trace *t;
+    op_thread_map threads;
+    op_u64map seq_ix, track_ix;
+    pf_seq *seqs;
+    size_t nseqs, cap_seqs;
+    pf_track *tracks;
+    size_t ntracks, cap_tracks;
+    int64_t t_min, t_max;
+    int any_time;
+    uint64_t mem_totals;
+    op_buf scratch;
+    /* The packet being read, for error offsets. */
+    const unsigned char *pkt;
+    uint64_t pkt_off;
+    int status;
+    uint64_t err_off;
+    char err[200];
+} pf_reader;
+
+/* Records a failure at p (inside the current packet); returns -1. */
+int op_pf_fail(pf_reader *r, int status, const unsigned char *p, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* One TracePacket's body. 0 or -1 (failure recorded). */
+int op_pf_packet(pf_reader *r, op_pbr body);
+
+/* A TrackEvent at ns on sequence s (pftrace_event.c). */
+int op_pf_track_event(pf_reader *r, pf_seq *s, op_pbr te, int64_t ns);
+
+/* The reader's entry: src (owned, closed) into a finished model. */
+int op_import_pftrace(op_source *src, const char *label, opprof_trace **out);
+
+/* 1 when the first bytes b[0..n) look like a Perfetto trace rather than
+ * JSON: a Trace.packet tag (0x0a, a newline to JSON) and a length, where JSON
+ * would have white space up to its '{' or '['. */
+int op_pf_sniff(const unsigned char *b, size_t n);
+
+#endif

@@ -1,0 +1,343 @@
+/* TrackEvents of a .pftrace into the model: slice begins and ends paired
+ * per track, "[memory]" instants, opprof's metadata instant, and the debug
+ * annotations that carry shapes, FLOPs, ids and memory (pftrace.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/error.h"
+#include "common/pfschema.h"
+#include "import/pftrace.h"
+#include "import/value_text.h"
+
+#define PF_MAX_BYTES ((int64_t)1 << 47) /* 128 TiB */
+
+/* What the annotations of one event said. */
+typedef struct pf_ann {
+    uint32_t has; /* 1 << PF_ANN_* */
+    uint32_t str[PF_ANN_COUNT_]; /* strtab ids of string values */
+    uint64_t num[PF_ANN_COUNT_];
+} pf_ann;
+
+/* The event's fields besides annotations. */
+typedef struct pf_te {
+    uint64_t type, track;
+    int has_track, has_name, skip_cat;
+    uint32_t name; /* strtab id */
+    int cat;
+    const unsigned char *name_p; /* an inline name, before interning */
+    size_t name_n;
+} pf_te;
+
+static int nomem(pf_reader *r, const unsigned char *at)
+{
+    return op_pf_fail(r, OPPROF_E_NOMEM, at, "out of memory");
+}
+
+static int bad(pf_reader *r, op_pbr *at, const char *why)
+{
+    return op_pf_fail(r, OPPROF_E_PARSE, at->p, "track event: %s", why);
+}
+
+/* category_iids may come packed (one length-delimited run) or one by one. */
+static int category_iid(pf_reader *r, pf_seq *s, const op_pbf *f, const unsigned char *at, pf_te *e)
+{
+    uint64_t iid = f->v;
+    if (f->wire == OP_PB_LEN) {
+        op_pbr p = f->sub;
+        const char *why;
+        if (p.p == p.end) return 0;
+        if (op_pbr_varint(&p, &iid, &why) != 0) return bad(r, &p, why);
+    } else if (f->wire != OP_PB_VARINT) {
+        return 0;
+    }
+    uint32_t c;
+    if (!op_u64map_get(&s->cats, iid, &c))
+        return op_pf_fail(r, OPPROF_E_PARSE, at, "track event: category iid %llu is not interned on its sequence", (unsigned long long)iid);
+    if (c == UINT32_MAX) e->skip_cat = 1;
+    else e->cat = (int)c;
+    return 0;
+}
+
+static int fields(pf_reader *r, pf_seq *s, op_pbr te, pf_te *e)
+{
+    op_pbf f;
+    const char *why;
+    int rc, ncat = 0;
+    memset(e, 0, sizeof *e);
+    e->cat = OPPROF_CAT_CPU_OP; /* no category: an operator, as a Chrome event without "cat" */
+    while ((rc = op_pbr_next(&te, &f, &why)) > 0) {
+        if (f.field == PF_TE_TYPE && f.wire == OP_PB_VARINT) {
+            e->type = f.v;
+        } else if (f.field == PF_TE_TRACK_UUID && f.wire == OP_PB_VARINT) {
+            e->track = f.v;
+            e->has_track = 1;
+        } else if (f.field == PF_TE_NAME_IID && f.wire == OP_PB_VARINT) {
+            if (!op_u64map_get(&s->names, f.v, &e->name))
+                return op_pf_fail(r, OPPROF_E_PARSE, te.p, "track event: name iid %llu is not interned on its sequence",
+                                  (unsigned long long)f.v);
+            e->has_name = 1;
+            e->name_p = NULL;
+        } else if (f.field == PF_TE_NAME && f.wire == OP_PB_LEN) {
+            e->name_p = f.sub.p;
+            e->name_n = (size_t)(f.sub.end - f.sub.p);
+            e->has_name = 1;
+        } else if (f.field == PF_TE_CATEGORY_IIDS && !ncat++) { /* the first category decides */
+            if (category_iid(r, s, &f, te.p, e) != 0) return -1;
+        } else if (f.field == PF_TE_CATEGORIES && f.wire == OP_PB_LEN && !ncat++) {
+            uint32_t c = UINT32_MAX;
+            for (int k = 0; k <= OPPROF_CAT_GPU_MEMSET; k++) {
+                const char *n = opprof_category_name(k);
+                if ((size_t)(f.sub.end - f.sub.p) == strlen(n) && memcmp(f.sub.p, n, strlen(n)) == 0) c = (uint32_t)k;
+            }
+            if (c == UINT32_MAX) e->skip_cat = 1;
+            else e->cat = (int)c;
+        }
+    }
+    if (rc < 0) return bad(r, &te, why);
+    if (!e->has_track && s->has_def_track) {
+        e->track = s->def_track;
+        e->has_track = 1;
+    }
+    return 0;
+}
+
+static int annotation(pf_reader *r, pf_seq *s, op_pbr d, pf_ann *a)
+{
+    op_pbf f;
+    const char *why;
+    int rc;
+    uint32_t kind = UINT32_MAX, str = UINT32_MAX;
+    uint64_t num = 0;
+    int has_num = 0, has_str = 0;
+    while ((rc = op_pbr_next(&d, &f, &why)) > 0) {
+        if (f.field == PF_DA_NAME_IID && f.wire == OP_PB_VARINT) {
+            if (!op_u64map_get(&s->anns, f.v, &kind)) kind = UINT32_MAX;
+        } else if (f.field == PF_DA_NAME && f.wire == OP_PB_LEN) {
+            kind = UINT32_MAX;
+            for (int k = 0; k < PF_ANN_COUNT_; k++)
+                if ((size_t)(f.sub.end - f.sub.p) == strlen(op_pf_ann_names[k]) &&
+                    memcmp(f.sub.p, op_pf_ann_names[k], strlen(op_pf_ann_names[k])) == 0)
+                    kind = (uint32_t)k;
+        } else if ((f.field == PF_DA_UINT || f.field == PF_DA_INT || f.field == PF_DA_BOOL) &&
+                   f.wire == OP_PB_VARINT) {
+            num = f.v;
+            has_num = 1;
+        } else if (f.field == PF_DA_STRING && f.wire == OP_PB_LEN) {
+            str = op_trace_intern(r->t, (const char *)f.sub.p, (size_t)(f.sub.end - f.sub.p));
+            if (str == UINT32_MAX) return nomem(r, f.sub.p);
+            has_str = 1;
+        } else if (f.field == PF_DA_STRING_IID && f.wire == OP_PB_VARINT) {
+            if (!op_u64map_get(&s->strs, f.v, &str))
+                return op_pf_fail(r, OPPROF_E_PARSE, d.p, "debug annotation: string iid %llu is not interned on its "
+                                  "sequence", (unsigned long long)f.v);
+            has_str = 1;
+        }
+    }
+    if (rc < 0) return op_pf_fail(r, OPPROF_E_PARSE, d.p, "debug annotation: %s", why);
+    if (kind == UINT32_MAX) return 0; /* not one of ours: decoration */
+    int is_str = kind == PF_ANN_SHAPES || kind == PF_ANN_TYPES || kind == PF_ANN_STACK || kind == PF_ANN_ARGS;
+    if (is_str ? !has_str : !has_num) return 0; /* the wrong type: ignored, as the Chrome reader ignores it */
+    a->has |= 1u << kind;
+    if (is_str) a->str[kind] = str;
+    else a->num[kind] = num;
+    return 0;
+}
+
+static int annotations(pf_reader *r, pf_seq *s, op_pbr te, pf_ann *a)
+{
+    op_pbf f;
+    const char *why;
+    int rc;
+    memset(a, 0, sizeof *a);
+    while ((rc = op_pbr_next(&te, &f, &why)) > 0)
+        if (f.field == PF_TE_DEBUG_ANNOTATIONS && f.wire == OP_PB_LEN && annotation(r, s, f.sub, a) != 0) return -1;
+    return rc < 0 ? bad(r, &te, why) : 0;
+}
+
+static void see_time(pf_reader *r, int64_t start, int64_t end)
+{
+    if (!r->any_time || start < r->t_min) r->t_min = start;
+    if (!r->any_time || end > r->t_max) r->t_max = end;
+    r->any_time = 1;
+}
+
+/* The other args as the Chrome reader keeps them: "Call stack" first. */
+static uint32_t args_of(pf_reader *r, const pf_ann *a)
+{
+    opprof_trace *t = r->t;
+    int stack = (a->has >> PF_ANN_STACK) & 1, args = (a->has >> PF_ANN_ARGS) & 1;
+    if (!stack) return args ? a->str[PF_ANN_ARGS] : 0;
+    op_buf *b = &r->scratch;
+    b->n = 0;
+    const char *st = op_strtab_get(&t->str, a->str[PF_ANN_STACK]);
+    if (op_buf_put(b, "\"Call stack\": ", 14) != 0 ||
+        op_json_quoted(b, st, op_strtab_len(&t->str, a->str[PF_ANN_STACK])) != 0)
+        return UINT32_MAX;
+    if (args && op_strtab_len(&t->str, a->str[PF_ANN_ARGS]) &&
+        (op_buf_put(b, ", ", 2) != 0 ||
+         op_buf_put(b, op_strtab_get(&t->str, a->str[PF_ANN_ARGS]), op_strtab_len(&t->str, a->str[PF_ANN_ARGS])) != 0))
+        return UINT32_MAX;
+    return op_trace_intern(t, b->p, b->n);
+}
+
+static int begin(pf_reader *r, pf_seq *s, op_pbr te, const pf_te *f, pf_track *tr, int64_t ns)
+{
+    opprof_trace *t = r->t;
+    if (tr->nopen == tr->cap) {
+        size_t c = tr->cap ? tr->cap * 2 : 16;
+        uint32_t *o = realloc(tr->open, c * sizeof *o);
+        if (!o) return nomem(r, te.p);
+        tr->open = o;
+        tr->cap = c;
+    }
+    if (tr->kind != PF_TK_THREAD || f->skip_cat) { /* kept only to pair with its end */
+        tr->open[tr->nopen++] = UINT32_MAX;
+        return 0;
+    }
+    if (t->nev >= (size_t)INT32_MAX) return op_pf_fail(r, OPPROF_E_RANGE, te.p, "more than %d events", INT32_MAX);
+    uint32_t name = f->name;
+    if (!f->has_name) name = op_trace_intern(t, "", 0);
+    else if (f->name_p) name = op_trace_intern(t, (const char *)f->name_p, f->name_n);
+    pf_ann a;
+    if (name == UINT32_MAX) return nomem(r, te.p);
+    if (annotations(r, s, te, &a) != 0) return -1;
+    uint32_t args = args_of(r, &a);
+    if (args == UINT32_MAX) return nomem(r, te.p);
+    op_event *e = op_trace_add_event(t, tr->thread, name, f->cat, ns, 0);
+    if (!e) return nomem(r, te.p);
+    e->args = args;
+    if (a.has & (1u << PF_ANN_SHAPES)) {
+        e->shapes = a.str[PF_ANN_SHAPES];
+        t->options |= OP_TRACE_SHAPES;
+    }
+    if (a.has & (1u << PF_ANN_TYPES)) e->types = a.str[PF_ANN_TYPES];
+    if (a.has & (1u << PF_ANN_FLOPS)) {
+        e->flops = a.num[PF_ANN_FLOPS];
+        t->options |= OP_TRACE_FLOPS;
+    }
+    if (a.has & (1u << PF_ANN_EXT)) {
+        e->external_id = op_pb_int(a.num[PF_ANN_EXT]);
+        e->flags |= OP_EV_HAS_EXT;
+    }
+    if (a.has & (1u << PF_ANN_CORR)) {
+        e->correlation = op_pb_int(a.num[PF_ANN_CORR]);
+        e->flags |= OP_EV_HAS_CORR;
+    }
+    if (op_cat_is_device(f->cat)) { /* as the Chrome reader: the stream's device is its pid */
+        op_thread *th = &t->threads[tr->thread];
+        if (th->device < 0 && th->pid >= 0 && th->pid <= INT32_MAX) th->device = (int32_t)th->pid;
+    }
+    tr->open[tr->nopen++] = (uint32_t)(t->nev - 1);
+    see_time(r, ns, ns);
+    return 0;
+}
+
+static int end(pf_reader *r, pf_track *tr, int64_t ns)
+{
+    if (!tr->nopen) return 0; /* an end without a begin: Perfetto ignores it too */
+    uint32_t i = tr->open[--tr->nopen];
+    if (i == UINT32_MAX) return 0;
+    op_event *e = &r->t->ev[i];
+    e->dur_ns = ns > e->start_ns ? ns - e->start_ns : 0;
+    see_time(r, e->start_ns, ns);
+    return 0;
+}
+
+static int memory(pf_reader *r, pf_seq *s, op_pbr te, const pf_track *tr, int64_t ns)
+{
+    pf_ann a;
+    if (annotations(r, s, te, &a) != 0) return -1;
+    if (!(a.has & (1u << PF_ANN_BYTES))) return 0; /* the Chrome reader needs "Bytes" too */
+    /* The model adds bytes up per operator and over the trace: a bound no
+     * allocation reaches keeps those sums from overflowing. */
+    int64_t bytes = op_pb_int(a.num[PF_ANN_BYTES]);
+    if (bytes > PF_MAX_BYTES || bytes < -PF_MAX_BYTES)
+        return op_pf_fail(r, OPPROF_E_PARSE, te.p, "a [memory] event's Bytes (%lld) is past +-2^47",
+                          (long long)bytes);
+    op_mem_event *m = op_trace_add_mem(r->t, tr->thread, ns, a.has & (1u << PF_ANN_ADDR) ? a.num[PF_ANN_ADDR] : 0,
+                                       bytes);
+    if (!m) return nomem(r, te.p);
+    if (a.has & (1u << PF_ANN_TOTAL)) {
+        m->total_allocated = op_pb_int(a.num[PF_ANN_TOTAL]);
+        r->mem_totals++;
+    }
+    int64_t dt = op_pb_int(a.num[PF_ANN_DEV_TYPE]), di = op_pb_int(a.num[PF_ANN_DEV_ID]);
+    if ((a.has & (1u << PF_ANN_DEV_TYPE)) && dt >= INT8_MIN && dt <= INT8_MAX) m->device_type = (int8_t)dt;
+    if ((a.has & (1u << PF_ANN_DEV_ID)) && di >= INT8_MIN && di <= INT8_MAX) m->device_id = (int8_t)di;
+    r->t->options |= OP_TRACE_MEMORY;
+    see_time(r, ns, ns);
+    return 0;
+}
+
+/* opprof's metadata instant: droppedEvents, incomplete, distributedInfo. */
+static int metadata(pf_reader *r, op_pbr te)
+{
+    static const char *const keys[] = {
+        "droppedEvents", "incomplete", "rank", "world_size", "clock_offset_ns", "clock_uncertainty_ns",
+        "clock_sync_at_ns", "clock_offset_end_ns", "clock_uncertainty_end_ns", "clock_sync_end_at_ns", "backend",
+    };
+    enum { NKEYS = sizeof keys / sizeof *keys };
+    opprof_trace *t = r->t;
+    uint64_t v[NKEYS] = {0};
+    unsigned have = 0;
+    op_pbf f, g;
+    const char *why;
+    int rc;
+    while ((rc = op_pbr_next(&te, &f, &why)) > 0) {
+        if (f.field != PF_TE_DEBUG_ANNOTATIONS || f.wire != OP_PB_LEN) continue;
+        int k = -1;
+        op_pbr d = f.sub;
+        while ((rc = op_pbr_next(&d, &g, &why)) > 0) {
+            if (g.field == PF_DA_NAME && g.wire == OP_PB_LEN) {
+                for (int i = 0; i < NKEYS; i++)
+                    if ((size_t)(g.sub.end - g.sub.p) == strlen(keys[i]) && memcmp(g.sub.p, keys[i], strlen(keys[i])) == 0)
+                        k = i;
+            } else if (k >= 0 && k < NKEYS - 1 && g.wire == OP_PB_VARINT &&
+                       (g.field == PF_DA_UINT || g.field == PF_DA_INT || g.field == PF_DA_BOOL)) {
+                v[k] = g.v;
+                have |= 1u << k;
+            } else if (k == NKEYS - 1 && g.field == PF_DA_STRING && g.wire == OP_PB_LEN) {
+                t->dist_backend = op_trace_intern(t, (const char *)g.sub.p, (size_t)(g.sub.end - g.sub.p));
+                if (t->dist_backend == UINT32_MAX) return nomem(r, g.sub.p);
+            }
+        }
+        if (rc < 0) return op_pf_fail(r, OPPROF_E_PARSE, d.p, "debug annotation: %s", why);
+    }
+    if (rc < 0) return bad(r, &te, why);
+    if (have & 1) t->dropped = v[0];
+    if ((have & 2) && v[1]) t->options |= OP_TRACE_INCOMPLETE;
+    if (have & 4) t->dist_rank = op_pb_int(v[2]);
+    if (have & 8) t->dist_world = op_pb_int(v[3]);
+    opprof_clock_sync *cs[2] = {&t->clock_start, &t->clock_end};
+    for (int k = 0; k < 2; k++) {
+        unsigned need = 7u << (4 + 3 * k);
+        if ((have & need) != need) continue;
+        cs[k]->valid = 1;
+        cs[k]->offset_ns = op_pb_int(v[4 + 3 * k]);
+        cs[k]->uncertainty_ns = op_pb_int(v[5 + 3 * k]);
+        cs[k]->at_ns = op_pb_int(v[6 + 3 * k]);
+    }
+    return 0;
+}
+
+int op_pf_track_event(pf_reader *r, pf_seq *s, op_pbr te, int64_t ns)
+{
+    pf_te f;
+    if (fields(r, s, te, &f) != 0) return -1;
+    uint32_t k;
+    if (!f.has_track || !op_u64map_get(&r->track_ix, f.track, &k)) return 0; /* no track we know: skipped */
+    pf_track *tr = &r->tracks[k];
+    switch (f.type) {
+    case PF_TYPE_SLICE_BEGIN: return begin(r, s, te, &f, tr, ns);
+    case PF_TYPE_SLICE_END: return end(r, tr, ns);
+    case PF_TYPE_INSTANT:
+        if (tr->kind == PF_TK_META) return metadata(r, te);
+        if (tr->kind != PF_TK_THREAD || f.skip_cat || !f.has_name) return 0;
+        if (f.name_p ? f.name_n == 8 && memcmp(f.name_p, "[memory]", 8) == 0
+                     : op_strtab_len(&r->t->str, f.name) == 8 && !memcmp(op_strtab_get(&r->t->str, f.name), "[memory]", 8))
+            return memory(r, s, te, tr, ns);
+        return 0;
+    default: return 0; /* counters (memory's are derived), unspecified types */
+    }
+}

@@ -1,0 +1,288 @@
+/* Perfetto's format (.pftrace): the tables of a session written as .pftrace
+ * and read back are byte for byte those of the same session written as
+ * Chrome JSON and read back; protoc decodes the file with Perfetto's own
+ * schema into the begins, ends, interned names and sequence flags opprof
+ * means to write. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "fixtures.h"
+#include "model/model.h"
+#include "opprof.h"
+#include "sample_session.h"
+#include "slurp.h"
+#include "tmpdir.h"
+
+static char g_dir[] = "/tmp/opprof_pftrace_XXXXXX";
+
+static int setup(void **state)
+{
+    (void)state;
+    return tmpdir_make(g_dir);
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    return tmpdir_remove(g_dir);
+}
+
+/* Every table a user sees of t: by name and by input shape, sorted by
+ * total and by self time, with every row. */
+static char *tables(const opprof_trace *t)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    for (int by_shape = 0; by_shape < 2; by_shape++) {
+        opprof_avg_options o = {by_shape, 0, 0};
+        opprof_key_averages *ka = NULL;
+        assert_int_equal(opprof_key_averages(t, &o, &ka), OPPROF_OK);
+        assert_int_equal(opprof_table_write(ka, "cpu_time_total", -1, f), OPPROF_OK);
+        assert_int_equal(opprof_table_write(ka, "self_cpu_time_total", -1, f), OPPROF_OK);
+        opprof_key_averages_free(ka);
+    }
+    fclose(f);
+    return buf;
+}
+
+static opprof_trace *write_and_load(const opprof_trace *t, const char *name)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/%s", g_dir, name);
+    if (opprof_export_chrome_trace(t, path) != OPPROF_OK) fail_msg("%s: %s", path, opprof_last_error());
+    opprof_trace *back = NULL;
+    if (opprof_trace_load(path, &back) != OPPROF_OK) fail_msg("%s: %s", path, opprof_last_error());
+    return back;
+}
+
+/* t written as .json, .pftrace and .pftrace.gz: the same tables from all. */
+static void same_tables(const opprof_trace *t, const char *stem)
+{
+    char name[128];
+    snprintf(name, sizeof name, "%s.json", stem);
+    opprof_trace *j = write_and_load(t, name);
+    char *want = tables(j);
+    static const char *const ext[] = {"pftrace", "pftrace.gz"};
+    for (int k = 0; k < 2; k++) {
+        snprintf(name, sizeof name, "%s.%s", stem, ext[k]);
+        opprof_trace *p = write_and_load(t, name);
+        char *got = tables(p);
+        if (strcmp(want, got) != 0) {
+            fprintf(stderr, "JSON:\n%s\n%s:\n%s\n", want, name, got);
+            fail_msg("%s: the tables differ from the JSON's", name);
+        }
+        assert_int_equal(opprof_trace_event_count(p), opprof_trace_event_count(j));
+        assert_int_equal(p->nmem, j->nmem);
+        assert_int_equal(p->dropped, j->dropped);
+        assert_int_equal(p->base_time_ns, j->base_time_ns);
+        assert_int_equal(p->options & OP_TRACE_INCOMPLETE, j->options & OP_TRACE_INCOMPLETE);
+        for (size_t i = 0; i < p->nev; i++) { /* every time to the nanosecond */
+            assert_int_equal(p->ev[i].start_ns, j->ev[i].start_ns);
+            assert_int_equal(p->ev[i].dur_ns, j->ev[i].dur_ns);
+        }
+        free(got);
+        opprof_trace_free(p);
+    }
+    free(want);
+    opprof_trace_free(j);
+}
+
+/* Shapes, FLOPs, memory, annotations, sub-microsecond times. */
+static opprof_trace *live_session(int n)
+{
+    opprof_trace *t = sample_session(n);
+    assert_non_null(t);
+    return t;
+}
+
+static void test_live_session_tables_match_json(void **state)
+{
+    (void)state;
+    opprof_trace *t = live_session(20);
+    same_tables(t, "live");
+    opprof_trace_free(t);
+}
+
+/* Ranges that overlap without nesting on one thread (possible in imported
+ * traces) go on extra tracks and still come back exactly; so do dropped
+ * events and an incomplete trace. */
+static void test_overlapping_ranges_and_metadata(void **state)
+{
+    (void)state;
+    opprof_trace *t = op_trace_new();
+    uint32_t th = (uint32_t)op_trace_thread(t, 7, 7), th2 = (uint32_t)op_trace_thread(t, 7, 8);
+    uint32_t a = op_trace_intern(t, "a", 1), b = op_trace_intern(t, "b", 1), c = op_trace_intern(t, "c", 1);
+    op_trace_add_event(t, th, a, OPPROF_CAT_CPU_OP, 100, 1000);
+    op_trace_add_event(t, th, b, OPPROF_CAT_CPU_OP, 500, 1000); /* crosses a's end */
+    op_trace_add_event(t, th, c, OPPROF_CAT_USER_ANNOTATION, 600, 0);
+    op_trace_add_event(t, th, c, OPPROF_CAT_CPU_OP, 1100, 400); /* starts at a's end */
+    op_trace_add_event(t, th2, a, OPPROF_CAT_CPU_OP, 100, 1000);
+    t->base_time_ns = 1700000000000000000;
+    t->dropped = 42;
+    t->options |= OP_TRACE_INCOMPLETE;
+    assert_int_equal(op_trace_finish(t), OPPROF_OK);
+    same_tables(t, "overlap");
+    opprof_trace *back = write_and_load(t, "overlap2.pftrace");
+    assert_int_equal(back->dropped, 42);
+    assert_true(back->options & OP_TRACE_INCOMPLETE);
+    assert_int_equal(back->base_time_ns, 1700000000000000100);
+    opprof_trace_free(back);
+    opprof_trace_free(t);
+}
+
+/* Kineto traces with kernels, runtime calls, flows and device time. */
+static void test_kineto_fixtures_tables_match_json(void **state)
+{
+    (void)state;
+    static const char *const names[] = {"kineto/rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz",
+                                        "kineto/benchmark_result_2869224_1695835535_trace.json.gz",
+                                        "kineto/nccl_data.json.gz", "torch-traces/resnet18_infer_b5.trace.json"};
+    int any = 0;
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        char path[1024];
+        if (!fixture_path(path, sizeof path, names[i])) continue;
+        any = 1;
+        opprof_trace *t = NULL;
+        if (opprof_trace_load(path, &t) != OPPROF_OK) fail_msg("%s: %s", path, opprof_last_error());
+        char stem[32];
+        snprintf(stem, sizeof stem, "fixture%zu", i);
+        same_tables(t, stem);
+        opprof_trace_free(t);
+    }
+    if (!any) {
+        print_message("fixtures not found under %s: skipped\n", fixtures_dir());
+        skip();
+    }
+}
+
+static size_t count(const char *text, const char *what)
+{
+    size_t n = 0;
+    for (const char *p = text; (p = strstr(p, what)); p += strlen(what)) n++;
+    return n;
+}
+
+/* The text protoc decodes from path, with Perfetto's schema from the
+ * fixtures, saved at txt. */
+static char *decode(const char *path, const char *txt)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "protoc -I %s/perfetto --decode=perfetto.protos.Trace perfetto_trace.proto < %s > %s",
+             fixtures_dir(), path, txt);
+    if (system(cmd) != 0) fail_msg("protoc could not decode %s", path);
+    char *text = slurp(txt);
+    assert_non_null(text);
+    return text;
+}
+
+/* protoc, with Perfetto's schema from the fixtures, decodes the file; the
+ * decoded text has a begin and an end per event, one sequence per thread
+ * that starts by clearing its state, and each name interned once per
+ * sequence however often it is used. */
+static void test_protoc_decodes_with_perfettos_schema(void **state)
+{
+    (void)state;
+    char schema[1024];
+    if (!fixture_path(schema, sizeof schema, "perfetto/perfetto_trace.proto")) {
+        print_message("%s missing: skipped\n", schema);
+        skip();
+    }
+    if (system("command -v protoc >/dev/null 2>&1") != 0)
+        fail_msg("protoc not found: install protobuf-compiler (scripts/deps.sh)");
+    opprof_trace *t = live_session(50);
+    char path[256], out[300];
+    snprintf(path, sizeof path, "%s/decode.pftrace", g_dir);
+    snprintf(out, sizeof out, "%s/decode.txt", g_dir);
+    assert_int_equal(opprof_export_chrome_trace(t, path), OPPROF_OK);
+    char *text = decode(path, out);
+    assert_non_null(text);
+    size_t nev = opprof_trace_event_count(t);
+    assert_int_equal(count(text, "type: TYPE_SLICE_BEGIN"), nev);
+    assert_int_equal(count(text, "type: TYPE_SLICE_END"), nev);
+    assert_int_equal(count(text, "name: \"[memory]\""), 1);                  /* interned once */
+    assert_int_equal(count(text, "type: TYPE_INSTANT"), t->nmem + 1);        /* + the metadata instant */
+    assert_int_equal(count(text, "type: TYPE_COUNTER"), t->nmem);            /* live memory */
+    assert_int_equal(count(text, "name: \"aten::mm\""), 1);                  /* 50 uses, interned once */
+    assert_int_equal(count(text, "\n    name_iid: "), nev + t->nmem); /* the events', not the annotations' */
+    assert_int_equal(count(text, "sequence_flags: 1\n"), t->nthreads);       /* one sequence per thread */
+    assert_int_equal(count(text, "sequence_flags: 2\n"), 2 * nev + 2 * t->nmem);
+    assert_int_equal(count(text, "is_incremental: true"), t->nthreads);
+    assert_true(count(text, "thread {") == t->nthreads && count(text, "process {") == 1);
+    assert_true(count(text, "name: \"Input Dims\"") == 1 && count(text, "name: \"flops\"") == 1);
+    assert_int_equal(count(text, "name: \"Total Allocated\""), 2); /* the annotation and the counter track */
+    free(text);
+    opprof_trace_free(t);
+}
+
+/* A device trace: its streams are threads of "GPU n" processes, and every
+ * launch with a kernel gets a flow to it. */
+static void test_device_tracks_and_flows(void **state)
+{
+    (void)state;
+    char path[1024];
+    if (!fixture_path(path, sizeof path, "kineto/benchmark_result_2869224_1695835535_trace.json.gz")) {
+        print_message("%s missing: skipped\n", path);
+        skip();
+    }
+    opprof_trace *t = NULL;
+    if (opprof_trace_load(path, &t) != OPPROF_OK) fail_msg("%s: %s", path, opprof_last_error());
+    char out[256], txt[300];
+    snprintf(out, sizeof out, "%s/device.pftrace", g_dir);
+    snprintf(txt, sizeof txt, "%s/device.txt", g_dir);
+    assert_int_equal(opprof_export_chrome_trace(t, out), OPPROF_OK);
+    char *text = decode(out, txt);
+    size_t kernels = 0, launches_with_kernel = 0;
+    for (size_t i = 0; i < t->nev; i++)
+        if (t->ev[i].cat == OPPROF_CAT_KERNEL && (t->ev[i].flags & OP_EV_HAS_CORR)) kernels++;
+    for (size_t i = 0; i < t->nev; i++)
+        if (op_cat_is_launch(t->ev[i].cat) && (t->ev[i].flags & OP_EV_HAS_CORR)) launches_with_kernel++;
+    assert_true(kernels > 0);
+    assert_true(count(text, "process_name: \"GPU ") > 0);
+    assert_true(count(text, "terminating_flow_ids: ") >= kernels);
+    assert_int_equal(count(text, "\n    flow_ids: "), launches_with_kernel);
+    free(text);
+    opprof_trace_free(t);
+}
+
+/* The trace handler writes Perfetto's format when its file name says so. */
+static void test_trace_handler_file_name(void **state)
+{
+    (void)state;
+    opprof_trace *t = live_session(3);
+    opprof_trace_handler h;
+    assert_int_equal(opprof_trace_handler_init(&h, g_dir, NULL, 1), OPPROF_OK);
+    snprintf(h.file_name, sizeof h.file_name, "handler.pftrace");
+    opprof_trace_handler_ready(t, &h);
+    assert_int_equal(h.last_status, OPPROF_OK);
+    char want[512];
+    snprintf(want, sizeof want, "%s/handler.pftrace.gz", g_dir);
+    assert_string_equal(h.last_path, want);
+    opprof_trace *back = NULL;
+    assert_int_equal(opprof_trace_load(want, &back), OPPROF_OK);
+    assert_int_equal(opprof_trace_event_count(back), opprof_trace_event_count(t));
+    opprof_trace_free(back);
+    opprof_trace_free(t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_live_session_tables_match_json),
+        cmocka_unit_test(test_overlapping_ranges_and_metadata),
+        cmocka_unit_test(test_kineto_fixtures_tables_match_json),
+        cmocka_unit_test(test_protoc_decodes_with_perfettos_schema),
+        cmocka_unit_test(test_device_tracks_and_flows),
+        cmocka_unit_test(test_trace_handler_file_name),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

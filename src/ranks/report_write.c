@@ -1,5 +1,6 @@
 /* The ranks report's accessors and its text and JSON forms. */
 #define _GNU_SOURCE /* qsort_r */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -216,9 +217,14 @@ static void write_json(const opprof_ranks_report *r, FILE *f)
 int opprof_ranks_report_write(const opprof_ranks_report *r, FILE *f, int format, int row_limit)
 {
     if (!r || !f) return op_fail(OPPROF_E_INVAL, "opprof_ranks_report_write: NULL argument");
+    if (format != OPPROF_FORMAT_JSON && format != OPPROF_FORMAT_TEXT)
+        return op_fail(OPPROF_E_INVAL, "unknown report format %d (OPPROF_FORMAT_TEXT or OPPROF_FORMAT_JSON)", format);
+    errno = 0;
     if (format == OPPROF_FORMAT_JSON) write_json(r, f);
-    else if (format == OPPROF_FORMAT_TEXT) write_text(r, f, row_limit);
-    else return op_fail(OPPROF_E_INVAL, "unknown report format %d (OPPROF_FORMAT_TEXT or OPPROF_FORMAT_JSON)", format);
-    if (ferror(f)) return op_fail(OPPROF_E_IO, "cannot write the ranks report");
+    else write_text(r, f, row_limit);
+    /* Flushed here so that a full disk is reported with its reason, not
+     * found later by a caller who no longer knows what was being written. */
+    if (fflush(f) != 0 || ferror(f))
+        return op_fail(OPPROF_E_IO, "cannot write the ranks report%s%s", errno ? ": " : "", errno ? strerror(errno) : "");
     return OPPROF_OK;
 }

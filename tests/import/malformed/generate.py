@@ -220,6 +220,9 @@ accepted = {
     # sums past 64 bits (issue 16): each value is valid, their sums saturate
     # and the table says so
     "dur_sum_saturates.json": js([ev(name="n", ts=0, dur=2305843009213693, tid=t) for t in range(5)]),
+    # five kernels of just under 2^61 ns: opprof diff's device total saturates too
+    "device_sum_saturates.json": js([ev(cat="kernel", name="k", pid=0, tid=7, ts=0, dur=2305843009213693)
+                                     for _ in range(5)] + [ev(name="n", ts=0, dur=1)]),
     "memory_bytes_int64_max.json": js([ev(name="op", ts=0, dur=10)] + [
         {"ph": "i", "s": "t", "name": "[memory]", "pid": 1, "tid": 1, "ts": k,
          "args": {"Bytes": 9223372036854775807, "Addr": k}} for k in (1, 2)]),

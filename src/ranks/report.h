@@ -33,6 +33,7 @@ struct opprof_ranks_report {
     int64_t *wait;           /* ncoll x nranks, -1: no part */
     size_t nops;
     op_op_rec *ops;          /* by mean time, largest first */
+    int saturated;           /* a sum passed the 64-bit range and is shown at its limit */
 };
 
 #endif

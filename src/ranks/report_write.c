@@ -160,6 +160,7 @@ static void write_text(const opprof_ranks_report *r, FILE *f, int row_limit)
         fputc('\n', f);
     }
     free(order);
+    if (r->saturated) fprintf(f, "\nSaturated: some sums passed the 64-bit range and are shown at its limit\n");
 }
 
 static void write_json(const opprof_ranks_report *r, FILE *f)
@@ -211,7 +212,7 @@ static void write_json(const opprof_ranks_report *r, FILE *f)
         }
         fprintf(f, "}}");
     }
-    fprintf(f, "]\n}\n");
+    fprintf(f, "]%s\n}\n", r->saturated ? ",\n \"saturated\": true" : "");
 }
 
 int opprof_ranks_report_write(const opprof_ranks_report *r, FILE *f, int format, int row_limit)

@@ -366,6 +366,34 @@ static void test_diff_device_total_saturates_visibly(void **state)
     free(out);
 }
 
+/* Two ranks whose operator time is each at the limit: the cross-rank sum
+ * used to wrap (the row vanished, UBSan aborted) and the minimum named rank
+ * -1; it saturates, names a real rank, and the report says so. */
+static void test_merge_sums_saturate_visibly(void **state)
+{
+    (void)state;
+    char path[2][700];
+    for (int r = 0; r < 2; r++) {
+        snprintf(path[r], sizeof path[r], "%s/sat_r%d.json", g_tmp, r);
+        FILE *f = fopen(path[r], "w");
+        assert_non_null(f);
+        fprintf(f, "{\"distributedInfo\": {\"rank\": %d, \"world_size\": 2}, \"traceEvents\": [", r);
+        for (int t = 0; t < 5; t++)
+            fprintf(f, "%s{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"n\", \"pid\": 1, \"tid\": %d, "
+                       "\"ts\": 0, \"dur\": 2305843009213693}",
+                    t ? ", " : "", t);
+        fprintf(f, "]}\n");
+        assert_int_equal(fclose(f), 0);
+    }
+    assert_int_equal(opprof("merge %s %s", path[0], path[1]), 0);
+    char *out = slurp(g_out);
+    assert_non_null(out);
+    if (!strstr(out, "9223372036854.775 (r0)") || strstr(out, "(r-1)") ||
+        !strstr(out, "Saturated: some sums passed the 64-bit range"))
+        fail_msg("stdout:\n%s", out);
+    free(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -379,6 +407,7 @@ int main(void)
         cmocka_unit_test(test_out_of_memory_is_an_unreadable_trace),
         cmocka_unit_test(test_merge_to_a_full_stdout),
         cmocka_unit_test(test_diff_device_total_saturates_visibly),
+        cmocka_unit_test(test_merge_sums_saturate_visibly),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -106,6 +106,14 @@ d = js({"distributedInfo": {"rank": 0, "world_size": 2, "clock_offset_ns": 92233
                             "clock_uncertainty_ns": 1, "clock_sync_at_ns": 0}, "traceEvents": [ev()]})
 case("clock_offset_int64_max.json", d, at(d, b"9223372036854775807"),
      'distributedInfo "clock_offset_ns" is out of range')
+d = js({"distributedInfo": {"rank": 1, "world_size": 2, "clock_offset_ns": -9223372036854775808,
+                            "clock_uncertainty_ns": 1, "clock_sync_at_ns": 0}, "traceEvents": [ev()]})
+case("clock_offset_int64_min.json", d, at(d, b"-9223372036854775808"),
+     'distributedInfo "clock_offset_ns" is out of range')
+# memory events: their times meet the same bound (the memory timestamps)
+d = b'[{"ph":"i","s":"t","name":"[memory]","ts":-9223372036854775,"pid":1,"tid":1,"args":{"Bytes":1}},' \
+    b'{"ph":"i","s":"t","name":"[memory]","ts":9223372036854775,"pid":1,"tid":1,"args":{"Bytes":1}}]'
+case("memory_ts_span_overflow.json", d, at(d, b"-922"), '"ts" is out of range')
 d = b'{"skipped": ' + b"[" * 100000
 case("deep_arrays.json", d, 12 + 255, "nesting deeper than 256")
 d = b'[{"ph": "X", "args": ' + b'{"a": ' * 300 + b"1" + b"}" * 300 + b"}]"

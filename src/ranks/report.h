@@ -20,7 +20,10 @@ typedef struct op_op_rec {
     uint32_t name;
     unsigned ranks;
     uint64_t calls;
-    int64_t sum_ns, min_ns, max_ns, min_rank, max_rank;
+    /* the sum is exact in a long double (64-bit mantissa) even when the
+     * ranks' times are each at the limit, so their mean is too */
+    long double sum_ns;
+    int64_t mean_ns, min_ns, max_ns, min_rank, max_rank;
 } op_op_rec;
 
 struct opprof_ranks_report {

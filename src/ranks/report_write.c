@@ -65,7 +65,7 @@ int opprof_ranks_report_op(const opprof_ranks_report *r, size_t i, opprof_rank_o
     out->name = op_strtab_get(&r->str, o->name);
     out->ranks = o->ranks;
     out->calls = o->calls;
-    out->mean_ns = o->ranks ? o->sum_ns / (int64_t)o->ranks : 0;
+    out->mean_ns = o->mean_ns;
     out->min_ns = o->min_ns;
     out->max_ns = o->max_ns;
     out->min_rank = o->min_rank;
@@ -120,7 +120,7 @@ static void write_text(const opprof_ranks_report *r, FILE *f, int row_limit)
             if ((shown = malloc(need))) op_text_escape(name, nlen, shown, need);
         }
         fprintf(f, "%-*s %6u %10" PRIu64 " %12.3f %12s %12s %12.2f\n", name_w, shown ? shown : name,
-                o->ranks, o->calls, ms(o->ranks ? o->sum_ns / (int64_t)o->ranks : 0), mn, mx,
+                o->ranks, o->calls, ms(o->mean_ns), mn, mx,
                 o->min_ns > 0 ? (double)o->max_ns / (double)o->min_ns : 0.0);
         free(shown);
     }

@@ -37,7 +37,8 @@ static const cli_spec SPEC = {
     "Self time is the operator's own, total time includes the operators it called (PyTorch's\n"
     "Self CPU and CPU total); change = TEST - BASE. A trace that dropped events (the event cap)\n"
     "or was cut short by a signal is named under the table: its calls and times are too low.\n"
-    "Exit status: 0 done, 2 bad arguments or a trace that cannot be read (one line on stderr).",
+    "Exit status: 0 done, 1 the output could not be written or memory ran out, 2 bad arguments or a\n"
+    "trace that cannot be read (one line on stderr).",
     OPTIONS,
     sizeof OPTIONS / sizeof *OPTIONS,
     2,
@@ -51,6 +52,26 @@ static const char *const METRIC_KEYS[M_N] = {"count", "self_cpu_time_total", "cp
                                              "self_device_time_total", "device_time_total"};
 static const char *const SIDE[2] = {"base", "test"};
 static const char *const METRIC_HEAD[M_N] = {"Calls", "Self CPU", "CPU total", "Self CUDA", "CUDA total"};
+
+static int g_saturated; /* a sum or change passed the 64-bit range: the footer says so */
+
+/* Sums and changes of trace numbers that are each valid can pass the 64-bit
+ * range; they stay at its limit, as the key averages' own sums do. */
+static int64_t sat_add(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (!__builtin_add_overflow(a, b, &r)) return r;
+    g_saturated = 1;
+    return b > 0 ? INT64_MAX : INT64_MIN;
+}
+
+static int64_t sat_sub(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (!__builtin_sub_overflow(a, b, &r)) return r;
+    g_saturated = 1;
+    return b < 0 ? INT64_MAX : INT64_MIN;
+}
 
 typedef struct side {
     const char *path;
@@ -96,13 +117,16 @@ static int load_side(const char *path, long max_events, const opprof_avg_options
     }
     s->n = opprof_key_averages_count(s->ka);
     s->rows = calloc(s->n ? s->n : 1, sizeof *s->rows);
-    if (!s->rows) return CLI_FAIL;
+    if (!s->rows) {
+        fprintf(stderr, "opprof diff: out of memory comparing %zu rows of %s\n", s->n, path);
+        return CLI_FAIL;
+    }
     for (size_t i = 0; i < s->n; i++) opprof_key_averages_row(s->ka, i, &s->rows[i]);
     qsort(s->rows, s->n, sizeof *s->rows, by_key);
     size_t nev = opprof_trace_event_count(s->t);
     for (size_t i = 0; i < nev; i++) {
         opprof_event e;
-        if (opprof_trace_event(s->t, i, &e) == 0 && (e.flags & OPPROF_EVENT_DEVICE)) s->dev_total += e.dur_ns;
+        if (opprof_trace_event(s->t, i, &e) == 0 && (e.flags & OPPROF_EVENT_DEVICE)) s->dev_total = sat_add(s->dev_total, e.dur_ns);
     }
     return CLI_OK;
 }
@@ -121,6 +145,9 @@ static drow *join(const side *a, const side *b, size_t *n)
         for (int m = 0; m < M_N; m++) {
             if (c <= 0) d[k].v[0][m] = metric(&a->rows[i], m);
             if (c >= 0) d[k].v[1][m] = metric(&b->rows[j], m);
+            /* a key average that saturated sits at the limit */
+            for (int x = 0; x < 2; x++)
+                if (d[k].v[x][m] == INT64_MAX || d[k].v[x][m] == INT64_MIN) g_saturated = 1;
         }
         d[k].in[0] = c <= 0;
         d[k].in[1] = c >= 0;
@@ -133,11 +160,10 @@ static drow *join(const side *a, const side *b, size_t *n)
 }
 
 static int g_sort_metric;
-
 static int64_t abs_change(const drow *r, int m)
 {
-    int64_t c = r->v[1][m] - r->v[0][m];
-    return c < 0 ? -c : c;
+    int64_t c = sat_sub(r->v[1][m], r->v[0][m]);
+    return c < 0 ? sat_sub(0, c) : c;
 }
 
 static int by_change(const void *pa, const void *pb)
@@ -250,7 +276,7 @@ static void write_table(FILE *f, const drow *d, size_t n, long limit, int sort, 
             int m = metrics[k];
             fmt_value(buf, sizeof buf, m, d[i].v[0][m], 0), cell(f, d[i].in[0] ? buf : "-", 13, 0);
             fmt_value(buf, sizeof buf, m, d[i].v[1][m], 0), cell(f, d[i].in[1] ? buf : "-", 13, 0);
-            fmt_value(buf, sizeof buf, m, d[i].v[1][m] - d[i].v[0][m], 1), cell(f, buf, 13, 0);
+            fmt_value(buf, sizeof buf, m, sat_sub(d[i].v[1][m], d[i].v[0][m]), 1), cell(f, buf, 13, 0);
         }
         fmt_pct(buf, sizeof buf, d[i].v[0][sort], d[i].v[1][sort]);
         cell(f, buf, 13, 0);
@@ -261,23 +287,24 @@ static void write_table(FILE *f, const drow *d, size_t n, long limit, int sort, 
     size_t only[2] = {0, 0};
     for (size_t i = 0; i < n; i++)
         for (int s = 0; s < 2; s++) {
-            cpu[s] += d[i].v[s][M_SELF_CPU];
-            calls[s] += d[i].v[s][M_COUNT];
+            cpu[s] = sat_add(cpu[s], d[i].v[s][M_SELF_CPU]);
+            calls[s] = sat_add(calls[s], d[i].v[s][M_COUNT]);
             only[s] += d[i].in[s] && !d[i].in[1 - s];
         }
     char x[64], y[64], z[64], p[32];
-    fmt_time(x, sizeof x, cpu[0], 0), fmt_time(y, sizeof y, cpu[1], 0), fmt_time(z, sizeof z, cpu[1] - cpu[0], 1);
+    fmt_time(x, sizeof x, cpu[0], 0), fmt_time(y, sizeof y, cpu[1], 0), fmt_time(z, sizeof z, sat_sub(cpu[1], cpu[0]), 1);
     fmt_pct(p, sizeof p, cpu[0], cpu[1]);
     fprintf(f, "Self CPU time total: base %s, test %s, diff %s (%s)\n", x, y, z, p);
     if (dev) {
         fmt_time(x, sizeof x, sides[0].dev_total, 0), fmt_time(y, sizeof y, sides[1].dev_total, 0);
-        fmt_time(z, sizeof z, sides[1].dev_total - sides[0].dev_total, 1);
+        fmt_time(z, sizeof z, sat_sub(sides[1].dev_total, sides[0].dev_total), 1);
         fmt_pct(p, sizeof p, sides[0].dev_total, sides[1].dev_total);
         fprintf(f, "Self CUDA time total: base %s, test %s, diff %s (%s)\n", x, y, z, p);
     }
     fprintf(f, "Calls: base %lld, test %lld; %zu rows, %zu only in base, %zu only in test; sorted by |change| of %s\n",
             (long long)calls[0], (long long)calls[1], n, only[0], only[1], METRIC_KEYS[sort]);
     fprintf(f, "Self: the operator's own time; total: with the operators it called; change: test - base\n");
+    if (g_saturated) fprintf(f, "Saturated: some sums passed the 64-bit range and are shown at its limit\n");
     write_warnings(f, sides);
 }
 
@@ -302,7 +329,7 @@ static void write_csv(FILE *f, const drow *d, size_t n)
         for (int m = 0; m < M_N; m++)
             for (int k = 0; k < 3; k++) {
                 fputc(',', f);
-                write_value(f, m, k < 2 ? d[i].v[k][m] : d[i].v[1][m] - d[i].v[0][m]);
+                write_value(f, m, k < 2 ? d[i].v[k][m] : sat_sub(d[i].v[1][m], d[i].v[0][m]));
             }
         fputc('\n', f);
     }
@@ -327,7 +354,7 @@ static void write_json(FILE *f, const drow *d, size_t n, int sort, const side *s
         for (int m = 0; m < M_N; m++)
             for (int k = 0; k < 3; k++) {
                 fprintf(f, ", \"%s_%s\": ", COLUMN[m], k == 0 ? "base" : k == 1 ? "test" : "diff");
-                write_value(f, m, k < 2 ? d[i].v[k][m] : d[i].v[1][m] - d[i].v[0][m]);
+                write_value(f, m, k < 2 ? d[i].v[k][m] : sat_sub(d[i].v[1][m], d[i].v[0][m]));
             }
         fputc('}', f);
     }

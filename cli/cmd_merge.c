@@ -73,7 +73,9 @@ static int write_report(const opprof_ranks_report *rep, const merge_opts *o)
 {
     report_job j = {rep, !strcmp(o->format, "text") ? OPPROF_FORMAT_TEXT : OPPROF_FORMAT_JSON, o->row_limit};
     int rc = !strcmp(o->report, "-") ? report_to(stdout, &j) : opprof_write_file(o->report, report_to, &j);
-    if (rc != OPPROF_OK) fprintf(stderr, "opprof merge: cannot write %s: %s\n", o->report, opprof_last_error());
+    /* A file's failure names its path already; standard output has none. */
+    if (rc != OPPROF_OK)
+        fprintf(stderr, "opprof merge: %s%s\n", strcmp(o->report, "-") ? "" : "standard output: ", opprof_last_error());
     return rc == OPPROF_OK ? CLI_OK : CLI_FAIL;
 }
 
@@ -126,7 +128,7 @@ static int merge_files(const merge_opts *o, const char *const *files, size_t n)
     int report_to_stdout = o->report && !strcmp(o->report, "-");
     if (rc == CLI_OK && !o->quiet && !report_to_stdout &&
         opprof_ranks_report_write(rep, stdout, OPPROF_FORMAT_TEXT, (int)o->row_limit) != OPPROF_OK) {
-        fprintf(stderr, "opprof merge: cannot write the report to standard output: %s\n", opprof_last_error());
+        fprintf(stderr, "opprof merge: standard output: %s\n", opprof_last_error());
         rc = CLI_FAIL;
     }
     if (rc == CLI_OK && o->report) rc = write_report(rep, o);

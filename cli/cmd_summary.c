@@ -29,7 +29,8 @@ static const cli_spec SPEC = {
     "Reads a Chrome trace (PyTorch legacy or Kineto, opprof's own, .gz too, '-' for stdin) and\n"
     "prints its key averages as PyTorch does. Device kernels, copies and memsets are charged to\n"
     "the operator that launched them (Self CUDA / CUDA total columns).\n"
-    "Exit status: 0 done, 2 bad arguments or a trace that cannot be read (one line on stderr).",
+    "Exit status: 0 done, 1 the output could not be written or memory ran out, 2 bad arguments or a\n"
+    "trace that cannot be read (one line on stderr).",
     OPTIONS,
     sizeof OPTIONS / sizeof *OPTIONS,
     1,

@@ -35,6 +35,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (rc_whole == OPPROF_E_PARSE && strncmp(whole_err, "byte ", 5) != 0) abort();
     } else {
         check_model(whole);
+        /* the sums over the model (key averages, the table's totals) meet
+         * the same numbers: each must saturate, never overflow */
+        opprof_key_averages *ka = NULL;
+        char *table = NULL;
+        if (opprof_key_averages(whole, NULL, &ka) == 0 && opprof_table_string(ka, NULL, -1, &table) == 0 && !table)
+            abort();
+        free(table);
+        opprof_key_averages_free(ka);
     }
     op_source *src;
     if (op_source_open_memory(data, size, 1 + size % 7, &src) != 0) abort();

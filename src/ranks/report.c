@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/error.h"
+#include "common/satmath.h"
 #include "ranks/intervals.h"
 #include "ranks/ranks.h"
 #include "ranks/report.h"
@@ -202,7 +203,7 @@ static int64_t wait_of(const builder *b, const part *p, int64_t last)
     int64_t w = 0;
     for (const completion *c = first_completion(rs, p->req); c && c < rs->c + rs->n && c->req == p->req; c++) {
         int64_t s = c->s > p->arrive ? c->s : p->arrive, e = c->e < last ? c->e : last;
-        if (e > s) w += e - s;
+        if (e > s) w = op_sat_add(w, e - s, &b->r->saturated);
     }
     return w;
 }
@@ -243,10 +244,10 @@ static int match_collectives(builder *b)
             const part *p = &b->parts[k];
             int64_t wt = wait_of(b, p, c->last);
             w[p->rank_idx] = wt;
-            c->wait += wt;
+            c->wait = op_sat_add(c->wait, wt, &r->saturated);
             if (c->ranks < 2) continue; /* only one rank's trace holds it: nothing to compare */
             opprof_rank_stats *st = &r->ranks[p->rank_idx];
-            st->wait_ns += wt;
+            st->wait_ns = op_sat_add(st->wait_ns, wt, &r->saturated);
             st->collectives++;
             if (st->rank == c->straggler) st->straggler_count++;
         }
@@ -259,8 +260,7 @@ static int match_collectives(builder *b)
 static int by_mean_desc(const void *x, const void *y)
 {
     const op_op_rec *a = x, *b = y;
-    int64_t ma = a->ranks ? a->sum_ns / a->ranks : 0, mb = b->ranks ? b->sum_ns / b->ranks : 0;
-    return (ma < mb) - (ma > mb);
+    return (a->mean_ns < b->mean_ns) - (a->mean_ns > b->mean_ns);
 }
 
 /* Each operator's total time on each rank, from the rank's key averages. */
@@ -297,20 +297,27 @@ static int compare_ops(builder *b, const op_rank_trace *rt, size_t n)
             if (!slot[id]) {
                 r->ops = grow(r->ops, &cap_ops, r->nops + 1, sizeof *r->ops, &b->oom);
                 if (r->nops >= cap_ops) break;
-                r->ops[r->nops] = (op_op_rec){id, 0, 0, 0, INT64_MAX, INT64_MIN, -1, -1};
+                r->ops[r->nops] =
+                    (op_op_rec){.name = id, .min_ns = INT64_MAX, .max_ns = INT64_MIN, .min_rank = -1, .max_rank = -1};
                 slot[id] = (uint32_t)++r->nops;
             }
             op_op_rec *o = &r->ops[slot[id] - 1];
             int64_t v = row.cpu_time_total_ns;
             o->ranks++;
-            o->calls += row.count;
-            o->sum_ns += v;
-            if (v < o->min_ns) o->min_ns = v, o->min_rank = rt[k].rank;
-            if (v > o->max_ns) o->max_ns = v, o->max_rank = rt[k].rank;
+            o->calls = op_sat_addu(o->calls, row.count, &r->saturated);
+            o->sum_ns += (long double)v;
+            if (v == INT64_MAX) r->saturated = 1; /* the rank's own key average saturated */
+            /* the first rank sets both: a time at the limit is not below the initial INT64_MAX */
+            if (o->ranks == 1 || v < o->min_ns) o->min_ns = v, o->min_rank = rt[k].rank;
+            if (o->ranks == 1 || v > o->max_ns) o->max_ns = v, o->max_rank = rt[k].rank;
         }
         opprof_key_averages_free(ka);
     }
     free(slot);
+    for (size_t i = 0; i < r->nops; i++) { /* between the min and max: it fits */
+        op_op_rec *o = &r->ops[i];
+        o->mean_ns = o->ranks ? (int64_t)(o->sum_ns / o->ranks) : 0;
+    }
     if (r->nops) qsort(r->ops, r->nops, sizeof *r->ops, by_mean_desc);
     return OPPROF_OK;
 }

@@ -20,7 +20,10 @@ typedef struct op_op_rec {
     uint32_t name;
     unsigned ranks;
     uint64_t calls;
-    int64_t sum_ns, min_ns, max_ns, min_rank, max_rank;
+    /* the sum is exact in a long double (64-bit mantissa) even when the
+     * ranks' times are each at the limit, so their mean is too */
+    long double sum_ns;
+    int64_t mean_ns, min_ns, max_ns, min_rank, max_rank;
 } op_op_rec;
 
 struct opprof_ranks_report {
@@ -33,6 +36,7 @@ struct opprof_ranks_report {
     int64_t *wait;           /* ncoll x nranks, -1: no part */
     size_t nops;
     op_op_rec *ops;          /* by mean time, largest first */
+    int saturated;           /* a sum passed the 64-bit range and is shown at its limit */
 };
 
 #endif

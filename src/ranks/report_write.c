@@ -1,5 +1,6 @@
 /* The ranks report's accessors and its text and JSON forms. */
 #define _GNU_SOURCE /* qsort_r */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,7 +65,7 @@ int opprof_ranks_report_op(const opprof_ranks_report *r, size_t i, opprof_rank_o
     out->name = op_strtab_get(&r->str, o->name);
     out->ranks = o->ranks;
     out->calls = o->calls;
-    out->mean_ns = o->ranks ? o->sum_ns / (int64_t)o->ranks : 0;
+    out->mean_ns = o->mean_ns;
     out->min_ns = o->min_ns;
     out->max_ns = o->max_ns;
     out->min_rank = o->min_rank;
@@ -119,7 +120,7 @@ static void write_text(const opprof_ranks_report *r, FILE *f, int row_limit)
             if ((shown = malloc(need))) op_text_escape(name, nlen, shown, need);
         }
         fprintf(f, "%-*s %6u %10" PRIu64 " %12.3f %12s %12s %12.2f\n", name_w, shown ? shown : name,
-                o->ranks, o->calls, ms(o->ranks ? o->sum_ns / (int64_t)o->ranks : 0), mn, mx,
+                o->ranks, o->calls, ms(o->mean_ns), mn, mx,
                 o->min_ns > 0 ? (double)o->max_ns / (double)o->min_ns : 0.0);
         free(shown);
     }
@@ -159,6 +160,7 @@ static void write_text(const opprof_ranks_report *r, FILE *f, int row_limit)
         fputc('\n', f);
     }
     free(order);
+    if (r->saturated) fprintf(f, "\nSaturated: some sums passed the 64-bit range and are shown at its limit\n");
 }
 
 static void write_json(const opprof_ranks_report *r, FILE *f)
@@ -210,15 +212,20 @@ static void write_json(const opprof_ranks_report *r, FILE *f)
         }
         fprintf(f, "}}");
     }
-    fprintf(f, "]\n}\n");
+    fprintf(f, "]%s\n}\n", r->saturated ? ",\n \"saturated\": true" : "");
 }
 
 int opprof_ranks_report_write(const opprof_ranks_report *r, FILE *f, int format, int row_limit)
 {
     if (!r || !f) return op_fail(OPPROF_E_INVAL, "opprof_ranks_report_write: NULL argument");
+    if (format != OPPROF_FORMAT_JSON && format != OPPROF_FORMAT_TEXT)
+        return op_fail(OPPROF_E_INVAL, "unknown report format %d (OPPROF_FORMAT_TEXT or OPPROF_FORMAT_JSON)", format);
+    errno = 0;
     if (format == OPPROF_FORMAT_JSON) write_json(r, f);
-    else if (format == OPPROF_FORMAT_TEXT) write_text(r, f, row_limit);
-    else return op_fail(OPPROF_E_INVAL, "unknown report format %d (OPPROF_FORMAT_TEXT or OPPROF_FORMAT_JSON)", format);
-    if (ferror(f)) return op_fail(OPPROF_E_IO, "cannot write the ranks report");
+    else write_text(r, f, row_limit);
+    /* Flushed here so that a full disk is reported with its reason, not
+     * found later by a caller who no longer knows what was being written. */
+    if (fflush(f) != 0 || ferror(f))
+        return op_fail(OPPROF_E_IO, "cannot write the ranks report%s%s", errno ? ": " : "", errno ? strerror(errno) : "");
     return OPPROF_OK;
 }

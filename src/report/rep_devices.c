@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/satmath.h"
 #include "report/rep.h"
 
 typedef struct id_ev {
@@ -165,6 +166,7 @@ int rep_devices_json(rep_out *o, const rep_trace *r)
         return -1;
     }
     size_t nk = 0, nro = 0;
+    int sat = 0; /* each time is under 2^61 ns, a sum of a few can pass 2^63: it stays at the limit */
     for (size_t i = 0; i < t->nev; i++)
         if (op_cat_is_device(t->ev[i].cat)) keys[nro++] = (dev_key){(uint64_t)t->ev[i].cat << 32 | t->ev[i].name, (uint32_t)i};
     qsort(keys, nro, sizeof *keys, by_key_then_ev);
@@ -174,7 +176,7 @@ int rep_devices_json(rep_out *o, const rep_trace *r)
         if (!j || keys[j].key != keys[j - 1].key) k[nk++] = (kern_row){e->name, e->cat, 0, 0, e->dur_ns, e->dur_ns};
         kern_row *kr = &k[nk - 1];
         kr->count++;
-        kr->total += e->dur_ns;
+        kr->total = op_sat_add(kr->total, e->dur_ns, &sat);
         if (e->dur_ns < kr->min) kr->min = e->dur_ns;
         if (e->dur_ns > kr->max) kr->max = e->dur_ns;
         int32_t op = r->launch_op[keys[j].ev];
@@ -186,7 +188,7 @@ int rep_devices_json(rep_out *o, const rep_trace *r)
     size_t w = 0;
     for (size_t i = 0; i < nro; i++) {
         if (w && ro[w - 1].row == ro[i].row && ro[w - 1].op_name == ro[i].op_name) {
-            ro[w - 1].ns += ro[i].ns;
+            ro[w - 1].ns = op_sat_add(ro[w - 1].ns, ro[i].ns, &sat);
             ro[w - 1].count++;
         } else {
             ro[w++] = ro[i];

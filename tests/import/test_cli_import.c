@@ -344,7 +344,8 @@ static void test_merge_to_a_full_stdout(void **state)
     assert_non_null(err);
     assert_true(WIFEXITED(st));
     assert_int_equal(WEXITSTATUS(st), 1);
-    if (!strstr(err, "standard output")) fail_msg("stderr: %s", err);
+    /* the reason, not just the fact: it was "cannot write the ranks report" */
+    if (!strstr(err, "standard output") || !strstr(err, "No space left on device")) fail_msg("stderr: %s", err);
     free(err);
 }
 
@@ -399,6 +400,54 @@ static void test_max_events(void **state)
     assert_non_null(strstr(opprof_last_error(), "more than 2 events"));
 }
 
+/* Five kernels of just under 2^61 ns each: diff's device total used to wrap
+ * to -6917529027.641s (and abort under UBSan); it stays at the limit and the
+ * footer says so. */
+static void test_diff_device_total_saturates_visibly(void **state)
+{
+    (void)state;
+    const char *src = getenv("OPPROF_SOURCE_DIR");
+    char path[1024];
+    snprintf(path, sizeof path, "%s/tests/import/accepted/device_sum_saturates.json", src ? src : ".");
+    assert_int_equal(opprof("diff %s %s", path, path), 0);
+    char *out = slurp(g_out);
+    assert_non_null(out);
+    if (!strstr(out, "Self CUDA time total: base 9223372036.855s, test 9223372036.855s, diff 0.000us") ||
+        !strstr(out, "Saturated: some sums passed the 64-bit range"))
+        fail_msg("stdout:\n%s", out);
+    free(out);
+}
+
+/* Two ranks whose operator time is each at the limit: the cross-rank sum
+ * used to wrap (the row vanished, UBSan aborted) and the minimum named rank
+ * -1; the mean is exact, a real rank is named, and the report says the
+ * figures are at the limit. */
+static void test_merge_sums_saturate_visibly(void **state)
+{
+    (void)state;
+    char path[2][700];
+    for (int r = 0; r < 2; r++) {
+        snprintf(path[r], sizeof path[r], "%s/sat_r%d.json", g_tmp, r);
+        FILE *f = fopen(path[r], "w");
+        assert_non_null(f);
+        fprintf(f, "{\"distributedInfo\": {\"rank\": %d, \"world_size\": 2}, \"traceEvents\": [", r);
+        for (int t = 0; t < 5; t++)
+            fprintf(f, "%s{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"n\", \"pid\": 1, \"tid\": %d, "
+                       "\"ts\": 0, \"dur\": 2305843009213693}",
+                    t ? ", " : "", t);
+        fprintf(f, "]}\n");
+        assert_int_equal(fclose(f), 0);
+    }
+    assert_int_equal(opprof("merge %s %s", path[0], path[1]), 0);
+    char *out = slurp(g_out);
+    assert_non_null(out);
+    /* mean, min and max all at the limit: the mean is not half of a saturated sum */
+    if (!strstr(out, " 10 9223372036854.775 9223372036854.775 (r0)") || strstr(out, "(r-1)") ||
+        !strstr(out, "Saturated: some sums passed the 64-bit range"))
+        fail_msg("stdout:\n%s", out);
+    free(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -412,6 +461,8 @@ int main(void)
         cmocka_unit_test(test_out_of_memory_is_an_unreadable_trace),
         cmocka_unit_test(test_merge_to_a_full_stdout),
         cmocka_unit_test(test_max_events),
+        cmocka_unit_test(test_diff_device_total_saturates_visibly),
+        cmocka_unit_test(test_merge_sums_saturate_visibly),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

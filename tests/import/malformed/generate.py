@@ -106,6 +106,14 @@ d = js({"distributedInfo": {"rank": 0, "world_size": 2, "clock_offset_ns": 92233
                             "clock_uncertainty_ns": 1, "clock_sync_at_ns": 0}, "traceEvents": [ev()]})
 case("clock_offset_int64_max.json", d, at(d, b"9223372036854775807"),
      'distributedInfo "clock_offset_ns" is out of range')
+d = js({"distributedInfo": {"rank": 1, "world_size": 2, "clock_offset_ns": -9223372036854775808,
+                            "clock_uncertainty_ns": 1, "clock_sync_at_ns": 0}, "traceEvents": [ev()]})
+case("clock_offset_int64_min.json", d, at(d, b"-9223372036854775808"),
+     'distributedInfo "clock_offset_ns" is out of range')
+# memory events: their times meet the same bound (the issue's memory timestamps)
+d = b'[{"ph":"i","s":"t","name":"[memory]","ts":-9223372036854775,"pid":1,"tid":1,"args":{"Bytes":1}},' \
+    b'{"ph":"i","s":"t","name":"[memory]","ts":9223372036854775,"pid":1,"tid":1,"args":{"Bytes":1}}]'
+case("memory_ts_span_overflow.json", d, at(d, b"-922"), '"ts" is out of range')
 d = b'{"skipped": ' + b"[" * 100000
 case("deep_arrays.json", d, 12 + 255, "nesting deeper than 256")
 d = b'[{"ph": "X", "args": ' + b'{"a": ' * 300 + b"1" + b"}" * 300 + b"}]"
@@ -220,6 +228,9 @@ accepted = {
     # sums past 64 bits (issue 16): each value is valid, their sums saturate
     # and the table says so
     "dur_sum_saturates.json": js([ev(name="n", ts=0, dur=2305843009213693, tid=t) for t in range(5)]),
+    # five kernels of just under 2^61 ns: opprof diff's device total saturates too
+    "device_sum_saturates.json": js([ev(cat="kernel", name="k", pid=0, tid=7, ts=0, dur=2305843009213693)
+                                     for _ in range(5)] + [ev(name="n", ts=0, dur=1)]),
     "memory_bytes_int64_max.json": js([ev(name="op", ts=0, dur=10)] + [
         {"ph": "i", "s": "t", "name": "[memory]", "pid": 1, "tid": 1, "ts": k,
          "args": {"Bytes": 9223372036854775807, "Addr": k}} for k in (1, 2)]),

@@ -21,7 +21,7 @@
 
 #include <cmocka.h>
 
-#include "model/model.h"
+#include "big_trace.h"
 #include "opprof.h"
 #include "slurp.h"
 
@@ -31,29 +31,6 @@ static void on_tick(int sig)
 {
     (void)sig;
     g_ticks++;
-}
-
-/* Events with distinct names, stacks and memory: every writer has tens of
- * kilobytes, several pipe buffers, to write. */
-static opprof_trace *trace_of(size_t n)
-{
-    opprof_trace *t = op_trace_new();
-    int64_t th = op_trace_thread(t, 1, 1);
-    static const char *const frames[] = {"loop.c(3): inner", "main.c(9): main"};
-    uint32_t ids[2];
-    for (int k = 0; k < 2; k++) ids[k] = op_trace_intern(t, frames[k], strlen(frames[k]));
-    uint32_t stack = op_trace_add_stack(t, ids, 2);
-    char name[64];
-    for (size_t i = 0; i < n; i++) {
-        snprintf(name, sizeof name, "operator_number_%zu", i);
-        op_event *e = op_trace_add_event(t, (uint32_t)th, op_trace_intern(t, name, strlen(name)), OPPROF_CAT_CPU_OP,
-                                         (int64_t)i * 10000, 5000);
-        e->stack = stack;
-        op_trace_add_mem(t, (uint32_t)th, (int64_t)i * 10000 + 10, 0x1000 + 16 * i, 16);
-    }
-    t->options |= OP_TRACE_STACK | OP_TRACE_MEMORY;
-    op_trace_finish(t);
-    return t;
 }
 
 static int timeline_to(FILE *f, void *t)
@@ -177,7 +154,7 @@ static void test_report(void **state)
 
 static int setup(void **state)
 {
-    *state = trace_of(3000);
+    *state = big_trace(2000);
     return 0;
 }
 

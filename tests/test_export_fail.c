@@ -27,6 +27,7 @@
 #include <cmocka.h>
 
 #include "model/model.h"
+#include "big_trace.h"
 #include "opprof.h"
 
 static char g_dir[] = "/tmp/opprof_export_fail_XXXXXX";
@@ -45,31 +46,6 @@ static int teardown(void **state)
     char cmd[128];
     snprintf(cmd, sizeof cmd, "chmod -R u+w '%s'; rm -rf '%s'", g_dir, g_dir);
     return system(cmd);
-}
-
-/* A trace of n events with long names, a stack, and a memory event each:
- * every writer has kilobytes to write per hundred events. */
-static opprof_trace *big_trace(size_t n)
-{
-    opprof_trace *t = op_trace_new();
-    int64_t th = op_trace_thread(t, 1, 1);
-    static const char *const frames[] = {"app.c(42): compute_all_the_things", "main.c(7): main"};
-    uint32_t ids[2];
-    for (int k = 0; k < 2; k++) ids[k] = op_trace_intern(t, frames[k], strlen(frames[k]));
-    uint32_t stack = op_trace_add_stack(t, ids, 2);
-    char name[160];
-    for (size_t i = 0; i < n; i++) {
-        /* Distinct names defeat compression, so gzip output is large too. */
-        snprintf(name, sizeof name, "op_%zu_%08zx_%016llx", i, i * 2654435761u,
-                 (unsigned long long)(i * 0x9E3779B97F4A7C15ull));
-        op_event *e = op_trace_add_event(t, (uint32_t)th, op_trace_intern(t, name, strlen(name)), OPPROF_CAT_CPU_OP,
-                                         (int64_t)i * 10000, 5000);
-        e->stack = stack;
-        op_trace_add_mem(t, (uint32_t)th, (int64_t)i * 10000 + 100, 0x10000 + 64 * i, 64);
-    }
-    t->options |= OP_TRACE_STACK | OP_TRACE_MEMORY;
-    op_trace_finish(t);
-    return t;
 }
 
 /* ---- the writers ---- */

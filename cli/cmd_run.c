@@ -444,7 +444,7 @@ static int configure(const run_opts *o, run_out *out, opprof_config *cfg)
      * events anyway for the options that need them). --memory prints the
      * peak, which is read from the memory events. */
     cfg->aggregate = !o->trace && !o->trace_dir && !o->memory_timeline && !o->stacks_out && !o->report &&
-                     !o->schedule && !o->distributed && !o->memory;
+                     !o->schedule && !o->distributed && !o->memory && !o->fl.ring;
     cfg->activities = activity_bits(o);
     cfg->on_trace_ready = on_trace_ready;
     cfg->user = out;

@@ -302,6 +302,7 @@ static int start_session(const opprof_config *cfg, uint32_t ring)
     S.cfg.output_dir = dir;
     if (!S.cfg.max_events) S.cfg.max_events = OPPROF_DEFAULT_MAX_EVENTS;
     if (!S.cfg.max_stack_depth) S.cfg.max_stack_depth = 32;
+    if (ring) S.cfg.aggregate = 0; /* a flight recorder's dumps are traces: its rings keep events */
     S.opts = opts_of(&S.cfg);
     S.step_num = 0;
     S.active = 1;

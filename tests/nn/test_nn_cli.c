@@ -158,6 +158,34 @@ static void test_bad_command_lines(void **state)
     }
 }
 
+/* opprof run --flight: the dump of the slow step holds the run's operators
+ * (a table-only run sums instead of keeping events; a flight recorder must
+ * keep them, or its dumps are empty), in JSON and in Perfetto's format. */
+static void test_flight_dump_holds_the_slow_step(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/opprof_nnflight_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    static const char *const ext[] = {"json", "pftrace"};
+    for (int k = 0; k < 2; k++) {
+        char args[512], path[600];
+        snprintf(args, sizeof args,
+                 "run mlp-train --steps 12 --flight 8M --slow-step 50ms --inject-delay 8:120 --flight-file %s/f_{n}.%s",
+                 dir, ext[k]);
+        int st;
+        free(run(args, &st));
+        assert_int_equal(st, 0);
+        snprintf(path, sizeof path, "summary %s/f_1.%s --row-limit -1", dir, ext[k]);
+        char *table = run(path, &st);
+        assert_int_equal(st, 0);
+        if (calls_of(table, "aten::addmm") < 2 || calls_of(table, "train_step") < 1) fail_msg("dump:\n%s", table);
+        free(table);
+    }
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -166,6 +194,7 @@ int main(void)
         cmocka_unit_test(test_help_documents_every_option),
         cmocka_unit_test(test_bad_command_lines),
         cmocka_unit_test(test_formats_and_old_spellings),
+        cmocka_unit_test(test_flight_dump_holds_the_slow_step),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

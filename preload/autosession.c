@@ -39,7 +39,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "opprof.h"
+#include "opprof_trace.h"
 #include "sigchain.h"
 
 #define NOINSTR __attribute__((no_instrument_function))

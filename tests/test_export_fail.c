@@ -27,7 +27,7 @@
 #include <cmocka.h>
 
 #include "model/model.h"
-#include "opprof.h"
+#include "opprof_trace.h"
 
 static char g_dir[] = "/tmp/opprof_export_fail_XXXXXX";
 static const char k_old[] = "{\"previous\": \"trace\"}\n";

@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "model/model.h"
-#include "opprof.h"
+#include "opprof_trace.h"
 #include "timing.h"
 
 #ifndef OPPROF_SOURCE_DIR

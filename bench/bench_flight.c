@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "opprof.h"
+#include "opprof_trace.h"
 #include "opprof_nn.h"
 #include "timing.h"
 

@@ -19,7 +19,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "opprof.h"
+#include "opprof_trace.h"
 #include "child.h"
 #include "timing.h"
 

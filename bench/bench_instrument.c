@@ -15,7 +15,7 @@
 #include <time.h>
 
 #include "instrumented_work.h"
-#include "opprof.h"
+#include "opprof_trace.h"
 #include "timing.h"
 
 #define NOINLINE __attribute__((noinline))

@@ -17,7 +17,7 @@
 #include <time.h>
 
 #include "capture/state.h"
-#include "opprof.h"
+#include "opprof_trace.h"
 #include "timing.h"
 
 OPPROF_SITE(site_op, "bench::alloc");

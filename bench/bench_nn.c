@@ -20,7 +20,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "opprof.h"
+#include "opprof_trace.h"
 #include "opprof_nn.h"
 #include "timing.h"
 

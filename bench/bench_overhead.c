@@ -14,7 +14,7 @@
 
 #include "capture/clock.h"
 #include "capture/state.h"
-#include "opprof.h"
+#include "opprof_trace.h"
 #include "timing.h"
 
 OPPROF_SITE(site_op, "bench::op");

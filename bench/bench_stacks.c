@@ -16,7 +16,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "opprof.h"
+#include "opprof_trace.h"
 #include "timing.h"
 
 OPPROF_SITE(site_op, "bench::op");

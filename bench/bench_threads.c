@@ -19,7 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "opprof.h"
+#include "opprof_trace.h"
 #include "child.h"
 #include "timing.h"
 

@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "commands.h"
-#include "opprof.h"
+#include "opprof_trace.h"
 
 int cli_write_key_averages(opprof_key_averages *ka, const char *format, const char *sort, long row_limit, FILE *f)
 {

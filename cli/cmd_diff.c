@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "commands.h"
-#include "opprof.h"
+#include "opprof_trace.h"
 #include "opts.h"
 #include "vocab.h"
 

@@ -19,7 +19,7 @@
 
 #include "commands.h"
 #include "exec_flight.h"
-#include "opprof.h"
+#include "opprof_trace.h"
 #include "opts.h"
 #include "vocab.h"
 

@@ -11,7 +11,7 @@
 
 #include "commands.h"
 #include "merge_dir.h"
-#include "opprof.h"
+#include "opprof_trace.h"
 #include "opts.h"
 
 typedef struct merge_opts {

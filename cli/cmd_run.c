@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "commands.h"
-#include "opprof.h"
+#include "opprof_trace.h"
 #include "opprof_nn.h"
 #include "opts.h"
 #include "run_cuda.h"

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "commands.h"
-#include "opprof.h"
+#include "opprof_trace.h"
 #include "opts.h"
 
 typedef struct trigger_opts {

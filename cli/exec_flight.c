@@ -8,7 +8,7 @@
 
 #include "commands.h"
 #include "exec_flight.h"
-#include "opprof.h"
+#include "opprof_trace.h"
 
 static int put(const char *name, const char *value)
 {

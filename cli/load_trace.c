@@ -3,7 +3,7 @@
 #include <stdio.h>
 
 #include "commands.h"
-#include "opprof.h"
+#include "opprof_trace.h"
 
 int cli_load_trace(const char *command, const char *path, long max_events, opprof_trace **out)
 {

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "opprof.h"
+#include "opprof_trace.h"
 
 typedef struct run_flight {
     size_t ring;               /* 0: no flight recorder */

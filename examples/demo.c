@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "opprof.h"
+#include "opprof_trace.h"
 
 OPPROF_SITE(site_matmul, "demo::matmul");
 OPPROF_SITE(site_relu, "demo::relu");

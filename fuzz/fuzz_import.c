@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "import/import.h"
-#include "opprof.h"
+#include "opprof_trace.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -9,7 +9,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "opprof.h"
+#include "opprof_trace.h"
 
 /* The wrappers (MPI_*) are the library's interface; these are its own. */
 #pragma GCC visibility push(hidden)

@@ -28,7 +28,7 @@
 #ifndef OPPROF_MPI_H
 #define OPPROF_MPI_H
 
-#include "opprof.h"
+#include "opprof_trace.h"
 
 #ifdef __cplusplus
 extern "C" {

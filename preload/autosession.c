@@ -39,7 +39,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "opprof.h"
+#include "opprof_trace.h"
 #include "sigchain.h"
 
 #define NOINSTR __attribute__((no_instrument_function))
@@ -207,7 +207,7 @@ __attribute__((constructor, no_instrument_function)) static void on_load(void)
     const char *on = getenv("OPPROF_EXEC");
     S.exec = on && !strcmp(on, "1");
     /* On demand and the flight recorder have started already, in libopprof's
-     * own constructor (src/session/autostart.c): no session from here. */
+     * own constructor (src/config/autostart.c): no session from here. */
     const char *od = getenv("OPPROF_ON_DEMAND"), *fl = getenv("OPPROF_FLIGHT");
     if ((od && !strcmp(od, "1")) || (fl && *fl)) {
         if (S.exec) forget_settings();

@@ -14,7 +14,7 @@
  * bench_instrument (issue 8's target: at most 1.5x a plain begin/end). */
 #include <stdint.h>
 
-#include "opprof.h"
+#include "opprof_trace.h"
 
 #define EXPORT __attribute__((visibility("default"), no_instrument_function))
 #define HOOK __attribute__((no_instrument_function))

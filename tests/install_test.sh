@@ -8,7 +8,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cmake --install "$build" --prefix "$tmp/prefix" >/dev/null
 cat >"$tmp/hello.c" <<'C'
-#include <opprof.h>
+#include <opprof_trace.h>
 #include <stdio.h>
 OPPROF_SITE(site, "hello");
 int main(void) {

@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "opprof.h"
+#include "opprof_trace.h"
 
 static int64_t g_now, g_step, g_last;
 

@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "opprof.h"
+#include "opprof_trace.h"
 #include "slurp.h"
 
 OPPROF_SITE(site_coll, "mpi:all_reduce");

@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "opprof.h"
+#include "opprof_trace.h"
 #include "trace_check.h"
 
 static const char *const k_vars[] = {

@@ -17,7 +17,7 @@
 
 #include "export/jsonw.h"
 #include "model/model.h"
-#include "opprof.h"
+#include "opprof_trace.h"
 #include "tmpdir.h"
 #include "trace_check.h"
 

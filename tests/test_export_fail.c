@@ -28,7 +28,7 @@
 
 #include "model/model.h"
 #include "big_trace.h"
-#include "opprof.h"
+#include "opprof_trace.h"
 
 static char g_dir[] = "/tmp/opprof_export_fail_XXXXXX";
 static const char k_old[] = "{\"previous\": \"trace\"}\n";

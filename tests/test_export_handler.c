@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "opprof.h"
+#include "opprof_trace.h"
 #include "tmpdir.h"
 #include "trace_check.h"
 

@@ -15,7 +15,7 @@
 
 #include "fixtures.h"
 #include "model/model.h"
-#include "opprof.h"
+#include "opprof_trace.h"
 #include "sample_session.h"
 #include "tmpdir.h"
 

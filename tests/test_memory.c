@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "opprof.h"
+#include "opprof_trace.h"
 
 static int64_t g_now, g_step = 10;
 

@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "opprof.h"
+#include "opprof_trace.h"
 
 static const char TRACE[] =
     "[{\"ph\":\"X\",\"name\":\"a\\u0000b\",\"ts\":0,\"dur\":5,\"pid\":1,\"tid\":1},"

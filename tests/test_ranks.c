@@ -12,7 +12,7 @@
 #include <cmocka.h>
 
 #include "model/model.h"
-#include "opprof.h"
+#include "opprof_trace.h"
 #include "ranks/ranks.h"
 
 #define US 1000LL

@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "opprof.h"
+#include "opprof_trace.h"
 #include "session/schedule.h"
 
 typedef struct ready_call {

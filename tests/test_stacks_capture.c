@@ -13,7 +13,7 @@
 #include <cmocka.h>
 
 #include "model/model.h"
-#include "opprof.h"
+#include "opprof_trace.h"
 
 OPPROF_SITE(site_inner, "inner_op");
 OPPROF_SITE(site_other, "other_op");

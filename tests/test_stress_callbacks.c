@@ -18,7 +18,7 @@
 
 #include <cmocka.h>
 
-#include "opprof.h"
+#include "opprof_trace.h"
 
 OPPROF_SITE(site_work, "cb::work");
 OPPROF_SITE(site_inner, "cb::inner");

@@ -13,7 +13,7 @@
 
 #include "slurp.h"
 #include "fixtures.h"
-#include "opprof.h"
+#include "opprof_trace.h"
 
 /* Prints the first differing line of two texts, for a readable failure. */
 static void show_difference(const char *want, const char *got)

@@ -11,7 +11,7 @@
 #include <cmocka.h>
 
 #include "capture/state.h"
-#include "opprof.h"
+#include "opprof_trace.h"
 
 OPPROF_SITE(site_outer, "outer");
 OPPROF_SITE(site_inner, "inner");

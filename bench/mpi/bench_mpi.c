@@ -15,7 +15,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "opprof.h"
+#include "opprof_trace.h"
 
 static double now_s(void)
 {

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "opprof.h"
+#include "opprof_trace.h"
 
 typedef struct op_avg {
     opprof_avg_row r; /* strings point into the owner's text block */

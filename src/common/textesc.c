@@ -1,7 +1,7 @@
 #include "common/textesc.h"
 
 #include "common/error.h"
-#include "opprof.h"
+#include "opprof_trace.h"
 
 #include <stdio.h>
 #include <stdlib.h>

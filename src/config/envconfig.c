@@ -13,7 +13,7 @@
 
 #include "analysis/keyavg.h"
 #include "common/error.h"
-#include "opprof.h"
+#include "opprof_trace.h"
 
 enum kind { K_BOOL, K_ACTIVITIES, K_SCHEDULE, K_DIR, K_INT, K_SORT, K_COUNT, K_DEPTH };
 

@@ -5,6 +5,7 @@
 #include "device/cupti.h"
 #include "device/device.h"
 #include "device/ranges.h"
+#include "opprof_trace.h"
 
 static int g_cuda_on; /* this session records CUDA activity; under the session lock */
 static int g_said;    /* the "no CUDA device" line was printed */

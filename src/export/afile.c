@@ -12,7 +12,7 @@
 
 #include "common/error.h"
 #include "common/writeall.h"
-#include "opprof.h"
+#include "opprof_trace.h"
 
 #define WRITEBACK_STEP (8u << 20)
 

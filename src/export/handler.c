@@ -11,7 +11,7 @@
 
 #include "common/error.h"
 #include "model/model.h"
-#include "opprof.h"
+#include "opprof_trace.h"
 
 static int copy_name(char *dst, size_t size, const char *src, const char *what)
 {

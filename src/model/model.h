@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include "model/strtab.h"
-#include "opprof.h"
+#include "opprof_trace.h"
 
 typedef struct op_thread {
     int64_t pid, tid;

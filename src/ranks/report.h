@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #include "model/strtab.h"
-#include "opprof.h"
+#include "opprof_trace.h"
 
 typedef struct op_coll_rec {
     uint32_t name, coll, group; /* strtab ids */

@@ -19,7 +19,7 @@
 #include "capture/clock.h"
 #include "capture/state.h"
 #include "common/error.h"
-#include "opprof.h"
+#include "opprof_trace.h"
 #include "session/flight.h"
 #include "session/ondemand.h"
 #include "session/session.h"

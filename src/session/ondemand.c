@@ -25,7 +25,7 @@
 
 #include "capture/clock.h"
 #include "common/error.h"
-#include "opprof.h"
+#include "opprof_trace.h"
 #include "session/odsock.h"
 #include "session/ondemand.h"
 

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "common/error.h"
-#include "opprof.h"
+#include "opprof_trace.h"
 #include "session/odsock.h"
 
 #define REPLY_MAX (256u * 1024 * 1024)

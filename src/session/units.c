@@ -8,7 +8,7 @@
 #include <strings.h>
 
 #include "common/error.h"
-#include "opprof.h"
+#include "opprof_trace.h"
 
 /* A non-negative finite number followed by its unit (returned in *unit). */
 static int number_unit(const char *text, double *v, const char **unit)

@@ -13,7 +13,7 @@
 
 #include "capture/state.h"
 #include "common/error.h"
-#include "opprof.h"
+#include "opprof_trace.h"
 #include "stacks/symbolize.h"
 
 typedef struct fn_entry {

@@ -19,7 +19,7 @@
 #include <cmocka.h>
 
 #include "cli_shell.h"
-#include "opprof.h"
+#include "opprof_trace.h"
 #include "slurp.h"
 #include "tmpdir.h"
 

@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "opprof.h"
+#include "opprof_trace.h"
 #include "opprof_nn_cuda.h"
 
 static float *random_floats(size_t n, unsigned seed)

@@ -18,7 +18,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "opprof.h"
+#include "opprof_trace.h"
 #include "opprof_nn.h"
 #include "opprof_nn_cuda.h"
 

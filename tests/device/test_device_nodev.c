@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "opprof.h"
+#include "opprof_trace.h"
 
 OPPROF_SITE(site_a, "aten::a");
 OPPROF_SITE(site_b, "aten::b");

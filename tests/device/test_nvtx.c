@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "opprof.h"
+#include "opprof_trace.h"
 
 static opprof_trace *record(void (*body)(void))
 {

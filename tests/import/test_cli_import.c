@@ -19,7 +19,7 @@
 #include <cmocka.h>
 
 #include "cli_shell.h"
-#include "opprof.h"
+#include "opprof_trace.h"
 #include "csv.h"
 #include "fixtures.h"
 #include "slurp.h"

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "opprof.h"
+#include "opprof_trace.h"
 
 OPPROF_SITE(site_compute, "compute");
 

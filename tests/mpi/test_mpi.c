@@ -16,7 +16,7 @@
 #include <cmocka.h>
 #include <math.h>
 
-#include "opprof.h"
+#include "opprof_trace.h"
 #include "ranks/ranks.h"
 
 #define MAX_RANKS 4

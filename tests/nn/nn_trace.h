@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "json.h"
-#include "opprof.h"
+#include "opprof_trace.h"
 
 typedef struct name_total {
     const char *name;

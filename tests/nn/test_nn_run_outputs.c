@@ -18,7 +18,7 @@
 
 #include "cli_run.h"
 #include "json.h"
-#include "opprof.h"
+#include "opprof_trace.h"
 #include "slurp.h"
 #include "trace_check.h"
 

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "opprof.h"
+#include "opprof_trace.h"
 
 OPPROF_SITE(k_fwd, "forward");
 OPPROF_SITE(k_bwd, "backward");

@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "opprof.h"
+#include "opprof_trace.h"
 
 /* Starts argv with the "NAME=VALUE" strings of env set, stdout and stderr
  * into out and err; returns its pid (-1 on failure). */

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "opprof.h"
+#include "opprof_trace.h"
 
 #define CHECK(c)                                                                   \
     do {                                                                           \

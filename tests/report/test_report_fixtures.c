@@ -18,7 +18,7 @@
 
 #include "browser.h"
 #include "fixtures.h"
-#include "opprof.h"
+#include "opprof_trace.h"
 #include "slurp.h"
 
 /* Loads a fixture and writes its report; returns the self-test DOM, or NULL

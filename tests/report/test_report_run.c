@@ -17,7 +17,7 @@
 #include <cmocka.h>
 
 #include "browser.h"
-#include "opprof.h"
+#include "opprof_trace.h"
 #include "opprof_nn.h"
 #include "slurp.h"
 

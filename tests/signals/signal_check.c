@@ -22,7 +22,7 @@
 
 #include <cmocka.h>
 
-#include "opprof.h"
+#include "opprof_trace.h"
 #include "slurp.h"
 #include "tmpdir.h"
 

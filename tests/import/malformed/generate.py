@@ -201,7 +201,7 @@ d = b'{"traceEvents": [], "traceEvents": [{"ph": "X", "name": "b", "pid": 1, "ti
 case("duplicate_trace_events.json", d, at(d, b"[", 1), 'a second "traceEvents" array')
 
 # Hostile input the reader accepts, each with a documented behaviour that
-# tests/test_import_hostile.c checks: ../accepted/.
+# tests/import/test_import_hostile.c checks: ../accepted/.
 accepted = {
     # a negative duration is an empty range
     "negative_dur.json": js([ev(name="a", ts=0, dur=-5), ev(name="b", ts=20)]),

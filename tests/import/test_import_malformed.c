@@ -12,7 +12,7 @@
 
 #include "import/import.h"
 #include "slurp.h"
-#include "opprof.h"
+#include "opprof_trace.h"
 
 /* The message after "LABEL: ", checked to be one line. */
 static const char *after_label(const char *msg, const char *label)

@@ -11,7 +11,7 @@
 #include <cmocka.h>
 
 #include "model/model.h"
-#include "opprof.h"
+#include "opprof_trace.h"
 
 static opprof_trace *load(const char *doc)
 {

@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "opprof.h"
+#include "opprof_trace.h"
 
 static opprof_env g_env; /* the config points into it */
 static int g_flight;

@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "opprof.h"
+#include "opprof_trace.h"
 
 static opprof_trace *load(const char *name)
 {

@@ -18,16 +18,10 @@
  * a quote. */
 static void csv_field(op_textbuf *b, const char *s)
 {
-    size_t n = strlen(s);
-    char *esc = NULL;
-    if (op_text_needs_escape(s, n)) {
-        size_t need = op_text_escape(s, n, NULL, 0) + 1;
-        if (!(esc = malloc(need))) {
-            b->oom = 1;
-            return;
-        }
-        op_text_escape(s, n, esc, need);
-        s = esc;
+    char *esc;
+    if (!(s = op_text_shown(s, strlen(s), &esc))) {
+        b->oom = 1;
+        return;
     }
     if (!s[strcspn(s, ",\"")]) {
         op_textbuf_puts(b, s);

@@ -85,18 +85,21 @@ size_t op_text_escape(const char *s, size_t n, char *out, size_t cap)
     return need;
 }
 
+const char *op_text_shown(const char *s, size_t n, char **owned)
+{
+    *owned = NULL;
+    if (!op_text_needs_escape(s, n)) return s;
+    size_t need = op_text_escape(s, n, NULL, 0) + 1;
+    if (!(*owned = malloc(need))) return NULL;
+    op_text_escape(s, n, *owned, need);
+    return *owned;
+}
+
 int op_fput_csv_field(FILE *f, const char *s)
 {
-    size_t n = strlen(s);
-    char stack[256], *t = stack;
-    if (op_text_needs_escape(s, n)) {
-        size_t need = op_text_escape(s, n, NULL, 0) + 1;
-        t = need <= sizeof stack ? stack : malloc(need);
-        if (!t) return -1;
-        op_text_escape(s, n, t, need);
-    } else {
-        t = (char *)s;
-    }
+    char *owned;
+    const char *t = op_text_shown(s, strlen(s), &owned);
+    if (!t) return -1;
     int rc = 0;
     if (!strpbrk(t, ",\"")) {
         rc = fputs(t, f) < 0 ? -1 : 0;
@@ -108,7 +111,7 @@ int op_fput_csv_field(FILE *f, const char *s)
         }
         rc = fputc('"', f) == EOF ? -1 : 0;
     }
-    if (t != s && t != stack) free(t);
+    free(owned);
     return rc;
 }
 

@@ -31,6 +31,11 @@ int op_text_needs_escape(const char *s, size_t n);
  * length the whole text needs, as snprintf does. */
 size_t op_text_escape(const char *s, size_t n, char *out, size_t cap);
 
+/* s as text output shows it: s itself when nothing needs escaping (*owned
+ * NULL), else an escaped copy that *owned also holds for the caller to free;
+ * NULL when memory runs out. */
+const char *op_text_shown(const char *s, size_t n, char **owned);
+
 /* Writers of one name for stdio streams (return 0, or -1 on a stream error):
  * a CSV field (escaped as above, then quoted when it holds a comma or a
  * quote), and a JSON string (quotes included, control characters and a kept

@@ -51,13 +51,14 @@ static int put_frame(op_buf *b, const char *s)
     size_t n = strlen(s);
     char *esc = NULL;
     if (op_text_needs_escape(s, n)) {
-        if (!(esc = malloc(n + 1))) return -1;
-        for (size_t i = 0; i <= n; i++) esc[i] = s[i] == '\t' || s[i] == '\n' ? '_' : s[i];
-        size_t need = op_text_escape(esc, n, NULL, 0) + 1;
-        char *e2 = malloc(need);
-        if (e2) op_text_escape(esc, n, e2, need);
-        free(esc);
-        if (!(s = esc = e2)) return -1;
+        /* tab and line break are separators here: '_' as before, not escaped */
+        char *plain = malloc(n + 1);
+        if (!plain) return -1;
+        for (size_t i = 0; i <= n; i++) plain[i] = s[i] == '\t' || s[i] == '\n' ? '_' : s[i];
+        s = op_text_shown(plain, n, &esc);
+        if (esc != NULL || !s) free(plain);
+        else esc = plain; /* nothing else to escape: plain is what is shown */
+        if (!s) return -1;
         n = strlen(s);
     }
     int rc = op_buf_reserve(b, n + 1);

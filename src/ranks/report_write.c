@@ -114,15 +114,12 @@ static void write_text(const opprof_ranks_report *r, FILE *f, int row_limit)
         snprintf(mx, sizeof mx, "%.3f (r%" PRId64 ")", ms(o->max_ns), o->max_rank);
         const char *name = op_strtab_get(&r->str, o->name);
         size_t nlen = strlen(name);
-        char *shown = NULL; /* escaped (common/textesc.h) and never cut */
-        if (op_text_needs_escape(name, nlen)) {
-            size_t need = op_text_escape(name, nlen, NULL, 0) + 1;
-            if ((shown = malloc(need))) op_text_escape(name, nlen, shown, need);
-        }
+        char *owned; /* escaped (common/textesc.h) and never cut */
+        const char *shown = op_text_shown(name, nlen, &owned);
         fprintf(f, "%-*s %6u %10" PRIu64 " %12.3f %12s %12s %12.2f\n", name_w, shown ? shown : name,
                 o->ranks, o->calls, ms(o->mean_ns), mn, mx,
                 o->min_ns > 0 ? (double)o->max_ns / (double)o->min_ns : 0.0);
-        free(shown);
+        free(owned);
     }
     fprintf(f, "\nRanks (ms)\n");
     fprintf(f, "%5s %10s %10s %10s %10s %9s %10s %12s %11s %14s\n", "Rank", "Span", "Comm", "Compute", "Overlap",

@@ -187,6 +187,23 @@ static int export_options(const exec_opts *o)
     return bad ? -1 : 0;
 }
 
+/* path made absolute against the current folder (a copy); NULL after
+ * saying why. */
+static char *absolute(const char *opt, const char *path)
+{
+    char cwd[PATH_MAX], *abs = NULL;
+    if (path[0] == '/') {
+        abs = strdup(path);
+    } else if (!getcwd(cwd, sizeof cwd)) {
+        fprintf(stderr, "opprof exec: %s %s: cannot tell the current folder: %s\n", opt, path, strerror(errno));
+        return NULL;
+    } else if ((abs = malloc(strlen(cwd) + strlen(path) + 2))) {
+        sprintf(abs, "%s/%s", cwd, path);
+    }
+    if (!abs) fprintf(stderr, "opprof exec: out of memory\n");
+    return abs;
+}
+
 /* An output path, checked before the program runs (a typo must not cost a
  * whole run) and made absolute (the program may chdir before it exits,
  * and a relative name would then land, and overwrite, wherever it went).
@@ -199,21 +216,8 @@ static char *check_output(const char *opt, const char *path, int allow_dash)
         fprintf(stderr, "opprof exec: %s: an empty file name\n", opt);
         return NULL;
     }
-    char *abs = NULL;
-    if (path[0] == '/') {
-        abs = strdup(path);
-    } else {
-        char cwd[PATH_MAX];
-        if (!getcwd(cwd, sizeof cwd)) {
-            fprintf(stderr, "opprof exec: %s %s: cannot tell the current folder: %s\n", opt, path, strerror(errno));
-            return NULL;
-        }
-        if ((abs = malloc(strlen(cwd) + strlen(path) + 2))) sprintf(abs, "%s/%s", cwd, path);
-    }
-    if (!abs) {
-        fprintf(stderr, "opprof exec: out of memory\n");
-        return NULL;
-    }
+    char *abs = absolute(opt, path);
+    if (!abs) return NULL;
     char *slash = strrchr(abs, '/');
     const char *base = slash + 1;
     struct stat st;
@@ -295,9 +299,8 @@ static int check_outputs(exec_opts *o, char **keep)
     }
     const char *dir = getenv("OPPROF_OUTPUT_TRACE_DIR");
     if (dir && *dir && dir[0] != '/') {
-        char cwd[PATH_MAX], *abs;
-        if (!getcwd(cwd, sizeof cwd) || !(abs = malloc(strlen(cwd) + strlen(dir) + 2))) return -1;
-        sprintf(abs, "%s/%s", cwd, dir);
+        char *abs = absolute("OPPROF_OUTPUT_TRACE_DIR", dir);
+        if (!abs) return -1;
         int rc = set("OPPROF_OUTPUT_TRACE_DIR", abs);
         free(abs);
         if (rc) return -1;

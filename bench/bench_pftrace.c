@@ -8,8 +8,9 @@
  * thread: "calls" is what -finstrument-functions gives (a loop calling a
  * ~10 ns function under heavier ones: times of tens of nanoseconds), "ops"
  * is a profiled model (operators of 2-50 us nested three deep, with input
- * shapes). Each is exported as .json, .json.gz, .pftrace and .pftrace.gz;
- * prints the size of each in bytes per slice, its ratio to the JSON, the
+ * shapes). Each is exported as .json, .json.gz, .pftrace (compressed
+ * batches, the default), .pftrace with plain packets (OPPROF_PFTRACE_COMPRESS=0)
+ * and .pftrace.gz; prints the size of each in bytes per slice, its ratio to the JSON, the
  * export time, and checks that the .pftrace reads back with every event. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,15 +94,19 @@ static double file_size(const char *p)
 
 static int run(const char *label, opprof_trace *t, const char *dir)
 {
-    static const char *const ext[] = {"json", "json.gz", "pftrace", "pftrace.gz"};
+    static const char *const ext[] = {"json", "json.gz", "pftrace", "pftrace", "pftrace.gz"};
+    static const char *const shown[] = {"json", "json.gz", "pftrace", "pftrace plain", "pftrace.gz"};
     double json_bytes = 0;
     size_t n = opprof_trace_event_count(t);
     printf("%s: %zu slices\n", label, n);
-    for (int k = 0; k < 4; k++) {
+    for (int k = 0; k < 5; k++) {
         char path[1024];
         snprintf(path, sizeof path, "%s/bench_pftrace_%s.%s", dir, label, ext[k]);
+        if (k == 3) setenv("OPPROF_PFTRACE_COMPRESS", "0", 1);
         double t0 = now_s();
-        if (opprof_export_chrome_trace(t, path) != OPPROF_OK) {
+        int rc = opprof_export_chrome_trace(t, path);
+        if (k == 3) unsetenv("OPPROF_PFTRACE_COMPRESS");
+        if (rc != OPPROF_OK) {
             fprintf(stderr, "bench_pftrace: %s\n", opprof_last_error());
             return 1;
         }
@@ -115,7 +120,7 @@ static int run(const char *label, opprof_trace *t, const char *dir)
         }
         double rsecs = now_s() - r0;
         opprof_trace_free(back);
-        printf("  %-11s %12.0f bytes  %7.2f bytes/slice  %6.3fx the JSON  export %.3f s  read %.3f s\n", ext[k], bytes,
+        printf("  %-13s %12.0f bytes  %7.2f bytes/slice  %6.3fx the JSON  export %.3f s  read %.3f s\n", shown[k], bytes,
                bytes / (double)n, bytes / json_bytes, secs, rsecs);
         unlink(path);
     }

@@ -1,8 +1,9 @@
 /* Perfetto's format (.pftrace): the tables of a session written as .pftrace
- * and read back are byte for byte those of the same session written as
- * Chrome JSON and read back; protoc decodes the file with Perfetto's own
- * schema into the begins, ends, interned names and sequence flags opprof
- * means to write. */
+ * (compressed batches, the default; plain packets; gzip'd) and read back
+ * are byte for byte those of the same session written as Chrome JSON and
+ * read back; protoc decodes the file with Perfetto's own schema into the
+ * begins, ends, interned names and sequence flags opprof means to write,
+ * and decodes the packets inflated from each compressed batch alike. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,8 +14,11 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <zlib.h>
 
+#include "common/pfschema.h"
 #include "fixtures.h"
+#include "import/pbr.h"
 #include "model/model.h"
 #include "opprof.h"
 #include "sample_session.h"
@@ -55,27 +59,42 @@ static char *tables(const opprof_trace *t)
     return buf;
 }
 
-static opprof_trace *write_and_load(const opprof_trace *t, const char *name)
+/* Exports t to path; plain: .pftrace packets uncompressed. */
+static void export_to(const opprof_trace *t, const char *path, int plain)
+{
+    if (plain) setenv("OPPROF_PFTRACE_COMPRESS", "0", 1);
+    int rc = opprof_export_chrome_trace(t, path);
+    unsetenv("OPPROF_PFTRACE_COMPRESS");
+    if (rc != OPPROF_OK) fail_msg("%s: %s", path, opprof_last_error());
+}
+
+static opprof_trace *write_and_load_as(const opprof_trace *t, const char *name, int plain)
 {
     char path[256];
     snprintf(path, sizeof path, "%s/%s", g_dir, name);
-    if (opprof_export_chrome_trace(t, path) != OPPROF_OK) fail_msg("%s: %s", path, opprof_last_error());
+    export_to(t, path, plain);
     opprof_trace *back = NULL;
     if (opprof_trace_load(path, &back) != OPPROF_OK) fail_msg("%s: %s", path, opprof_last_error());
     return back;
 }
 
-/* t written as .json, .pftrace and .pftrace.gz: the same tables from all. */
+static opprof_trace *write_and_load(const opprof_trace *t, const char *name)
+{
+    return write_and_load_as(t, name, 0);
+}
+
+/* t written as .json, .pftrace (compressed and plain) and .pftrace.gz: the
+ * same tables from all. */
 static void same_tables(const opprof_trace *t, const char *stem)
 {
     char name[128];
     snprintf(name, sizeof name, "%s.json", stem);
     opprof_trace *j = write_and_load(t, name);
     char *want = tables(j);
-    static const char *const ext[] = {"pftrace", "pftrace.gz"};
-    for (int k = 0; k < 2; k++) {
+    static const char *const ext[] = {"pftrace", "plain.pftrace", "pftrace.gz"};
+    for (int k = 0; k < 3; k++) {
         snprintf(name, sizeof name, "%s.%s", stem, ext[k]);
-        opprof_trace *p = write_and_load(t, name);
+        opprof_trace *p = write_and_load_as(t, name, k == 1);
         char *got = tables(p);
         if (strcmp(want, got) != 0) {
             fprintf(stderr, "JSON:\n%s\n%s:\n%s\n", want, name, got);
@@ -185,27 +204,11 @@ static char *decode(const char *path, const char *txt)
     return text;
 }
 
-/* protoc, with Perfetto's schema from the fixtures, decodes the file; the
- * decoded text has a begin and an end per event, one sequence per thread
- * that starts by clearing its state, and each name interned once per
- * sequence however often it is used. */
-static void test_protoc_decodes_with_perfettos_schema(void **state)
+/* What protoc decodes from a session's packets: a begin and an end per
+ * event, one sequence per thread that starts by clearing its state, and
+ * each name interned once per sequence however often it is used. */
+static void check_decoded(const char *text, const opprof_trace *t)
 {
-    (void)state;
-    char schema[1024];
-    if (!fixture_path(schema, sizeof schema, "perfetto/perfetto_trace.proto")) {
-        print_message("%s missing: skipped\n", schema);
-        skip();
-    }
-    if (system("command -v protoc >/dev/null 2>&1") != 0)
-        fail_msg("protoc not found: install protobuf-compiler (scripts/deps.sh)");
-    opprof_trace *t = live_session(50);
-    char path[256], out[300];
-    snprintf(path, sizeof path, "%s/decode.pftrace", g_dir);
-    snprintf(out, sizeof out, "%s/decode.txt", g_dir);
-    assert_int_equal(opprof_export_chrome_trace(t, path), OPPROF_OK);
-    char *text = decode(path, out);
-    assert_non_null(text);
     size_t nev = opprof_trace_event_count(t);
     assert_int_equal(count(text, "type: TYPE_SLICE_BEGIN"), nev);
     assert_int_equal(count(text, "type: TYPE_SLICE_END"), nev);
@@ -220,7 +223,145 @@ static void test_protoc_decodes_with_perfettos_schema(void **state)
     assert_true(count(text, "thread {") == t->nthreads && count(text, "process {") == 1);
     assert_true(count(text, "name: \"Input Dims\"") == 1 && count(text, "name: \"flops\"") == 1);
     assert_int_equal(count(text, "name: \"Total Allocated\""), 2); /* the annotation and the counter track */
+}
+
+static void need_protoc(void)
+{
+    char schema[1024];
+    if (!fixture_path(schema, sizeof schema, "perfetto/perfetto_trace.proto")) {
+        print_message("%s missing: skipped\n", schema);
+        skip();
+    }
+    if (system("command -v protoc >/dev/null 2>&1") != 0)
+        fail_msg("protoc not found: install protobuf-compiler (scripts/deps.sh)");
+}
+
+/* protoc, with Perfetto's schema from the fixtures, decodes a file of
+ * plain packets into what check_decoded expects. */
+static void test_protoc_decodes_with_perfettos_schema(void **state)
+{
+    (void)state;
+    need_protoc();
+    opprof_trace *t = live_session(50);
+    char path[256], out[300];
+    snprintf(path, sizeof path, "%s/decode.pftrace", g_dir);
+    snprintf(out, sizeof out, "%s/decode.txt", g_dir);
+    export_to(t, path, 1);
+    char *text = decode(path, out);
+    assert_int_equal(count(text, "compressed_packets"), 0);
+    check_decoded(text, t);
     free(text);
+    opprof_trace_free(t);
+}
+
+static unsigned char *read_all(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char *b = malloc((size_t)len + 1);
+    assert_non_null(b);
+    assert_int_equal(fread(b, 1, (size_t)len, f), (size_t)len);
+    fclose(f);
+    *n = (size_t)len;
+    return b;
+}
+
+/* The packets of every compressed_packets in the file at path, inflated
+ * with zlib and concatenated (each batch is a Trace message, so the whole
+ * is one), into the file inner; returns how many batches there were and
+ * the largest packet that holds one. */
+static size_t inflate_batches(const char *path, const char *inner, size_t *largest)
+{
+    size_t n;
+    unsigned char *b = read_all(path, &n);
+    FILE *out = fopen(inner, "wb");
+    assert_non_null(out);
+    op_pbr file = {b, b + n}, pkt;
+    op_pbf f, g;
+    const char *why = "";
+    size_t batches = 0;
+    *largest = 0;
+    while (op_pbr_next(&file, &f, &why) > 0) {
+        assert_int_equal(f.field, PF_TRACE_PACKET);
+        pkt = f.sub;
+        while (op_pbr_next(&pkt, &g, &why) > 0) {
+            if (g.field != PF_PKT_COMPRESSED) continue;
+            batches++;
+            size_t whole = (size_t)(f.sub.end - f.sub.p) + 4; /* with the two tags and lengths */
+            if (whole > *largest) *largest = whole;
+            z_stream z;
+            memset(&z, 0, sizeof z);
+            assert_int_equal(inflateInit(&z), Z_OK); /* a zlib stream, as Perfetto's service writes */
+            z.next_in = (Bytef *)g.sub.p;
+            z.avail_in = (uInt)(g.sub.end - g.sub.p);
+            unsigned char chunk[65536];
+            int rc;
+            do {
+                z.next_out = chunk;
+                z.avail_out = sizeof chunk;
+                rc = inflate(&z, Z_NO_FLUSH);
+                assert_true(rc == Z_OK || rc == Z_STREAM_END);
+                fwrite(chunk, 1, sizeof chunk - z.avail_out, out);
+            } while (rc != Z_STREAM_END);
+            assert_int_equal(z.avail_in, 0);
+            inflateEnd(&z);
+        }
+    }
+    assert_true(file.p == file.end);
+    fclose(out);
+    free(b);
+    return batches;
+}
+
+/* The default .pftrace: protoc decodes its outer layer (packets holding
+ * compressed_packets), and the packets inflated from the batches decode
+ * into exactly what the plain file holds. A session large enough for
+ * several batches keeps each under Perfetto's 512 KiB, and its tables
+ * equal the JSON's. */
+static void test_compressed_batches_decode(void **state)
+{
+    (void)state;
+    need_protoc();
+    opprof_trace *t = live_session(50);
+    char path[256], txt[300], inner[300];
+    snprintf(path, sizeof path, "%s/batches.pftrace", g_dir);
+    snprintf(txt, sizeof txt, "%s/batches.txt", g_dir);
+    snprintf(inner, sizeof inner, "%s/batches.inner", g_dir);
+    export_to(t, path, 0);
+    char *text = decode(path, txt);
+    assert_true(count(text, "compressed_packets: ") >= 1);
+    assert_int_equal(count(text, "TYPE_SLICE_BEGIN"), 0); /* all inside the batches */
+    free(text);
+    size_t largest;
+    assert_int_equal(inflate_batches(path, inner, &largest), 1);
+    text = decode(inner, txt);
+    check_decoded(text, t);
+    free(text);
+    opprof_trace_free(t);
+
+    t = live_session(20000);
+    same_tables(t, "many");
+    snprintf(path, sizeof path, "%s/many.pftrace", g_dir);
+    export_to(t, path, 0);
+    size_t batches = inflate_batches(path, inner, &largest);
+    assert_true(batches >= 2);
+    assert_true(largest < 512 * 1024);
+    text = decode(inner, txt);
+    size_t nev = opprof_trace_event_count(t);
+    assert_int_equal(count(text, "type: TYPE_SLICE_BEGIN"), nev);
+    assert_int_equal(count(text, "type: TYPE_SLICE_END"), nev);
+    free(text);
+    /* Smaller on disk than its plain packets. */
+    char plain[300];
+    snprintf(plain, sizeof plain, "%s/many_plain.pftrace", g_dir);
+    export_to(t, plain, 1);
+    size_t zn, pn;
+    free(read_all(path, &zn));
+    free(read_all(plain, &pn));
+    assert_true(zn * 4 < pn);
     opprof_trace_free(t);
 }
 
@@ -239,7 +380,7 @@ static void test_device_tracks_and_flows(void **state)
     char out[256], txt[300];
     snprintf(out, sizeof out, "%s/device.pftrace", g_dir);
     snprintf(txt, sizeof txt, "%s/device.txt", g_dir);
-    assert_int_equal(opprof_export_chrome_trace(t, out), OPPROF_OK);
+    export_to(t, out, 1);
     char *text = decode(out, txt);
     size_t kernels = 0, launches_with_kernel = 0;
     for (size_t i = 0; i < t->nev; i++)
@@ -281,6 +422,7 @@ int main(void)
         cmocka_unit_test(test_overlapping_ranges_and_metadata),
         cmocka_unit_test(test_kineto_fixtures_tables_match_json),
         cmocka_unit_test(test_protoc_decodes_with_perfettos_schema),
+        cmocka_unit_test(test_compressed_batches_decode),
         cmocka_unit_test(test_device_tracks_and_flows),
         cmocka_unit_test(test_trace_handler_file_name),
     };

@@ -544,8 +544,9 @@ int opprof_export_chrome_trace_ex(const opprof_trace *t, const char *path, const
     op_out out;
     int rc = op_out_open_path(&out, path, gz, o->gzip_level, o->fsync != 0);
     if (rc != OPPROF_OK) return rc;
-    /* The name picks the format, as it picks compression. */
-    rc = op_pf_path(path) ? op_pf_write(t, &out.w, o) : write_trace(t, &out.w, o);
+    /* The name picks the format, as it picks compression. A .pftrace.gz
+     * holds plain packets: the gzip around them compresses them better. */
+    rc = op_pf_path(path) ? op_pf_write(t, &out.w, o, gz ? 0 : op_pf_zlevel(o)) : write_trace(t, &out.w, o);
     if (rc != OPPROF_OK) {
         op_out_discard(&out);
         return rc;

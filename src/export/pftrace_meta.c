@@ -14,23 +14,6 @@
 
 #define META_SEQ 1
 
-int op_pf_emit(pf_writer *pw)
-{
-    op_pbw *p = &pw->pkt;
-    if (p->failed || p->depth) return -1;
-    unsigned char head[11];
-    size_t k = 0;
-    head[k++] = (PF_TRACE_PACKET << 3) | OP_PB_LEN;
-    for (uint64_t v = p->n; ; v >>= 7) {
-        head[k++] = (unsigned char)(v < 0x80 ? v : (v & 0x7f) | 0x80);
-        if (v < 0x80) break;
-    }
-    op_jw_put(pw->w, (const char *)head, k);
-    op_jw_put(pw->w, (const char *)p->p, p->n);
-    op_pbw_reset(p);
-    return pw->w->status ? -1 : 0;
-}
-
 static void str_field(op_pbw *b, uint32_t field, const char *s)
 {
     op_pbw_bytes(b, field, s, strlen(s));
@@ -219,15 +202,18 @@ int op_pf_write_meta(pf_writer *pw)
     return metadata(pw);
 }
 
-int op_pf_write(const opprof_trace *t, op_jw *w, const opprof_export_options *o)
+int op_pf_write(const opprof_trace *t, op_jw *w, const opprof_export_options *o, int zlevel)
 {
     pf_writer pw;
     memset(&pw, 0, sizeof pw);
     pw.w = w;
     pw.t = t;
     pw.o = o;
+    pw.zlevel = zlevel;
     int rc = op_pf_write_meta(&pw);
     if (rc == 0) rc = op_pf_write_threads(&pw);
+    if (rc == 0) rc = op_pf_flush(&pw);
+    op_pf_pack_free(&pw);
     op_pbw_free(&pw.pkt);
     op_pbw_free(&pw.te);
     op_pbw_free(&pw.in);

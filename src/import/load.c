@@ -233,7 +233,7 @@ int op_import_source_max(op_source *src, const char *label, size_t chunk, uint64
         op_source_close(src);
         return pf;
     }
-    if (pf) return op_import_pftrace(src, label, out);
+    if (pf) return op_import_pftrace(src, label, max_events, out);
     op_importer im;
     memset(&im, 0, sizeof im);
     im.max_events = max_events;
@@ -288,7 +288,7 @@ int opprof_trace_load_max(const char *path, uint64_t max_events, opprof_trace **
     int rc = op_source_open_path(path, &src);
     if (rc != 0) return fail_open(rc, label);
     /* The name decides where it says Perfetto; else the first bytes do. */
-    if (op_pf_path(path)) return op_import_pftrace(src, label, out);
+    if (op_pf_path(path)) return op_import_pftrace(src, label, max_events, out);
     return op_import_source_max(src, label, OP_IMPORT_CHUNK, max_events, out);
 }
 

@@ -18,10 +18,17 @@ int op_pf_fail(pf_reader *r, int status, const unsigned char *p, const char *fmt
 {
     if (r->status) return -1;
     r->status = status;
-    r->err_off = r->pkt_off + (uint64_t)(p - r->pkt);
+    uint64_t off = r->pkt_off + (uint64_t)(p - r->pkt);
+    size_t k = 0;
+    r->err_off = off;
+    if (r->in_batch) { /* a byte of the inflated text means nothing in the file: name both */
+        r->err_off = r->z_off;
+        k = (size_t)snprintf(r->err, sizeof r->err, "compressed packets, inflated byte %" PRIu64 ": ", off);
+        if (k >= sizeof r->err) k = sizeof r->err - 1;
+    }
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(r->err, sizeof r->err, fmt, ap);
+    vsnprintf(r->err + k, sizeof r->err - k, fmt, ap);
     va_end(ap);
     return -1;
 }
@@ -296,8 +303,8 @@ int op_pf_packet(pf_reader *r, op_pbr body)
     uint64_t seq_id = 0, flags = 0, ts = 0;
     uint32_t clock = 0;
     int has_ts = 0, has_clock = 0;
-    op_pbr te = {0}, in = {0}, def = {0}, td = {0}, cs = {0};
-    int has_te = 0, has_in = 0, has_def = 0, has_td = 0, has_cs = 0;
+    op_pbr te = {0}, in = {0}, def = {0}, td = {0}, cs = {0}, z = {0};
+    int has_te = 0, has_in = 0, has_def = 0, has_td = 0, has_cs = 0, has_z = 0;
     while ((rc = op_pbr_next(&body, &f, &why)) > 0) {
         int len = f.wire == OP_PB_LEN, var = f.wire == OP_PB_VARINT;
         switch (f.field) {
@@ -311,10 +318,13 @@ int op_pf_packet(pf_reader *r, op_pbr body)
         case PF_PKT_DEFAULTS: if (len) { def = f.sub; has_def = 1; } break;
         case PF_PKT_TRACK_DESCRIPTOR: if (len) { td = f.sub; has_td = 1; } break;
         case PF_PKT_CLOCK_SNAPSHOT: if (len) { cs = f.sub; has_cs = 1; } break;
+        case PF_PKT_COMPRESSED: if (len) { z = f.sub; has_z = 1; } break;
         default: break;
         }
     }
     if (rc < 0) return op_pf_fail(r, OPPROF_E_PARSE, body.p, "trace packet: %s", why);
+    /* Perfetto's compressing service writes nothing else in such a packet. */
+    if (has_z) return op_pf_compressed(r, z);
     pf_seq *s = seq_of(r, seq_id);
     if (!s) return op_pf_fail(r, OPPROF_E_NOMEM, r->pkt, "out of memory");
     if (flags & PF_SEQ_INCREMENTAL_STATE_CLEARED) seq_clear(s);
@@ -325,7 +335,12 @@ int op_pf_packet(pf_reader *r, op_pbr body)
     if (!has_ts) return 0; /* a track event without a time is not placed */
     int64_t ns = 0;
     if (packet_time(r, s, ts, has_clock, clock, &ns) != 0) return -1;
-    return has_te ? op_pf_track_event(r, s, te, ns) : 0;
+    if (has_te && op_pf_track_event(r, s, te, ns) != 0) return -1;
+    /* Checked per packet, so an oversized input stops here, not after it is all held. */
+    if (r->max_events && r->t->nev + r->t->nmem > r->max_events)
+        return op_pf_fail(r, OPPROF_E_RANGE, r->pkt, "more than %" PRIu64 " events (the limit asked for)",
+                          r->max_events);
+    return 0;
 }
 
 /* The source's bytes, kept from the current packet on. */
@@ -444,13 +459,15 @@ static void reader_free(pf_reader *r)
     op_u64map_free(&r->track_ix);
     op_thread_map_free(&r->threads);
     op_buf_free(&r->scratch);
+    op_pf_inflate_free(r);
 }
 
-int op_import_pftrace(op_source *src, const char *label, opprof_trace **out)
+int op_import_pftrace(op_source *src, const char *label, uint64_t max_events, opprof_trace **out)
 {
     *out = NULL;
     pf_reader r;
     memset(&r, 0, sizeof r);
+    r.max_events = max_events;
     pf_input in = {src, NULL, 0, 0, 0, 0, 0};
     r.t = op_trace_new();
     int rc = r.t ? read_packets(&r, &in) : (r.status = OPPROF_E_NOMEM, snprintf(r.err, sizeof r.err, "out of memory"), -1);

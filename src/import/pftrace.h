@@ -8,8 +8,9 @@
  * cpu_op, an unknown one is skipped), "[memory]" instants, opprof's debug
  * annotations and metadata track; timestamps absolute or on sequence-scoped
  * clocks, incremental or not, with packet defaults and interning per
- * sequence (cleared by SEQ_INCREMENTAL_STATE_CLEARED). A slice still open at
- * the end lasts to the trace's last time. Everything else is skipped. */
+ * sequence (cleared by SEQ_INCREMENTAL_STATE_CLEARED), compressed_packets
+ * inflated in place (pftrace_inflate.c). A slice still open at the end
+ * lasts to the trace's last time. Everything else is skipped. */
 #ifndef OPPROF_IMPORT_PFTRACE_H
 #define OPPROF_IMPORT_PFTRACE_H
 
@@ -24,6 +25,12 @@
 
 /* The most one packet may hold: as the JSON reader's largest token. */
 #define PF_MAX_PACKET ((size_t)256 << 20)
+
+/* The most one compressed_packets may inflate to. Perfetto keeps each
+ * under 512 KiB compressed; deflate at best shrinks about 1000:1, so a
+ * real batch inflates to far less, and a hostile one (a "decompression
+ * bomb") is refused here instead of taking the machine's memory. */
+#define PF_MAX_INFLATED ((size_t)64 << 20)
 
 enum { PF_TK_OTHER, PF_TK_THREAD, PF_TK_META };
 
@@ -60,9 +67,18 @@ typedef struct pf_reader {
     int any_time;
     uint64_t mem_totals;
     op_buf scratch;
+    uint64_t max_events; /* refuse more events and memory events than this; 0 no limit */
     /* The packet being read, for error offsets. */
     const unsigned char *pkt;
     uint64_t pkt_off;
+    /* While packets inflated from compressed_packets are read: pkt_off is
+     * inside the inflated bytes, and errors name the file's byte z_off
+     * where the compressed bytes start. */
+    int in_batch;
+    uint64_t z_off;
+    void *z; /* the inflate stream (a z_stream) */
+    unsigned char *zbuf;
+    size_t zcap;
     int status;
     uint64_t err_off;
     char err[200];
@@ -75,11 +91,18 @@ int op_pf_fail(pf_reader *r, int status, const unsigned char *p, const char *fmt
 /* One TracePacket's body. 0 or -1 (failure recorded). */
 int op_pf_packet(pf_reader *r, op_pbr body);
 
+/* The packets of a compressed_packets field (pftrace_inflate.c), each
+ * through op_pf_packet. 0 or -1 (failure recorded). */
+int op_pf_compressed(pf_reader *r, op_pbr z);
+void op_pf_inflate_free(pf_reader *r);
+
 /* A TrackEvent at ns on sequence s (pftrace_event.c). */
 int op_pf_track_event(pf_reader *r, pf_seq *s, op_pbr te, int64_t ns);
 
-/* The reader's entry: src (owned, closed) into a finished model. */
-int op_import_pftrace(op_source *src, const char *label, opprof_trace **out);
+/* The reader's entry: src (owned, closed) into a finished model; more
+ * than max_events events and memory events (0: no limit) fail with
+ * OPPROF_E_RANGE as soon as the reader meets them. */
+int op_import_pftrace(op_source *src, const char *label, uint64_t max_events, opprof_trace **out);
 
 /* 1 when the first bytes b[0..n) look like a Perfetto trace rather than
  * JSON: a Trace.packet tag (0x0a, a newline to JSON) and a length, where JSON

@@ -1,0 +1,115 @@
+/* How the .pftrace writer's packets reach the file (see pftrace.h): each
+ * one framed as a Trace.packet, either straight to the output or into a
+ * batch that becomes one packet holding compressed_packets.
+ *
+ * Why batches: a slice is two packets of about 13 bytes each, already as
+ * small as the schema allows; what repeats from one to the next (the tags,
+ * the sequence id, the names' ids) is what deflate removes. The format of a
+ * batch is the one Perfetto's own service writes (a zlib stream, header and
+ * checksum included, of Trace.packet fields), so its trace processor and UI
+ * read the file as they read their own. */
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "export/pftrace.h"
+
+int op_pf_zlevel(const opprof_export_options *o)
+{
+    const char *v = getenv("OPPROF_PFTRACE_COMPRESS");
+    if (v && strcmp(v, "0") == 0) return 0;
+    return o->gzip_level < 1 ? 1 : o->gzip_level > 9 ? 9 : o->gzip_level;
+}
+
+/* A length-delimited field's tag and length into d; returns its size. */
+static size_t len_head(unsigned char *d, uint32_t field, uint64_t n)
+{
+    size_t k = 0;
+    for (uint64_t v = ((uint64_t)field << 3) | OP_PB_LEN;; v >>= 7) {
+        d[k++] = (unsigned char)(v < 0x80 ? v : (v & 0x7f) | 0x80);
+        if (v < 0x80) break;
+    }
+    for (uint64_t v = n;; v >>= 7) {
+        d[k++] = (unsigned char)(v < 0x80 ? v : (v & 0x7f) | 0x80);
+        if (v < 0x80) break;
+    }
+    return k;
+}
+
+/* The batch as one packet: Trace.packet { compressed_packets: zlib(batch) }. */
+static int flush_batch(pf_writer *pw)
+{
+    op_pbw *b = &pw->batch;
+    if (b->failed) return -1;
+    if (!b->n) return 0;
+    z_stream *z = pw->z;
+    if (!z) {
+        if (!(z = calloc(1, sizeof *z))) return -1;
+        if (deflateInit(z, pw->zlevel) != Z_OK) {
+            free(z);
+            return -1;
+        }
+        pw->z = z;
+    } else if (deflateReset(z) != Z_OK) {
+        return -1;
+    }
+    size_t need = deflateBound(z, (uLong)b->n);
+    if (pw->zout_cap < need) {
+        unsigned char *o = realloc(pw->zout, need);
+        if (!o) return -1;
+        pw->zout = o;
+        pw->zout_cap = need;
+    }
+    z->next_in = b->p;
+    z->avail_in = (uInt)b->n;
+    z->next_out = pw->zout;
+    z->avail_out = (uInt)pw->zout_cap;
+    if (deflate(z, Z_FINISH) != Z_STREAM_END) return -1; /* deflateBound is room enough */
+    size_t zn = pw->zout_cap - z->avail_out;
+    unsigned char field[16], packet[16];
+    size_t nf = len_head(field, PF_PKT_COMPRESSED, zn);
+    size_t np = len_head(packet, PF_TRACE_PACKET, nf + zn);
+    op_jw_put(pw->w, (const char *)packet, np);
+    op_jw_put(pw->w, (const char *)field, nf);
+    op_jw_put(pw->w, (const char *)pw->zout, zn);
+    op_pbw_reset(b);
+    return pw->w->status ? -1 : 0;
+}
+
+int op_pf_emit(pf_writer *pw)
+{
+    op_pbw *p = &pw->pkt;
+    if (p->failed || p->depth) return -1;
+    unsigned char head[16];
+    size_t k = len_head(head, PF_TRACE_PACKET, p->n);
+    if (pw->zlevel && k + p->n <= PF_BATCH_MAX) {
+        if (pw->batch.n + k + p->n > PF_BATCH_MAX && flush_batch(pw) != 0) return -1;
+        op_pbw_raw(&pw->batch, head, k);
+        op_pbw_raw(&pw->batch, p->p, p->n);
+        op_pbw_reset(p);
+        return pw->batch.failed ? -1 : 0;
+    }
+    if (flush_batch(pw) != 0) return -1; /* packets stay in order */
+    op_jw_put(pw->w, (const char *)head, k);
+    op_jw_put(pw->w, (const char *)p->p, p->n);
+    op_pbw_reset(p);
+    return pw->w->status ? -1 : 0;
+}
+
+int op_pf_flush(pf_writer *pw)
+{
+    return flush_batch(pw);
+}
+
+void op_pf_pack_free(pf_writer *pw)
+{
+    if (pw->z) {
+        deflateEnd(pw->z);
+        free(pw->z);
+        pw->z = NULL;
+    }
+    op_pbw_free(&pw->batch);
+    free(pw->zout);
+    pw->zout = NULL;
+    pw->zout_cap = 0;
+}

@@ -1,0 +1,107 @@
+/* compressed_packets (see pftrace.h): the field's bytes are a zlib stream
+ * (gzip is accepted too) of Trace.packet fields, which are read as if they
+ * stood in the file in place of the packet that holds them. Inflated
+ * bytes are bounded (PF_MAX_INFLATED), a batch inside a batch is refused,
+ * and every failure names the file's byte where the compressed bytes
+ * start and, for what is wrong inside, the inflated byte. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "common/error.h"
+#include "common/pfschema.h"
+#include "import/pftrace.h"
+
+/* The whole batch into r->zbuf[0..*n). */
+static int inflate_all(pf_reader *r, op_pbr z, size_t *n)
+{
+    z_stream *s = r->z;
+    if (!s) {
+        if (!(s = calloc(1, sizeof *s))) return op_pf_fail(r, OPPROF_E_NOMEM, z.p, "out of memory");
+        if (inflateInit2(s, 15 + 32) != Z_OK) { /* +32: a zlib or a gzip header */
+            free(s);
+            return op_pf_fail(r, OPPROF_E_NOMEM, z.p, "out of memory");
+        }
+        r->z = s;
+    } else if (inflateReset(s) != Z_OK) {
+        return op_pf_fail(r, OPPROF_E_NOMEM, z.p, "out of memory");
+    }
+    size_t in_len = (size_t)(z.end - z.p), got = 0;
+    s->next_in = (Bytef *)z.p;
+    s->avail_in = (uInt)in_len; /* a packet is at most PF_MAX_PACKET bytes */
+    for (;;) {
+        if (got == r->zcap) {
+            if (r->zcap >= PF_MAX_INFLATED)
+                return op_pf_fail(r, OPPROF_E_RANGE, z.p, "compressed packets inflate to more than %zu bytes",
+                                  PF_MAX_INFLATED);
+            size_t c = r->zcap ? r->zcap * 2 : (size_t)1 << 20;
+            if (c > PF_MAX_INFLATED) c = PF_MAX_INFLATED;
+            unsigned char *b = realloc(r->zbuf, c);
+            if (!b) return op_pf_fail(r, OPPROF_E_NOMEM, z.p, "out of memory");
+            r->zbuf = b;
+            r->zcap = c;
+        }
+        s->next_out = r->zbuf + got;
+        s->avail_out = (uInt)(r->zcap - got);
+        int rc = inflate(s, Z_NO_FLUSH);
+        got = r->zcap - s->avail_out;
+        if (rc == Z_STREAM_END) break;
+        if (rc == Z_OK) continue;
+        if (rc == Z_MEM_ERROR) return op_pf_fail(r, OPPROF_E_NOMEM, z.p, "out of memory");
+        if (rc == Z_BUF_ERROR && s->avail_in == 0) /* no progress and nothing left to read */
+            return op_pf_fail(r, OPPROF_E_PARSE, z.p, "compressed packets end inside their zlib stream");
+        if (rc == Z_BUF_ERROR) continue; /* only the output was full */
+        return op_pf_fail(r, OPPROF_E_PARSE, z.p, "compressed packets are not a valid zlib stream (%s)",
+                          s->msg ? s->msg : "zlib error");
+    }
+    *n = got;
+    return 0;
+}
+
+int op_pf_compressed(pf_reader *r, op_pbr z)
+{
+    if (r->in_batch)
+        return op_pf_fail(r, OPPROF_E_PARSE, z.p, "compressed packets inside compressed packets");
+    size_t n = 0;
+    if (inflate_all(r, z, &n) != 0) return -1;
+    const unsigned char *outer = r->pkt;
+    uint64_t outer_off = r->pkt_off;
+    r->in_batch = 1;
+    r->z_off = outer_off + (uint64_t)(z.p - outer);
+    op_pbr all = {r->zbuf, r->zbuf + n};
+    op_pbf f;
+    const char *why;
+    int rc;
+    for (;;) {
+        r->pkt = r->zbuf;
+        r->pkt_off = 0;
+        const unsigned char *at = all.p;
+        if ((rc = op_pbr_next(&all, &f, &why)) <= 0) break;
+        if (f.field != PF_TRACE_PACKET || f.wire != OP_PB_LEN) {
+            rc = op_pf_fail(r, OPPROF_E_PARSE, at, "not a Trace.packet (field %" PRIu32 ", wire type %d)", f.field,
+                            f.wire);
+            break;
+        }
+        r->pkt = at;
+        r->pkt_off = (uint64_t)(at - r->zbuf);
+        if ((rc = op_pf_packet(r, f.sub)) != 0) break;
+    }
+    if (rc < 0 && !r->status) op_pf_fail(r, OPPROF_E_PARSE, all.p, "%s", why);
+    r->in_batch = 0;
+    r->pkt = outer;
+    r->pkt_off = outer_off;
+    return rc < 0 ? -1 : 0;
+}
+
+void op_pf_inflate_free(pf_reader *r)
+{
+    if (r->z) {
+        inflateEnd(r->z);
+        free(r->z);
+        r->z = NULL;
+    }
+    free(r->zbuf);
+    r->zbuf = NULL;
+    r->zcap = 0;
+}

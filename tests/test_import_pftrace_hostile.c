@@ -1,7 +1,9 @@
 /* Hostile .pftrace input: the reader fails with "PATH: byte N: reason"
  * (OPPROF_E_PARSE, OPPROF_E_RANGE for a packet over its bound) and never
- * crashes: every truncation and every corrupted byte of a real file, and
- * hand-made packets for each check. `opprof summary` exits 2 on them. */
+ * crashes: every truncation and every corrupted byte of a real file (plain
+ * packets and compressed batches), and hand-made packets for each check,
+ * compressed_packets among them (a zlib stream cut, corrupt, nested, or
+ * inflating past its bound). `opprof summary` exits 2 on them. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +15,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <zlib.h>
 
 #include "common/pfschema.h"
 #include "export/pbw.h"
@@ -35,8 +38,9 @@ static int teardown(void **state)
     return tmpdir_remove(g_dir);
 }
 
-/* A small real file: two threads, shapes, memory, an annotation. */
-static unsigned char *real_file(size_t *len)
+/* A small real file: two threads, shapes, memory, an annotation; plain
+ * packets or (the default) a compressed batch. */
+static unsigned char *real_file(size_t *len, int plain)
 {
     opprof_trace *t = op_trace_new();
     uint32_t a = (uint32_t)op_trace_thread(t, 3, 3), b = (uint32_t)op_trace_thread(t, 3, 4);
@@ -51,7 +55,9 @@ static unsigned char *real_file(size_t *len)
     assert_int_equal(op_trace_finish(t), OPPROF_OK);
     char path[256];
     snprintf(path, sizeof path, "%s/real.pftrace", g_dir);
+    if (plain) setenv("OPPROF_PFTRACE_COMPRESS", "0", 1);
     assert_int_equal(opprof_export_chrome_trace(t, path), OPPROF_OK);
+    unsetenv("OPPROF_PFTRACE_COMPRESS");
     opprof_trace_free(t);
     FILE *f = fopen(path, "rb");
     assert_non_null(f);
@@ -59,6 +65,9 @@ static unsigned char *real_file(size_t *len)
     *len = fread(buf, 1, 1 << 16, f);
     fclose(f);
     assert_true(*len > 100 && *len < (1 << 16));
+    /* compressed_packets' tag (field 50, bytes: 0x92 0x03) after the packet's tag and length, or not */
+    int batch = (buf[2] == 0x92 && buf[3] == 0x03) || (buf[3] == 0x92 && buf[4] == 0x03);
+    assert_int_equal(batch, !plain);
     return buf;
 }
 
@@ -78,11 +87,10 @@ static int load_ok_or_error(const unsigned char *p, size_t n)
     return rc;
 }
 
-static void test_every_truncation_and_corruption(void **state)
+static void every_truncation_and_corruption(int plain)
 {
-    (void)state;
     size_t len;
-    unsigned char *buf = real_file(&len);
+    unsigned char *buf = real_file(&len, plain);
     assert_int_equal(load_ok_or_error(buf, len), OPPROF_OK);
     size_t failed = 0;
     for (size_t n = 2; n < len; n++) failed += load_ok_or_error(buf, n) != OPPROF_OK;
@@ -98,6 +106,13 @@ static void test_every_truncation_and_corruption(void **state)
     }
     free(c);
     free(buf);
+}
+
+static void test_every_truncation_and_corruption(void **state)
+{
+    (void)state;
+    every_truncation_and_corruption(1);
+    every_truncation_and_corruption(0);
 }
 
 /* A packet around the fields in b: Trace.packet tag, length, body. */
@@ -192,6 +207,98 @@ static void test_each_check_names_its_byte(void **state)
     op_pbw_free(&b);
 }
 
+/* A packet holding compressed_packets: zlib(body[0..n)), or the given
+ * bytes as they are when raw. */
+static size_t batch(unsigned char *out, const void *body, size_t n, int raw)
+{
+    uLong cap = compressBound((uLong)n);
+    unsigned char *z = malloc(cap);
+    assert_non_null(z);
+    uLong zn = cap;
+    if (raw) {
+        memcpy(z, body, n);
+        zn = n;
+    } else {
+        assert_int_equal(compress2(z, &zn, body, (uLong)n, 6), Z_OK);
+    }
+    op_pbw b = {0};
+    op_pbw_bytes(&b, PF_PKT_COMPRESSED, z, zn);
+    size_t k = frame(out, &b);
+    op_pbw_free(&b);
+    free(z);
+    return k;
+}
+
+static void test_compressed_packets_checks(void **state)
+{
+    (void)state;
+    static unsigned char buf[1 << 16], inner[256];
+    /* A batch of a good packet and a packet whose varint never ends: the
+     * file's byte of the compressed bytes (5: after two tags and lengths),
+     * then the byte inside the inflated text. */
+    op_pbw b = {0};
+    op_pbw_uint(&b, PF_PKT_SEQUENCE_ID, 2);
+    size_t n = frame(inner, &b);
+    static const unsigned char bad[] = {0x0a, 0x04, 0x08, 0x80, 0x80, 0x80};
+    memcpy(inner + n, bad, sizeof bad);
+    size_t k = batch(buf, inner, n + sizeof bad, 0);
+    expect(buf, k, OPPROF_E_PARSE, "byte 5: compressed packets, inflated byte 10: trace packet: a varint is cut off");
+    /* A batch in a batch. */
+    size_t m = batch(inner, "x", 1, 0);
+    k = batch(buf, inner, m, 0);
+    expect(buf, k, OPPROF_E_PARSE, "byte 5: compressed packets, inflated byte 5: compressed packets inside compressed packets");
+    /* Something else than Trace.packet fields inside. */
+    k = batch(buf, "\x10\x01", 2, 0);
+    expect(buf, k, OPPROF_E_PARSE, "inflated byte 0: not a Trace.packet (field 2, wire type 0)");
+    /* Not zlib; zlib cut short; an empty field. */
+    k = batch(buf, "not zlib at all", 15, 1);
+    expect(buf, k, OPPROF_E_PARSE, "byte 5: compressed packets are not a valid zlib stream");
+    k = batch(buf, inner, n, 0);
+    buf[1] -= 3; /* the packet's and the field's lengths: three bytes fewer */
+    buf[4] -= 3;
+    expect(buf, k - 3, OPPROF_E_PARSE, "byte 5: compressed packets end inside their zlib stream");
+    k = batch(buf, "", 0, 1);
+    expect(buf, k, OPPROF_E_PARSE, "compressed packets end inside their zlib stream");
+    /* A decompression bomb: 65 MiB of zeros (a 65 KiB batch) is refused
+     * at the bound, before it is all inflated. */
+    size_t big = (size_t)65 << 20;
+    unsigned char *zeros = calloc(1, big);
+    assert_non_null(zeros);
+    unsigned char *bomb = malloc(big / 512);
+    assert_non_null(bomb);
+    k = batch(bomb, zeros, big, 0);
+    free(zeros);
+    assert_true(k < big / 512);
+    expect(bomb, k, OPPROF_E_RANGE, "compressed packets inflate to more than 67108864 bytes");
+    free(bomb);
+    /* A good batch reads as its packets would. */
+    op_pbw_reset(&b);
+    op_pbw_uint(&b, PF_PKT_SEQUENCE_ID, 2);
+    op_pbw_begin(&b, PF_PKT_TRACK_DESCRIPTOR);
+    op_pbw_uint(&b, PF_TD_UUID, 9);
+    op_pbw_begin(&b, PF_TD_THREAD);
+    op_pbw_uint(&b, PF_THD_PID, 1);
+    op_pbw_uint(&b, PF_THD_TID, 1);
+    op_pbw_end(&b);
+    op_pbw_end(&b);
+    n = frame(inner, &b);
+    op_pbw_reset(&b);
+    op_pbw_uint(&b, PF_PKT_TIMESTAMP, 100);
+    op_pbw_begin(&b, PF_PKT_TRACK_EVENT);
+    op_pbw_uint(&b, PF_TE_TRACK_UUID, 9);
+    op_pbw_uint(&b, PF_TE_TYPE, PF_TYPE_SLICE_BEGIN);
+    op_pbw_bytes(&b, PF_TE_NAME, "zipped", 6);
+    op_pbw_end(&b);
+    n += frame(inner + n, &b);
+    k = batch(buf, inner, n, 0);
+    opprof_trace *t = NULL;
+    assert_int_equal(opprof_trace_load_buffer(buf, k, &t), OPPROF_OK);
+    assert_int_equal(t->nev, 1);
+    assert_string_equal(op_strtab_get(&t->str, t->ev[0].name), "zipped");
+    opprof_trace_free(t);
+    op_pbw_free(&b);
+}
+
 /* A file named .pftrace is read as one whatever it holds; the command line
  * says what is wrong and exits 2. */
 static void test_named_pftrace_and_the_cli(void **state)
@@ -226,6 +333,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_truncation_and_corruption),
         cmocka_unit_test(test_each_check_names_its_byte),
+        cmocka_unit_test(test_compressed_packets_checks),
         cmocka_unit_test(test_named_pftrace_and_the_cli),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

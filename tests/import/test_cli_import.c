@@ -400,6 +400,73 @@ static void test_max_events(void **state)
     assert_non_null(strstr(opprof_last_error(), "more than 2 events"));
 }
 
+/* --max-events on Perfetto's format: the same refusal, exit 2 and one
+ * line, for a .pftrace of compressed batches, one of plain packets (by
+ * name and from stdin) and a .pftrace.gz; with garbage after the third
+ * event, the limit stops the reader before it. */
+static void test_max_events_pftrace(void **state)
+{
+    (void)state;
+    write_file("three3.json", "[{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":10},"
+                              "{\"ph\":\"X\",\"name\":\"b\",\"pid\":1,\"tid\":1,\"ts\":2,\"dur\":4},"
+                              "{\"ph\":\"i\",\"s\":\"t\",\"name\":\"[memory]\",\"pid\":1,\"tid\":1,\"ts\":3,"
+                              "\"args\":{\"Addr\":1,\"Bytes\":8}}]");
+    char path[700];
+    snprintf(path, sizeof path, "%s/three3.json", g_tmp);
+    opprof_trace *t = NULL;
+    assert_int_equal(opprof_trace_load(path, &t), OPPROF_OK);
+    static const char *const names[] = {"three.pftrace", "plain.pftrace", "three.pftrace.gz"};
+    for (int k = 0; k < 3; k++) {
+        snprintf(path, sizeof path, "%s/%s", g_tmp, names[k]);
+        if (k == 1) setenv("OPPROF_PFTRACE_COMPRESS", "0", 1);
+        assert_int_equal(opprof_export_chrome_trace(t, path), OPPROF_OK);
+        unsetenv("OPPROF_PFTRACE_COMPRESS");
+    }
+    opprof_trace_free(t);
+    /* The plain file with a packet cut short after it. */
+    char cut[700];
+    snprintf(cut, sizeof cut, "cat %s/plain.pftrace > %s/cut.pftrace && printf '\\012\\005\\010' >> %s/cut.pftrace",
+             g_tmp, g_tmp, g_tmp);
+    assert_int_equal(system(cut), 0);
+
+    assert_int_equal(opprof("summary %s/three3.json --format csv", g_tmp), 0);
+    char *want = slurp(g_out);
+    static const char *const ok[] = {"summary %s/three.pftrace --format csv --max-events 3",
+                                     "summary %s/plain.pftrace --format csv --max-events 3",
+                                     "summary %s/three.pftrace.gz --format csv --max-events 3",
+                                     "summary - --format csv --max-events 3 < %s/three.pftrace"};
+    for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
+        assert_int_equal(opprof(ok[i], g_tmp), 0);
+        char *got = slurp(g_out);
+        assert_string_equal(want, got);
+        free(got);
+    }
+    free(want);
+    static const char *const cmds[] = {"summary %s/three.pftrace --max-events 2",
+                                       "summary %s/plain.pftrace --max-events 2",
+                                       "summary %s/three.pftrace.gz --max-events 2",
+                                       "summary %s/cut.pftrace --max-events 2",
+                                       "summary - --max-events 2 < %s/plain.pftrace",
+                                       "diff %s/three.pftrace %s/three.pftrace --max-events 2",
+                                       "report %s/three.pftrace -o %s/r.html --max-events 2",
+                                       "merge %s/three.pftrace -o %s/m.json --max-events 2"};
+    for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
+        assert_int_equal(opprof(cmds[i], g_tmp, g_tmp), 2);
+        char *err = slurp(g_err);
+        if (!strstr(err, "more than 2 events (the limit asked for)") || count_lines(err) != 1)
+            fail_msg("%s: %s", cmds[i], err);
+        free(err);
+    }
+    /* The cut is there: without the limit the reader reaches it. */
+    assert_int_equal(opprof("summary %s/cut.pftrace", g_tmp), 2);
+    char *err = slurp(g_err);
+    assert_non_null(strstr(err, "the input ends inside a packet"));
+    free(err);
+    snprintf(path, sizeof path, "%s/three.pftrace", g_tmp);
+    assert_int_equal(opprof_trace_load_max(path, 2, &t), OPPROF_E_RANGE);
+    assert_null(t);
+}
+
 /* Five kernels of just under 2^61 ns each: diff's device total used to wrap
  * to -6917529027.641s (and abort under UBSan); it stays at the limit and the
  * footer says so. */
@@ -461,6 +528,7 @@ int main(void)
         cmocka_unit_test(test_out_of_memory_is_an_unreadable_trace),
         cmocka_unit_test(test_merge_to_a_full_stdout),
         cmocka_unit_test(test_max_events),
+        cmocka_unit_test(test_max_events_pftrace),
         cmocka_unit_test(test_diff_device_total_saturates_visibly),
         cmocka_unit_test(test_merge_sums_saturate_visibly),
     };

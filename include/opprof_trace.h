@@ -227,7 +227,7 @@ OPPROF_API int opprof_key_averages_write_json(const opprof_key_averages *ka, FIL
 
 typedef struct opprof_export_options {
     int gzip;           /* -1 (default): when the path ends in ".gz"; 0: never; 1: always */
-    int gzip_level;     /* 1 (default: fastest) .. 9 */
+    int gzip_level;     /* 1 (default: fastest) .. 9; also the zlib level of a .pftrace's compressed batches */
     int fsync;          /* 1 (default): on disk before it replaces the old file */
     int64_t rank;       /* "distributedInfo" rank; -1 (default): RANK, OMPI_COMM_WORLD_RANK or
                            PMI_RANK from the environment, no distributedInfo when none is set */
@@ -242,8 +242,11 @@ OPPROF_API void opprof_export_options_init(opprof_export_options *o);
  * as begin/end TrackEvents with interned names and delta timestamps on one
  * sequence per thread, shapes, types, FLOPs and ids as debug annotations,
  * "[memory]" instants and a "Total Allocated" counter track, flows from
- * launches to device activity. opprof_trace_load reads it back with the
- * same key averages as the JSON. The same holds for the _ex form and for
+ * launches to device activity, packed in zlib-compressed batches
+ * (TracePacket.compressed_packets, as Perfetto's own service writes them;
+ * plain packets when the environment has OPPROF_PFTRACE_COMPRESS=0, and
+ * inside a .pftrace.gz). opprof_trace_load reads it back with the same key
+ * averages as the JSON. The same holds for the _ex form and for
  * the trace handler's file names. */
 OPPROF_API int opprof_export_chrome_trace(const opprof_trace *t, const char *path);
 

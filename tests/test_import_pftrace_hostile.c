@@ -66,7 +66,9 @@ static unsigned char *real_file(size_t *len, int plain)
     fclose(f);
     assert_true(*len > 100 && *len < (1 << 16));
     /* compressed_packets' tag (field 50, bytes: 0x92 0x03) after the packet's tag and length, or not */
-    int batch = (buf[2] == 0x92 && buf[3] == 0x03) || (buf[3] == 0x92 && buf[4] == 0x03);
+    size_t i = 1;
+    while (i < 10 && (buf[i] & 0x80)) i++;
+    int batch = buf[i + 1] == 0x92 && buf[i + 2] == 0x03;
     assert_int_equal(batch, !plain);
     return buf;
 }

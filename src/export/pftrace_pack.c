@@ -14,10 +14,23 @@
 
 #include "export/pftrace.h"
 
+/* OPPROF_PFTRACE_COMPRESS as the process started: opprof exec's preload
+ * library removes the OPPROF_* variables from the environment before the
+ * program runs (they are for this process, not its children), so the
+ * trace written at exit would not see it otherwise. libopprof's
+ * constructors run before those of the libraries that depend on it. */
+static int plain_at_load;
+
+__attribute__((constructor)) static void pf_env_at_load(void)
+{
+    const char *v = getenv("OPPROF_PFTRACE_COMPRESS");
+    plain_at_load = v && strcmp(v, "0") == 0;
+}
+
 int op_pf_zlevel(const opprof_export_options *o)
 {
     const char *v = getenv("OPPROF_PFTRACE_COMPRESS");
-    if (v && strcmp(v, "0") == 0) return 0;
+    if (v ? strcmp(v, "0") == 0 : plain_at_load) return 0;
     return o->gzip_level < 1 ? 1 : o->gzip_level > 9 ? 9 : o->gzip_level;
 }
 

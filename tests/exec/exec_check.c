@@ -266,6 +266,44 @@ static void test_table_only_sums_match_the_event_path(void **state)
     free(tb);
 }
 
+/* --trace FILE.pftrace: compressed batches by default, plain packets with
+ * OPPROF_PFTRACE_COMPRESS=0 (read at load: the preload library removes the
+ * OPPROF_* variables before the program runs); both read back with every
+ * call. */
+static void test_pftrace_compressed_or_plain(void **state)
+{
+    (void)state;
+    for (int plain = 0; plain < 2; plain++) {
+        char trace[512], table[512];
+        path_in(trace, sizeof trace, plain ? "plain.pftrace" : "batches.pftrace");
+        path_in(table, sizeof table, plain ? "plain.txt" : "batches.txt");
+        if (plain) setenv("OPPROF_PFTRACE_COMPRESS", "0", 1);
+        char *a[] = {(char *)bin("OPPROF_BIN"), "exec", "--trace", trace, "--", (char *)bin("EXEC_TARGET"), NULL};
+        int rc = run(a, "out_pf", "err_pf");
+        unsetenv("OPPROF_PFTRACE_COMPRESS");
+        assert_int_equal(rc, 3);
+        FILE *f = fopen(trace, "rb");
+        assert_non_null(f);
+        unsigned char head[16];
+        assert_int_equal(fread(head, 1, sizeof head, f), sizeof head);
+        fclose(f);
+        /* compressed_packets (field 50: 0x92 0x03) after the first packet's tag and length */
+        size_t i = 1;
+        while (i < 10 && (head[i] & 0x80)) i++;
+        int batch = head[i + 1] == 0x92 && head[i + 2] == 0x03;
+        assert_int_equal(batch, !plain);
+        char *b[] = {(char *)bin("OPPROF_BIN"), "summary", trace, "--row-limit", "-1", NULL};
+        assert_int_equal(run(b, plain ? "plain.txt" : "batches.txt", "err_sum"), 0);
+        char *text = slurp(table);
+        assert_non_null(text);
+        row r[64];
+        int n = parse_table(text, r, 64);
+        assert_int_equal(count_of(r, n, "tiny_step"), 20000);
+        assert_int_equal(count_of(r, n, "fib"), 465);
+        free(text);
+    }
+}
+
 /* One vocabulary: --format csv writes every row sorted by --sort (here
  * exec's old spelling --sort-by); without options the table is sorted by
  * opprof's default, cpu_time_total: main first (its six functions are
@@ -411,6 +449,7 @@ int main(void)
         cmocka_unit_test(test_with_stack_splits_by_call_site),
         cmocka_unit_test(test_cap_note_names_what_to_exclude),
         cmocka_unit_test(test_table_only_sums_match_the_event_path),
+        cmocka_unit_test(test_pftrace_compressed_or_plain),
         cmocka_unit_test(test_format_sort_and_defaults),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_relative_outputs_stay_where_asked),

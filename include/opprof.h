@@ -246,8 +246,9 @@ typedef struct opprof_config {
      * applies and nothing is dropped. The trace then has no events
      * (opprof_trace_aggregated says how many ranges it summed): key averages
      * and their tables work (not top_level_only); exports, memory timelines
-     * and event access find nothing. Ignored, events kept, with with_stack
-     * or CUDA activity. */
+     * and event access find nothing. With with_stack the keys also hold
+     * the call stack, so group_by_stack_n works. Ignored, events kept, with
+     * CUDA activity. */
     int aggregate;
 } opprof_config;
 

@@ -1,7 +1,7 @@
 /* Online key averages (opprof_config.aggregate): the tables of a session
- * that sums by name as it records equal those of the same session keeping
- * events, byte for byte under an injected clock; no cap applies; options that
- * need events keep them. */
+ * that sums by name (by input shapes, by call stack) as it records equal
+ * those of the same session keeping events, byte for byte under an injected
+ * clock; no cap applies; options that need events keep them. */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
 #include <setjmp.h>
@@ -114,6 +114,43 @@ static void script(void)
 
 static int g_memory_flops; /* record() profiles memory and FLOPs */
 static int g_shapes;       /* record() records input shapes */
+static int g_stack;        /* record() captures stacks, and runs stacked() after script() */
+
+/* One site reached through two callers, and at two depths: the same name
+ * on four call stacks. */
+static __attribute__((noinline)) void leaf(int k)
+{
+    g_now += 3 + k; opprof_begin(&site_c);
+    g_now += 5; opprof_end(&site_c);
+    __asm__ volatile("" ::: "memory"); /* no tail call: leaf stays a frame of its own */
+}
+
+static __attribute__((noinline)) void via_one(int k)
+{
+    g_now += 2; opprof_begin(&site_b);
+    leaf(k);
+    g_now += 1; opprof_end(&site_b);
+    leaf(k + 1);
+    __asm__ volatile("" ::: "memory");
+}
+
+static __attribute__((noinline)) void via_two(int k)
+{
+    g_now += 4; opprof_begin(&site_b);
+    leaf(k);
+    g_now += 2; opprof_end(&site_b);
+    __asm__ volatile("" ::: "memory");
+}
+
+static void stacked(void)
+{
+    for (int i = 0; i < 5; i++) {
+        g_now += 1; opprof_begin(&site_a);
+        via_one(i);
+        if (i % 2) via_two(i);
+        g_now += 1; opprof_end(&site_a);
+    }
+}
 
 static opprof_trace *record(int aggregate, uint64_t max_events)
 {
@@ -121,12 +158,14 @@ static opprof_trace *record(int aggregate, uint64_t max_events)
     opprof_config_init(&cfg);
     cfg.profile_memory = cfg.with_flops = g_memory_flops;
     cfg.record_shapes = g_shapes;
+    cfg.with_stack = g_stack;
     cfg.clock = fake_clock;
     cfg.aggregate = aggregate;
     cfg.max_events = max_events;
     g_now = 1000;
     g_step = 0;
     assert_int_equal(opprof_start(&cfg), OPPROF_OK);
+    if (g_stack) stacked();
     script();
     opprof_trace *t = NULL;
     assert_int_equal(opprof_stop(&t), OPPROF_OK);
@@ -262,14 +301,71 @@ static void test_shapes_equal_the_event_path(void **state)
     opprof_trace_free(sums);
 }
 
-/* Options whose data sums cannot hold keep events. */
+static size_t rows_named(const opprof_trace *t, const opprof_avg_options *opt, const char *name, uint64_t *calls)
+{
+    opprof_key_averages *ka = NULL;
+    assert_int_equal(opprof_key_averages(t, opt, &ka), OPPROF_OK);
+    size_t n = 0;
+    *calls = 0;
+    for (size_t i = 0; i < opprof_key_averages_count(ka); i++) {
+        opprof_avg_row r;
+        assert_int_equal(opprof_key_averages_row(ka, i, &r), OPPROF_OK);
+        if (!strcmp(r.name, name)) {
+            n++;
+            *calls += r.count;
+        }
+    }
+    opprof_key_averages_free(ka);
+    return n;
+}
+
+/* Grouped by call stack (with_stack): keys of site and stack, the stack
+ * captured at each begin as the event path captures it; the tables by the
+ * top 1, 2, 3 and 8 frames, with and without shapes, equal the event
+ * path's, and a deeper grouping splits C's calls into more rows. */
+static void test_stacks_equal_the_event_path(void **state)
+{
+    (void)state;
+    g_stack = g_shapes = g_memory_flops = 1;
+    opprof_trace *ev = record(0, 0), *sums = record(1, 0);
+    g_stack = g_shapes = g_memory_flops = 0;
+    assert_int_equal(opprof_trace_event_count(sums), 0);
+    assert_int_equal(opprof_trace_aggregated(sums), opprof_trace_event_count(ev));
+    const int depths[] = {1, 2, 3, 8};
+    const char *sorts[] = {NULL, "count", "self_cpu_time_total"};
+    for (size_t d = 0; d < sizeof depths / sizeof *depths; d++) {
+        for (int shape = 0; shape < 2; shape++) {
+            opprof_avg_options o = {.group_by_input_shape = shape, .group_by_stack_n = depths[d]};
+            for (size_t i = 0; i < sizeof sorts / sizeof *sorts; i++) {
+                char *a = table_of(ev, &o, sorts[i]);
+                char *b = table_of(sums, &o, sorts[i]);
+                if (strcmp(a, b) != 0) fail_msg("events:\n%s\nsums:\n%s", a, b);
+                assert_non_null(strstr(a, "Source Location"));
+                free(a);
+                free(b);
+            }
+        }
+    }
+    uint64_t by_name, by_stack;
+    opprof_avg_options deep = {.group_by_stack_n = 8};
+    assert_int_equal(rows_named(sums, NULL, "C", &by_name), 1);
+    size_t rows = rows_named(sums, &deep, "C", &by_stack);
+    assert_int_equal(by_stack, by_name);
+    assert_int_equal(by_name, 3 + 1 + 1 + 5 * 2 + 2); /* script()'s, and stacked()'s: 2 per via_one, 1 per via_two */
+    assert_true(rows >= 3);                           /* leaf under via_one (two lines), under via_two */
+    opprof_trace_free(ev);
+    opprof_trace_free(sums);
+}
+
+/* Device activity needs events: an aggregating session with CUDA keeps
+ * them (with or without a device). */
 static void test_options_that_need_events_keep_them(void **state)
 {
     (void)state;
     opprof_config cfg;
     opprof_config_init(&cfg);
     cfg.aggregate = 1;
-    cfg.with_stack = 1;
+    cfg.activities |= OPPROF_ACTIVITY_CUDA;
     assert_int_equal(opprof_start(&cfg), OPPROF_OK);
     opprof_begin(&site_a);
     opprof_end(&site_a);
@@ -460,6 +556,7 @@ int main(void)
         cmocka_unit_test(test_tables_equal_the_event_path),
         cmocka_unit_test(test_memory_and_flops_equal_the_event_path),
         cmocka_unit_test(test_shapes_equal_the_event_path),
+        cmocka_unit_test(test_stacks_equal_the_event_path),
         cmocka_unit_test(test_no_cap_applies),
         cmocka_unit_test(test_options_that_need_events_keep_them),
         cmocka_unit_test(test_first_call_lookup_not_charged),

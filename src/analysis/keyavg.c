@@ -210,7 +210,7 @@ static int group_sums(builder *b, int64_t *sum_self_cpu)
         if (t->agg_free_count && mem_group < 0 && r->first_start_ns > t->agg_free_first_ns &&
             (mem_group = new_group(b, NULL, 0, 0, KIND_MEMORY)) < 0)
             return -1;
-        op_event e = {.name = r->name, .shapes = r->shapes, .cat = r->cat};
+        op_event e = {.name = r->name, .shapes = r->shapes, .stack = r->stack, .cat = r->cat};
         int64_t gi = find_group(b, &e);
         if (gi < 0) return -1;
         group *g = &b->g[gi];

@@ -80,31 +80,34 @@ void op_agg_free(op_tstate *t)
 }
 
 /* A site with no shapes (enc NULL), or with these: the input count, and
- * the encoding of nwords words hashing to shash. */
+ * the encoding of nwords words hashing to shash; and its stack entry (0
+ * none), which the stack table keeps once per distinct stack, so that
+ * equal addresses are equal stacks. */
 typedef struct key {
     const opprof_site *site;
     uint64_t shash;
     const uint64_t *enc;
     uint32_t nin, nwords;
+    uint64_t stack;
 } key;
 
 static int same_key(const op_aggslot *s, const key *k)
 {
-    return s->site == k->site && s->shash == k->shash && s->nin == k->nin && s->nwords == k->nwords &&
-           (!k->nwords || !memcmp(s->shapes, k->enc, k->nwords * sizeof *k->enc));
+    return s->site == k->site && s->shash == k->shash && s->stack == k->stack && s->nin == k->nin &&
+           s->nwords == k->nwords && (!k->nwords || !memcmp(s->shapes, k->enc, k->nwords * sizeof *k->enc));
 }
 
 /* The slot of k, or the empty one where it goes. */
 static op_aggslot *probe(op_aggslot *slots, uint64_t mask, const key *k)
 {
-    size_t i = op_agg_hash(k->site, k->shash, mask);
+    size_t i = op_agg_hash(k->site, k->shash, k->stack, mask);
     while (slots[i].site && !same_key(&slots[i], k)) i = (i + 1) & mask;
     return &slots[i];
 }
 
 static key key_of(const op_aggslot *s)
 {
-    return (key){s->site, s->shash, s->shapes, s->nin, s->nwords};
+    return (key){s->site, s->shash, s->shapes, s->nin, s->nwords, s->stack};
 }
 
 /* Doubles the table (a new site found it half full). The old table stays
@@ -153,6 +156,7 @@ static op_aggslot *slot_for(op_tstate *t, const key *k, int *fresh)
     s->shapes = enc;
     s->nin = k->nin;
     s->nwords = k->nwords;
+    s->stack = k->stack;
     __atomic_store_n(&s->site, k->site, __ATOMIC_RELEASE); /* the rest before it, for the collector */
     return s;
 }
@@ -187,7 +191,7 @@ static uint64_t hook_flops(const opprof_site *site, const opprof_input *in, unsi
     return site->flops(cut, n);
 }
 
-void op_agg_begin(op_tstate *t, const opprof_site *site, const opprof_input *in, unsigned n)
+void op_agg_begin(op_tstate *t, const opprof_site *site, const opprof_input *in, unsigned n, const void *ra)
 {
     uint32_t d = t->depth;
     if (d >= OP_MAX_DEPTH) {
@@ -197,7 +201,9 @@ void op_agg_begin(op_tstate *t, const opprof_site *site, const opprof_input *in,
         return;
     }
     uint64_t enc[OPPROF_MAX_INPUTS / 4 + OPPROF_MAX_INPUTS * OPPROF_MAX_DIMS];
-    key k = {site, 0, enc, 0, 0};
+    /* As the event path: the walk before t0, so that it is not counted. */
+    uint64_t stack = (t->opts & OP_OPT_STACK) ? op_stack_capture(&t->stacks, ra) : 0;
+    key k = {site, 0, enc, 0, 0, stack};
     if ((t->opts & OP_OPT_SHAPES) && in && n) {
         k.nin = n <= OPPROF_MAX_INPUTS ? n : OPPROF_MAX_INPUTS;
         k.nwords = encode_inputs(in, k.nin, enc);

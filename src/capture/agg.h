@@ -1,6 +1,7 @@
 /* Online key averages: a session whose only consumers are tables
  * (opprof_config.aggregate) keeps no events. Each thread sums its ranges
- * per site as they end: count, total and self time, with self time from a
+ * per site (and input shapes with record_shapes, and call stack with
+ * with_stack) as they end: count, total and self time, with self time from a
  * stack of the ranges still open (each adds its duration to its parent's
  * children time). Memory is the table of distinct sites plus the open stack,
  * for any length of run: no cap applies and nothing is dropped.
@@ -24,6 +25,7 @@ typedef struct op_aggslot {
     uint64_t shash;          /* with record_shapes: a hash of the input shapes, 0 for none */
     const uint64_t *shapes;  /* their encoding, the event path's (descriptors, then dims); NULL none */
     uint32_t nin, nwords;    /* inputs, words of the encoding */
+    uint64_t stack;          /* with_stack: the begin's stack, its entry in the thread's stacktab; 0 none */
     uint64_t count;
     uint64_t total, self;    /* ticks */
     uint64_t first_t0;       /* the first range's begin and end: the order of the table's rows */
@@ -66,9 +68,10 @@ int op_agg_reset(op_tstate *t);
 void op_agg_free(op_tstate *t);
 
 /* The aggregating begin and end, all cases (record.c's slow paths in this
- * mode): inputs for the site's FLOPs hook (with_flops); ts is the end's
- * clock, flops when has_flops (opprof_end_flops). */
-void op_agg_begin(op_tstate *t, const opprof_site *site, const opprof_input *in, unsigned n);
+ * mode): inputs for the site's FLOPs hook (with_flops), ra the public
+ * call's return address (with_stack: where the stack starts); ts is the
+ * end's clock, flops when has_flops (opprof_end_flops). */
+void op_agg_begin(op_tstate *t, const opprof_site *site, const opprof_input *in, unsigned n, const void *ra);
 int op_agg_end(op_tstate *t, const opprof_site *site, uint64_t ts, int has_flops, uint64_t flops);
 
 /* A memory event at ts (profile_memory): the innermost open range's, or
@@ -83,19 +86,23 @@ void op_agg_gap(op_tstate *t, uint64_t from, uint64_t to);
  * (the built-in clock): a known site below the depth limit, and an end of
  * the innermost range. */
 
-/* The home slot of a site with shapes of hash shash (0: none). */
-static inline size_t op_agg_hash(const opprof_site *s, uint64_t shash, uint64_t mask)
+/* The home slot of a site with shapes of hash shash (0: none) and stack
+ * entry stack (0: none). */
+static inline size_t op_agg_hash(const opprof_site *s, uint64_t shash, uint64_t stack, uint64_t mask)
 {
-    return (size_t)((((uint64_t)(uintptr_t)s ^ shash) * 0x9e3779b97f4a7c15ull) >> 32) & mask;
+    return (size_t)((((uint64_t)(uintptr_t)s ^ shash ^ (stack * 0xff51afd7ed558ccdull)) * 0x9e3779b97f4a7c15ull) >>
+                    32) &
+           mask;
 }
 
-static inline void op_agg_begin_fast(op_tstate *t, const opprof_site *site)
+static inline void op_agg_begin_fast(op_tstate *t, const opprof_site *site, const void *ra)
 {
     op_agg *a = t->agg;
     uint32_t d = t->depth;
-    op_aggslot *s = &a->slots[op_agg_hash(site, 0, a->mask)];
-    if (OP_UNLIKELY(s->site != site || s->shash || d >= OP_MAX_DEPTH || (t->opts & (OP_OPT_FLOPS | OP_OPT_MEMORY)))) {
-        op_agg_begin(t, site, NULL, 0);
+    op_aggslot *s = &a->slots[op_agg_hash(site, 0, 0, a->mask)];
+    if (OP_UNLIKELY(s->site != site || s->shash || d >= OP_MAX_DEPTH ||
+                    (t->opts & (OP_OPT_FLOPS | OP_OPT_MEMORY | OP_OPT_STACK)))) {
+        op_agg_begin(t, site, NULL, 0, ra);
         return;
     }
     op_aggopen *o = &a->open[d];

@@ -90,7 +90,7 @@ static void begin_ext(op_tstate *t, const opprof_site *site, const opprof_input 
         return;
     }
     if (t->opts & OP_OPT_AGG) { /* args are not part of a name's sums; inputs give FLOPs */
-        op_agg_begin(t, site, in, n);
+        op_agg_begin(t, site, in, n, ra);
         return;
     }
     if (!(t->opts & (OP_OPT_SHAPES | OP_OPT_FLOPS)) || !in) n = 0;
@@ -146,7 +146,7 @@ static OP_NOINLINE void begin_slow(uint64_t g, const opprof_site *site, const op
     op_tstate *t = op_state_for(g);
     if (!t) return;
     if (t->opts & OP_OPT_AGG) {
-        op_agg_begin(t, site, in, n);
+        op_agg_begin(t, site, in, n, ra);
         return;
     }
     if (in || (args && nargs) || (t->opts & (OP_OPT_FLOPS | OP_OPT_STACK))) {
@@ -170,7 +170,7 @@ static inline void begin_at(const opprof_site *site, const void *ra)
     if (OP_UNLIKELY(g == 0)) return;
     op_tstate *t = op_tls;
     if (OP_UNLIKELY(t == NULL || t->fast_gen != g)) {
-        if (t && t->agg_gen == g && site) op_agg_begin_fast(t, site);
+        if (t && t->agg_gen == g && site) op_agg_begin_fast(t, site, ra);
         else begin_slow(g, site, NULL, 0, NULL, 0, ra);
         return;
     }

@@ -369,6 +369,14 @@ static uint32_t agg_shapes(void *ctx, const uint64_t *enc, unsigned n, uint32_t 
     return cached_inputs(&cl->shapes, cl->tr, enc, n, nwords, &shapes, &types) == 0 ? shapes : UINT32_MAX;
 }
 
+/* The model stack of an aggregating session's slot, through the same map
+ * as the records' (op_stack_fn). */
+static uint32_t agg_stack(void *ctx, uint64_t entry)
+{
+    collector *cl = ctx;
+    return op_stack_map_get(&cl->stacks, cl->tr, entry);
+}
+
 /* Where chunk c's data ends, and the chunk after it; NULL when the writer
  * left c meanwhile (read it again: its end is published now). */
 static const op_word *chunk_data(op_tstate *t, op_chunk *c, op_chunk **next)
@@ -432,7 +440,7 @@ static int collect_thread(collector *cl, op_tstate *t, uint64_t stop_ticks)
     uint64_t close_ticks = atomic_load_explicit(&t->dead, memory_order_acquire) ? t->exit_ticks : stop_ticks;
     if (cl->opts & OP_OPT_AGG) {
         cl->tr->dropped += atomic_load_explicit(&t->dropped, memory_order_relaxed);
-        return op_collect_agg_thread(cl->tr, t, cl->tb, close_ticks, agg_shapes, cl);
+        return op_collect_agg_thread(cl->tr, t, cl->tb, close_ticks, agg_shapes, agg_stack, cl);
     }
     cl->nopen = 0;
     cl->gaps.n = 0;

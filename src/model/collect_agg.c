@@ -22,7 +22,7 @@ typedef struct sums {
 } sums;
 
 int op_collect_agg_thread(opprof_trace *tr, op_tstate *t, const op_timebase *tb, uint64_t close_ticks,
-                          op_shapes_fn shapes_of, void *ctx)
+                          op_shapes_fn shapes_of, op_stack_fn stack_of, void *ctx)
 {
     op_agg *a = t->agg;
     if (!a) return 0;
@@ -79,6 +79,7 @@ int op_collect_agg_thread(opprof_trace *tr, op_tstate *t, const op_timebase *tb,
         if (r->name == UINT32_MAX) rc = -1;
         r->cat = (uint8_t)site->category;
         if (s->shapes && (r->shapes = shapes_of(ctx, s->shapes, s->nin, s->nwords)) == UINT32_MAX) rc = -1;
+        if (s->stack && (r->stack = stack_of(ctx, s->stack)) == UINT32_MAX) rc = -1;
         r->count = count;
         r->total_ns = span_ns(tb, (int64_t)(OP_LOAD(&s->total) + extra[i].total));
         r->self_ns = span_ns(tb, (int64_t)(OP_LOAD(&s->self) + extra[i].self));

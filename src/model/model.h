@@ -79,6 +79,7 @@ typedef struct op_stack {
 typedef struct op_aggrow {
     uint32_t name;      /* strtab id */
     uint32_t shapes;    /* strtab id of the input shapes (record_shapes), 0 none */
+    uint32_t stack;     /* the begins' stack (with_stack): index + 1 into stacks, 0 none */
     uint8_t cat;
     uint64_t count;
     int64_t total_ns, self_ns;

@@ -301,6 +301,7 @@ static void test_shapes_equal_the_event_path(void **state)
     opprof_trace_free(sums);
 }
 
+/* The rows of that name, and their calls in all. */
 static size_t rows_named(const opprof_trace *t, const opprof_avg_options *opt, const char *name, uint64_t *calls)
 {
     opprof_key_averages *ka = NULL;
@@ -466,15 +467,8 @@ static void *worker(void *arg)
 
 static uint64_t count_of(const opprof_trace *t, const char *name)
 {
-    opprof_key_averages *ka = NULL;
-    assert_int_equal(opprof_key_averages(t, NULL, &ka), OPPROF_OK);
-    uint64_t n = 0;
-    for (size_t i = 0; i < opprof_key_averages_count(ka); i++) {
-        opprof_avg_row r;
-        assert_int_equal(opprof_key_averages_row(ka, i, &r), OPPROF_OK);
-        if (!strcmp(r.name, name)) n = r.count;
-    }
-    opprof_key_averages_free(ka);
+    uint64_t n;
+    rows_named(t, NULL, name, &n);
     return n;
 }
 

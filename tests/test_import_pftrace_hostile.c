@@ -128,6 +128,19 @@ static size_t frame(unsigned char *out, const op_pbw *b)
     return n;
 }
 
+/* Sequence 2's packet declaring track 9, the thread 1 of process 1. */
+static void thread_track(op_pbw *b)
+{
+    op_pbw_uint(b, PF_PKT_SEQUENCE_ID, 2);
+    op_pbw_begin(b, PF_PKT_TRACK_DESCRIPTOR);
+    op_pbw_uint(b, PF_TD_UUID, 9);
+    op_pbw_begin(b, PF_TD_THREAD);
+    op_pbw_uint(b, PF_THD_PID, 1);
+    op_pbw_uint(b, PF_THD_TID, 1);
+    op_pbw_end(b);
+    op_pbw_end(b);
+}
+
 static void expect(const unsigned char *p, size_t n, int status, const char *msg)
 {
     opprof_trace *t = NULL;
@@ -155,14 +168,7 @@ static void test_each_check_names_its_byte(void **state)
     op_pbw b = {0};
     size_t n = 0;
     /* A name iid no packet interned. */
-    op_pbw_uint(&b, PF_PKT_SEQUENCE_ID, 2);
-    op_pbw_begin(&b, PF_PKT_TRACK_DESCRIPTOR);
-    op_pbw_uint(&b, PF_TD_UUID, 9);
-    op_pbw_begin(&b, PF_TD_THREAD);
-    op_pbw_uint(&b, PF_THD_PID, 1);
-    op_pbw_uint(&b, PF_THD_TID, 1);
-    op_pbw_end(&b);
-    op_pbw_end(&b);
+    thread_track(&b);
     n += frame(buf + n, &b);
     op_pbw_reset(&b);
     op_pbw_uint(&b, PF_PKT_SEQUENCE_ID, 2);
@@ -275,14 +281,7 @@ static void test_compressed_packets_checks(void **state)
     free(bomb);
     /* A good batch reads as its packets would. */
     op_pbw_reset(&b);
-    op_pbw_uint(&b, PF_PKT_SEQUENCE_ID, 2);
-    op_pbw_begin(&b, PF_PKT_TRACK_DESCRIPTOR);
-    op_pbw_uint(&b, PF_TD_UUID, 9);
-    op_pbw_begin(&b, PF_TD_THREAD);
-    op_pbw_uint(&b, PF_THD_PID, 1);
-    op_pbw_uint(&b, PF_THD_TID, 1);
-    op_pbw_end(&b);
-    op_pbw_end(&b);
+    thread_track(&b);
     n = frame(inner, &b);
     op_pbw_reset(&b);
     op_pbw_uint(&b, PF_PKT_TIMESTAMP, 100);

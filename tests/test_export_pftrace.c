@@ -60,6 +60,8 @@ static char *tables(const opprof_trace *t)
     return buf;
 }
 
+static unsigned char *read_all(const char *path, size_t *n);
+
 /* Exports t to path; plain: .pftrace packets uncompressed. */
 static void export_to(const opprof_trace *t, const char *path, int plain)
 {
@@ -130,6 +132,46 @@ static void test_live_session_tables_match_json(void **state)
     (void)state;
     opprof_trace *t = live_session(20);
     same_tables(t, "live");
+    opprof_trace_free(t);
+}
+
+/* A packet larger than a batch may hold (a 600 KB name, interned in the
+ * packet of its first use) goes to the file uncompressed between batches,
+ * in order: the file has both kinds and reads back as the JSON does. */
+static void test_packet_larger_than_a_batch(void **state)
+{
+    (void)state;
+    opprof_trace *t = op_trace_new();
+    uint32_t th = (uint32_t)op_trace_thread(t, 7, 7);
+    size_t big = 600 * 1000;
+    char *name = malloc(big);
+    assert_non_null(name);
+    for (size_t i = 0; i < big; i++) name[i] = (char)('a' + (i * 7919) % 26);
+    uint32_t a = op_trace_intern(t, "a", 1), huge = op_trace_intern(t, name, big);
+    free(name);
+    for (int i = 0; i < 30; i++) op_trace_add_event(t, th, i == 15 ? huge : a, OPPROF_CAT_CPU_OP, 100 * i, 50);
+    t->base_time_ns = 1700000000000000000;
+    assert_int_equal(op_trace_finish(t), OPPROF_OK);
+    same_tables(t, "huge");
+    char path[256];
+    snprintf(path, sizeof path, "%s/huge.pftrace", g_dir);
+    size_t n;
+    unsigned char *b = read_all(path, &n);
+    op_pbr file = {b, b + n}, pkt;
+    op_pbf f, g;
+    const char *why = "";
+    size_t batches = 0, plain = 0;
+    while (op_pbr_next(&file, &f, &why) > 0) {
+        pkt = f.sub;
+        int z = 0;
+        while (op_pbr_next(&pkt, &g, &why) > 0) z |= g.field == PF_PKT_COMPRESSED;
+        if (z) batches++;
+        else if (f.sub.end - f.sub.p > 480 * 1024) plain++;
+        else fail_msg("a small packet outside the batches");
+    }
+    assert_int_equal(plain, 1);
+    assert_true(batches >= 2); /* before and after it */
+    free(b);
     opprof_trace_free(t);
 }
 
@@ -424,6 +466,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_live_session_tables_match_json),
         cmocka_unit_test(test_overlapping_ranges_and_metadata),
+        cmocka_unit_test(test_packet_larger_than_a_batch),
         cmocka_unit_test(test_kineto_fixtures_tables_match_json),
         cmocka_unit_test(test_protoc_decodes_with_perfettos_schema),
         cmocka_unit_test(test_compressed_batches_decode),

@@ -102,8 +102,9 @@ static int w_handler(const opprof_trace *t, const char *path)
     if (strlen(slash + 1) >= sizeof h.file_name) return OPPROF_E_INVAL;
     snprintf(h.file_name, sizeof h.file_name, "%s", slash + 1);
     opprof_trace_handler_ready(t, &h);
-    if (h.last_status != OPPROF_OK && strcmp(h.last_error, opprof_last_error()) != 0) return -100;
-    return h.last_status;
+    int status = opprof_trace_handler_status(&h);
+    if (status != OPPROF_OK && strcmp(opprof_trace_handler_last_error(&h), opprof_last_error()) != 0) return -100;
+    return status;
 }
 
 typedef struct writer {

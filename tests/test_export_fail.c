@@ -89,7 +89,7 @@ static int w_report(const opprof_trace *t, const char *path)
     return opprof_report_write(t, NULL, NULL, path);
 }
 
-/* The handler reports through last_status and last_error (and stderr). */
+/* The handler reports through opprof_trace_handler_status and _last_error (and stderr). */
 static int w_handler(const opprof_trace *t, const char *path)
 {
     char dir[8192];

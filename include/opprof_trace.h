@@ -225,9 +225,7 @@ OPPROF_API int opprof_key_averages_write_json(const opprof_key_averages *ka, FIL
  * previous file is untouched and no temporary file is left.
  * ====================================================================== */
 
-/* A struct that grows (opprof.h, at the top): set it up with
- * opprof_export_options_init. */
-typedef struct opprof_export_options {
+typedef struct opprof_export_options { /* a struct that grows (opprof.h, at the top) */
     size_t struct_size; /* sizeof(opprof_export_options) in the program: set by opprof_export_options_init */
     int gzip;           /* -1 (default): when the path ends in ".gz"; 0: never; 1: always */
     int gzip_level;     /* 1 (default: fastest) .. 9 */
@@ -237,13 +235,11 @@ typedef struct opprof_export_options {
     int64_t world_size; /* -1 (default): WORLD_SIZE, OMPI_COMM_WORLD_SIZE or PMI_SIZE */
 } opprof_export_options;
 
-/* Fills the first struct_size bytes of *o with defaults and sets
- * o->struct_size; call it through opprof_export_options_init. */
+/* Defaults in the first struct_size bytes; opprof_export_options_init passes the program's sizeof. */
 OPPROF_API int opprof_export_options_init_size(opprof_export_options *o, size_t struct_size);
-
 static inline void opprof_export_options_init(opprof_export_options *o)
 {
-    (void)opprof_export_options_init_size(o, sizeof *o);
+    opprof_export_options_init_size(o, sizeof *o);
 }
 
 /* Writes t to path (gzip-compressed when it ends in ".gz"). A path ending
@@ -287,17 +283,12 @@ OPPROF_API int opprof_write_file(const char *path, opprof_write_fn write_fn, voi
  *     cfg.on_trace_ready = opprof_trace_handler_ready;
  *     cfg.user = &h;
  *
- * The struct holds what the caller sets; what the handler reports is read
- * with the functions below it (a failure cannot be returned through the
- * callback: it is printed on stderr and kept for opprof_trace_handler_status
- * and opprof_trace_handler_last_error). A struct that grows (opprof.h, at
- * the top): set it up with opprof_trace_handler_init. */
+ * The struct (one that grows: opprof.h, at the top) holds what the caller
+ * sets. A failure cannot be returned through the callback: it is printed on
+ * stderr and kept for the functions below, which report what it did. */
 typedef struct opprof_trace_handler {
     size_t struct_size;   /* sizeof(opprof_trace_handler) in the program: set by opprof_trace_handler_init */
-    /* The handler's own: its results and the worker name it fixed, kept
-     * between traces in a layout of the library's. Read the results with
-     * the functions below; never write here. */
-    uint64_t state_[384];
+    uint64_t state_[384]; /* the library's: its results and worker name, kept between traces */
     char dir[1024];       /* "": the session's output_dir, else "." */
     char worker[256];     /* "": {hostname}_{pid}, fixed at the first trace */
     char file_name[256];  /* when set: this name, replaced at each trace, instead */
@@ -310,33 +301,27 @@ typedef struct opprof_trace_handler {
     const opprof_export_options *export_options; /* NULL: the defaults; else it must outlive the handler */
 } opprof_trace_handler;
 
-/* Sets up the first struct_size bytes of *h: dir (NULL or "": the session's
- * output_dir), worker (NULL: the default), gzip. OPPROF_E_INVAL when a name
- * does not fit or struct_size is no handler's size. Call it through
- * opprof_trace_handler_init. */
+/* Sets h up: dir (NULL or "": the session's output_dir), worker (NULL: the
+ * default), gzip. OPPROF_E_INVAL when a name does not fit. The _size form
+ * sets up the first struct_size bytes (the inline one passes sizeof). */
 OPPROF_API int opprof_trace_handler_init_size(opprof_trace_handler *h, size_t struct_size, const char *dir,
                                               const char *worker, int use_gzip);
-
-static inline int opprof_trace_handler_init(opprof_trace_handler *h, const char *dir, const char *worker,
-                                            int use_gzip)
+static inline int opprof_trace_handler_init(opprof_trace_handler *h, const char *dir, const char *worker, int gz)
 {
-    return opprof_trace_handler_init_size(h, sizeof *h, dir, worker, use_gzip);
+    return opprof_trace_handler_init_size(h, sizeof *h, dir, worker, gz);
 }
 
 /* The callback itself: pass it as on_trace_ready with user = the handler. */
 OPPROF_API void opprof_trace_handler_ready(const opprof_trace *trace, void *handler);
 
-/* The handler's results, for the traces it was given so far. */
-/* Traces written (not counting table_only ones); 0 for a handler not set up. */
-OPPROF_API unsigned opprof_trace_handler_traces_written(const opprof_trace_handler *h);
-/* 0 when the last trace was handled, else that failure; OPPROF_E_INVAL for
- * a handler not set up (NULL, or a struct_size no handler has). */
+/* What it did: the status of its last trace (0, or the failure; OPPROF_E_INVAL
+ * for a handler not set up), that failure's detail ("" after a success), the
+ * file written or attempted last, the traces written (not table_only ones).
+ * The strings stay valid until its next trace. */
 OPPROF_API int opprof_trace_handler_status(const opprof_trace_handler *h);
-/* The file written (or attempted) last; "" before the first. Valid until
- * the handler's next trace. */
-OPPROF_API const char *opprof_trace_handler_last_path(const opprof_trace_handler *h);
-/* The last failure's detail, "" after a success; valid until the next trace. */
 OPPROF_API const char *opprof_trace_handler_last_error(const opprof_trace_handler *h);
+OPPROF_API const char *opprof_trace_handler_last_path(const opprof_trace_handler *h);
+OPPROF_API unsigned opprof_trace_handler_traces_written(const opprof_trace_handler *h);
 
 /* ======================================================================
  * 9. Import
@@ -436,23 +421,21 @@ typedef struct opprof_env {
     opprof_trace_handler handler; /* the config's on_trace_ready when it has work; stays last: it grows */
 } opprof_env;
 
-/* Fills *cfg and *env from the environment (each set up anew, the first
- * cfg_size and env_size bytes). OPPROF_OK (env->enabled says whether to
- * profile), or OPPROF_E_INVAL for an invalid value, with env->enabled 0 and
- * *cfg at its defaults. env must outlive the session: cfg->user points to
- * it. Call it through opprof_config_from_env, which passes the sizes. */
+/* Sets up *cfg and *env from the environment (the _size forms: their first
+ * cfg_size and env_size bytes; the inline ones pass sizeof). OPPROF_OK
+ * (env->enabled says whether to profile), or OPPROF_E_INVAL for an invalid
+ * value, with env->enabled 0 and *cfg at its defaults. env must outlive the
+ * session: cfg->user points to it. */
 OPPROF_API int opprof_config_from_env_size(opprof_config *cfg, size_t cfg_size, opprof_env *env, size_t env_size);
 
 /* The same from a string in OPPROF_CONFIG's form, ignoring the environment
  * (but for the rank). */
 OPPROF_API int opprof_config_from_string_size(opprof_config *cfg, size_t cfg_size, opprof_env *env, size_t env_size,
                                               const char *settings);
-
 static inline int opprof_config_from_env(opprof_config *cfg, opprof_env *env)
 {
     return opprof_config_from_env_size(cfg, sizeof *cfg, env, sizeof *env);
 }
-
 static inline int opprof_config_from_string(opprof_config *cfg, opprof_env *env, const char *settings)
 {
     return opprof_config_from_string_size(cfg, sizeof *cfg, env, sizeof *env, settings);
@@ -778,8 +761,7 @@ OPPROF_API int opprof_trigger_list(FILE *out);
  * writer thread. */
 typedef void (*opprof_flight_dump_fn)(const char *path, const char *reason, void *user);
 
-/* session comes last: it grows (opprof.h, at the top). */
-typedef struct opprof_flight_config {
+typedef struct opprof_flight_config { /* session comes last: it grows (opprof.h, at the top) */
     size_t ring_bytes;          /* per thread, rounded up to whole 1 MiB chunks (at least 2); 0: 64 MiB */
     const char *path;           /* dump file; "{n}" the dump's number, "{pid}" the process;
                                    NULL: opprof_flight_{pid}_{n}.json in session.output_dir */
@@ -796,15 +778,10 @@ typedef struct opprof_flight_config {
     opprof_config session;      /* the recording's options (schedule and on_trace_ready are not used) */
 } opprof_flight_config;
 
-/* Fills the first struct_size bytes of *c (its session gets what is left);
- * call it through opprof_flight_config_init. */
+/* Defaults: 64 MiB rings, SIGUSR2, no slow-step threshold (the _size form:
+ * in the first struct_size bytes, the session getting what is left). */
 OPPROF_API int opprof_flight_config_init_size(opprof_flight_config *c, size_t struct_size);
-
-/* Defaults: 64 MiB rings, SIGUSR2, no slow-step threshold. */
-static inline void opprof_flight_config_init(opprof_flight_config *c)
-{
-    (void)opprof_flight_config_init_size(c, sizeof *c);
-}
+static inline void opprof_flight_config_init(opprof_flight_config *c) { opprof_flight_config_init_size(c, sizeof *c); }
 
 /* Starts the flight recorder (a session: OPPROF_E_ACTIVE when one runs). */
 OPPROF_API int opprof_flight_start(const opprof_flight_config *c);

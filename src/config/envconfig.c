@@ -264,7 +264,8 @@ static int from(opprof_config *user_cfg, size_t cfg_size, opprof_env *user_env, 
     int rc = op_struct_size_ok(cfg_size, sizeof(opprof_config), sizeof(size_t), fn, "opprof_config");
     if (rc == OPPROF_OK && env_size < at + need)
         rc = op_fail(OPPROF_E_INVAL, "%s: env size %zu is no opprof_env's", fn, env_size);
-    if (rc == OPPROF_OK) rc = op_struct_size_ok(env_size - at, sizeof(opprof_trace_handler), need, fn, "opprof_trace_handler");
+    if (rc == OPPROF_OK)
+        rc = op_struct_size_ok(env_size - at, sizeof(opprof_trace_handler), need, fn, "opprof_trace_handler");
     if (rc != OPPROF_OK) return rc;
     opprof_config cfg;
     opprof_env env;

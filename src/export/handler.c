@@ -116,7 +116,7 @@ static int write_trace(const opprof_trace_handler *h, handler_state *st, const o
     if (n < 0 || (size_t)n >= sizeof st->last_path)
         return op_fail(OPPROF_E_INVAL, "trace handler: path too long in %s", dir);
     opprof_export_options o;
-    rc = op_export_options_in(&o, h->export_options, "trace handler");
+    rc = op_export_options_in(&o, h->export_options, "opprof_trace_handler_ready");
     if (rc != OPPROF_OK) return rc;
     o.gzip = -1; /* by the name, which says .gz exactly when compressing */
     return opprof_export_chrome_trace_ex(t, st->last_path, &o);

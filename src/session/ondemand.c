@@ -430,7 +430,7 @@ int opprof_on_demand_start(const opprof_config *cfg)
 {
     opprof_config c;
     if (!cfg) opprof_config_init(&c);
-    else if (op_config_in(&c, cfg, "opprof_on_demand_start") != OPPROF_OK) return OPPROF_E_INVAL;
+    else if (op_config_in(&c, cfg, "opprof_on_demand_start") != OPPROF_OK) return OPPROF_E_INVAL; /* detail set */
     char *dir = c.output_dir ? strdup(c.output_dir) : NULL;
     if (c.output_dir && !dir) return op_fail(OPPROF_E_NOMEM, "out of memory");
     c.output_dir = dir;

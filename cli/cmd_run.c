@@ -415,9 +415,10 @@ static void on_trace_ready(const opprof_trace *tr, void *user)
     out->traces++;
     if (o->trace_dir) {
         opprof_trace_handler_ready(tr, &out->handler); /* it prints its own failure */
-        if (out->handler.last_status && !out->rc) out->rc = out->handler.last_status;
-        if (!out->handler.last_status && out->rank == 0)
-            fprintf(stderr, "opprof run: wrote %s%s\n", out->handler.last_path,
+        int status = opprof_trace_handler_status(&out->handler);
+        if (status && !out->rc) out->rc = status;
+        if (!status && out->rank == 0)
+            fprintf(stderr, "opprof run: wrote %s%s\n", opprof_trace_handler_last_path(&out->handler),
                     o->distributed ? " (and the other ranks theirs)" : "");
     }
     if (out->rank != 0) return; /* rank 0 speaks for the job */

@@ -17,6 +17,20 @@
  *
  * Recording is process-wide: at most one session is active at a time, and any
  * thread may record into it without locks.
+ *
+ * Structs that grow: opprof_config, opprof_export_options and
+ * opprof_trace_handler begin with struct_size, the struct's size as the
+ * program was compiled. Their _init functions, inline in the headers so
+ * that the size is the program's, set it; the library reads and writes only
+ * that many bytes, so a program built against an older, smaller struct runs
+ * with a newer library, the fields it does not have taking their defaults.
+ * The library refuses, with OPPROF_E_INVAL and a detail naming the struct,
+ * a struct_size of 0 (a struct never set up), one that is no struct's size
+ * (not a multiple of sizeof(size_t), or far beyond this library's), and a
+ * struct larger than this library's whose extra fields are not zero (a
+ * program built against a newer header that uses what this library lacks).
+ * Fields are only ever added at the end, with 0 as their default; reserved
+ * fields keep the end free of padding.
  */
 #ifndef OPPROF_H
 #define OPPROF_H
@@ -226,6 +240,7 @@ typedef void (*opprof_trace_ready_fn)(const opprof_trace *trace, void *user);
 typedef int64_t (*opprof_clock_fn)(void *ctx);
 
 typedef struct opprof_config {
+    size_t struct_size;     /* sizeof(opprof_config) in the program: set by opprof_config_init */
     uint32_t activities;    /* OPPROF_ACTIVITY_* bits; 0 means CPU */
     int record_shapes;      /* keep the inputs given to opprof_begin_inputs */
     int profile_memory;     /* keep memory events (section 5) */
@@ -250,15 +265,25 @@ typedef struct opprof_config {
      * the call stack, so group_by_stack_n works. Ignored, events kept, with
      * CUDA activity. */
     int aggregate;
+    int reserved_; /* 0 */
 } opprof_config;
 
 #define OPPROF_DEFAULT_MAX_EVENTS (16u * 1024u * 1024u)
 
-/* Fills *cfg with defaults: CPU activity, no options, no schedule. */
-OPPROF_API void opprof_config_init(opprof_config *cfg);
+/* Fills the first struct_size bytes of *cfg with defaults and sets
+ * cfg->struct_size; OPPROF_E_INVAL for a size no opprof_config has. Call it
+ * through opprof_config_init, which passes the program's sizeof. */
+OPPROF_API int opprof_config_init_size(opprof_config *cfg, size_t struct_size);
 
-/* Starts the process-wide session. OPPROF_E_INVAL for a NULL config,
- * OPPROF_E_ACTIVE when one is already running (the running one is kept). */
+/* Fills *cfg with defaults: CPU activity, no options, no schedule. */
+static inline void opprof_config_init(opprof_config *cfg)
+{
+    (void)opprof_config_init_size(cfg, sizeof *cfg);
+}
+
+/* Starts the process-wide session. OPPROF_E_INVAL for a NULL config or
+ * one that was not set up (struct_size, at the top), OPPROF_E_ACTIVE when
+ * one is already running (the running one is kept). */
 OPPROF_API int opprof_start(const opprof_config *cfg);
 
 /* Stops the session. Ranges still open are closed at this instant and
@@ -523,7 +548,9 @@ static inline void opprof_record_free_inline_(const void *addr)
 #define OPPROF_SCOPE(name_) ((void)0)
 static inline void opprof_disabled_config_init_(opprof_config *cfg)
 {
-    if (cfg) *cfg = (opprof_config){0};
+    if (!cfg) return;
+    *cfg = (opprof_config){0};
+    cfg->struct_size = sizeof *cfg;
 }
 static inline int opprof_disabled_stop_(opprof_trace **out)
 {

@@ -225,7 +225,8 @@ OPPROF_API int opprof_key_averages_write_json(const opprof_key_averages *ka, FIL
  * previous file is untouched and no temporary file is left.
  * ====================================================================== */
 
-typedef struct opprof_export_options {
+typedef struct opprof_export_options { /* a struct that grows (opprof.h, at the top) */
+    size_t struct_size; /* sizeof(opprof_export_options) in the program: set by opprof_export_options_init */
     int gzip;           /* -1 (default): when the path ends in ".gz"; 0: never; 1: always */
     int gzip_level;     /* 1 (default: fastest) .. 9; also the zlib level of a .pftrace's compressed batches */
     int fsync;          /* 1 (default): on disk before it replaces the old file */
@@ -234,7 +235,12 @@ typedef struct opprof_export_options {
     int64_t world_size; /* -1 (default): WORLD_SIZE, OMPI_COMM_WORLD_SIZE or PMI_SIZE */
 } opprof_export_options;
 
-OPPROF_API void opprof_export_options_init(opprof_export_options *o);
+/* Defaults in the first struct_size bytes; opprof_export_options_init passes the program's sizeof. */
+OPPROF_API int opprof_export_options_init_size(opprof_export_options *o, size_t struct_size);
+static inline void opprof_export_options_init(opprof_export_options *o)
+{
+    opprof_export_options_init_size(o, sizeof *o);
+}
 
 /* Writes t to path (gzip-compressed when it ends in ".gz"). A path ending
  * in ".pftrace" or ".pftrace.gz" gets Perfetto's native protobuf format
@@ -250,7 +256,8 @@ OPPROF_API void opprof_export_options_init(opprof_export_options *o);
  * the trace handler's file names. */
 OPPROF_API int opprof_export_chrome_trace(const opprof_trace *t, const char *path);
 
-/* The same with options (NULL: defaults). */
+/* The same with options (NULL: defaults; OPPROF_E_INVAL for options not
+ * set up with opprof_export_options_init). */
 OPPROF_API int opprof_export_chrome_trace_ex(const opprof_trace *t, const char *path, const opprof_export_options *o);
 
 /* To an open stream (stdout, a pipe): not atomic; gzip only when o->gzip is 1. */
@@ -279,9 +286,12 @@ OPPROF_API int opprof_write_file(const char *path, opprof_write_fn write_fn, voi
  *     cfg.on_trace_ready = opprof_trace_handler_ready;
  *     cfg.user = &h;
  *
- * A failure cannot be returned through the callback: it is printed on stderr
- * and kept in last_status / last_error. */
+ * The struct (one that grows: opprof.h, at the top) holds what the caller
+ * sets. A failure cannot be returned through the callback: it is printed on
+ * stderr and kept for the functions below, which report what it did. */
 typedef struct opprof_trace_handler {
+    size_t struct_size;   /* sizeof(opprof_trace_handler) in the program: set by opprof_trace_handler_init */
+    uint64_t state_[384]; /* the library's: its results and worker name, kept between traces */
     char dir[1024];       /* "": the session's output_dir, else "." */
     char worker[256];     /* "": {hostname}_{pid}, fixed at the first trace */
     char file_name[256];  /* when set: this name, replaced at each trace, instead */
@@ -291,20 +301,30 @@ typedef struct opprof_trace_handler {
     char sort_by[64];     /* its sort key ("": the table's default) */
     int row_limit;        /* its rows, -1 all (default 100, as torch) */
     FILE *table_out;      /* NULL: stdout */
-    opprof_export_options export_options;
-    /* Set by the handler. */
-    unsigned traces_written;
-    int last_status;      /* 0, or the last failure */
-    char last_path[1536]; /* the file written (or attempted) last */
-    char last_error[512];
+    const opprof_export_options *export_options; /* NULL: the defaults; else it must outlive the handler */
 } opprof_trace_handler;
 
 /* Sets h up: dir (NULL or "": the session's output_dir), worker (NULL: the
- * default), gzip. OPPROF_E_INVAL when a name does not fit. */
-OPPROF_API int opprof_trace_handler_init(opprof_trace_handler *h, const char *dir, const char *worker, int use_gzip);
+ * default), gzip. OPPROF_E_INVAL when a name does not fit. The _size form
+ * sets up the first struct_size bytes (the inline one passes sizeof). */
+OPPROF_API int opprof_trace_handler_init_size(opprof_trace_handler *h, size_t struct_size, const char *dir,
+                                              const char *worker, int use_gzip);
+static inline int opprof_trace_handler_init(opprof_trace_handler *h, const char *dir, const char *worker, int gz)
+{
+    return opprof_trace_handler_init_size(h, sizeof *h, dir, worker, gz);
+}
 
 /* The callback itself: pass it as on_trace_ready with user = the handler. */
 OPPROF_API void opprof_trace_handler_ready(const opprof_trace *trace, void *handler);
+
+/* What it did: the status of its last trace (0, or the failure; OPPROF_E_INVAL
+ * for a handler not set up), that failure's detail ("" after a success), the
+ * file written or attempted last, the traces written (not table_only ones).
+ * The strings stay valid until its next trace. */
+OPPROF_API int opprof_trace_handler_status(const opprof_trace_handler *h);
+OPPROF_API const char *opprof_trace_handler_last_error(const opprof_trace_handler *h);
+OPPROF_API const char *opprof_trace_handler_last_path(const opprof_trace_handler *h);
+OPPROF_API unsigned opprof_trace_handler_traces_written(const opprof_trace_handler *h);
 
 /* ======================================================================
  * 9. Import
@@ -401,18 +421,28 @@ OPPROF_API int opprof_trace_load_max(const char *path, uint64_t max_events, oppr
 typedef struct opprof_env {
     int enabled;                 /* 1: start a session with the config */
     int64_t rank;
-    opprof_trace_handler handler; /* the config's on_trace_ready when it has work */
+    opprof_trace_handler handler; /* the config's on_trace_ready when it has work; stays last: it grows */
 } opprof_env;
 
-/* Fills *cfg (from opprof_config_init) and *env from the environment.
- * OPPROF_OK (env->enabled says whether to profile), or OPPROF_E_INVAL for an
- * invalid value, with env->enabled 0 and *cfg at its defaults. env must
- * outlive the session: cfg->user points to it. */
-OPPROF_API int opprof_config_from_env(opprof_config *cfg, opprof_env *env);
+/* Sets up *cfg and *env from the environment (the _size forms: their first
+ * cfg_size and env_size bytes; the inline ones pass sizeof). OPPROF_OK
+ * (env->enabled says whether to profile), or OPPROF_E_INVAL for an invalid
+ * value, with env->enabled 0 and *cfg at its defaults. env must outlive the
+ * session: cfg->user points to it. */
+OPPROF_API int opprof_config_from_env_size(opprof_config *cfg, size_t cfg_size, opprof_env *env, size_t env_size);
 
 /* The same from a string in OPPROF_CONFIG's form, ignoring the environment
  * (but for the rank). */
-OPPROF_API int opprof_config_from_string(opprof_config *cfg, opprof_env *env, const char *settings);
+OPPROF_API int opprof_config_from_string_size(opprof_config *cfg, size_t cfg_size, opprof_env *env, size_t env_size,
+                                              const char *settings);
+static inline int opprof_config_from_env(opprof_config *cfg, opprof_env *env)
+{
+    return opprof_config_from_env_size(cfg, sizeof *cfg, env, sizeof *env);
+}
+static inline int opprof_config_from_string(opprof_config *cfg, opprof_env *env, const char *settings)
+{
+    return opprof_config_from_string_size(cfg, sizeof *cfg, env, sizeof *env, settings);
+}
 
 /* ======================================================================
  * 11. Device activity
@@ -734,8 +764,7 @@ OPPROF_API int opprof_trigger_list(FILE *out);
  * writer thread. */
 typedef void (*opprof_flight_dump_fn)(const char *path, const char *reason, void *user);
 
-typedef struct opprof_flight_config {
-    opprof_config session;      /* the recording's options (schedule and on_trace_ready are not used) */
+typedef struct opprof_flight_config { /* session comes last: it grows (opprof.h, at the top) */
     size_t ring_bytes;          /* per thread, rounded up to whole 1 MiB chunks (at least 2); 0: 64 MiB */
     const char *path;           /* dump file; "{n}" the dump's number, "{pid}" the process;
                                    NULL: opprof_flight_{pid}_{n}.json in session.output_dir */
@@ -749,10 +778,13 @@ typedef struct opprof_flight_config {
     int signal;                 /* dump on this signal; 0: SIGUSR2, -1 none */
     opprof_flight_dump_fn on_dump; /* NULL: one line on stderr per dump */
     void *user;
+    opprof_config session;      /* the recording's options (schedule and on_trace_ready are not used) */
 } opprof_flight_config;
 
-/* Defaults: 64 MiB rings, SIGUSR2, no slow-step threshold. */
-OPPROF_API void opprof_flight_config_init(opprof_flight_config *c);
+/* Defaults: 64 MiB rings, SIGUSR2, no slow-step threshold (the _size form:
+ * in the first struct_size bytes, the session getting what is left). */
+OPPROF_API int opprof_flight_config_init_size(opprof_flight_config *c, size_t struct_size);
+static inline void opprof_flight_config_init(opprof_flight_config *c) { opprof_flight_config_init_size(c, sizeof *c); }
 
 /* Starts the flight recorder (a session: OPPROF_E_ACTIVE when one runs). */
 OPPROF_API int opprof_flight_start(const opprof_flight_config *c);

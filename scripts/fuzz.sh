@@ -3,9 +3,13 @@
 # Debian's libclang-rt-14-dev, ASan + UBSan).
 #   scripts/fuzz.sh build              build build-fuzz/fuzz_import
 #   scripts/fuzz.sh run [SECONDS]      build, seed build-fuzz/corpus, fuzz (default 600 s, one job)
-# The seeds are the shared fixtures (OPPROF_FIXTURES, default ../shared/fixtures),
-# the hostile-trace corpus of the tests (refused and accepted), and small cuts
-# of a Kineto trace.
+#   scripts/fuzz.sh keep               add to fuzz/corpus the inputs of build-fuzz/corpus that reach
+#                                      code the tracked inputs do not (libFuzzer's -merge=1)
+# The seeds are the tracked corpus (fuzz/corpus, which ctest replays as
+# test_fuzz_import_replay), the hostile-trace corpus of the tests (refused and
+# accepted), the shared fixtures (OPPROF_FIXTURES, default ../shared/fixtures)
+# and small cuts of a Kineto trace.
+# CMake builds the same binary with clang and -DOPPROF_BUILD_FUZZER=ON.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=build-fuzz
@@ -27,7 +31,7 @@ build() {
 seed() {
   local c=$out/corpus
   mkdir -p "$c"
-  cp tests/import/malformed/*.json* tests/import/accepted/*.json* "$c"/ 2>/dev/null || true
+  cp fuzz/corpus/* tests/import/malformed/*.json* tests/import/accepted/*.json* "$c"/ 2>/dev/null || true
   cp tests/import/pftrace/*.pftrace "$c"/ 2>/dev/null || true # Perfetto protobuf: the reader sniffs it
   if [ -d "$fixtures" ]; then
     cp "$fixtures"/torch-traces/*.trace.json "$c"/ 2>/dev/null || true
@@ -40,8 +44,22 @@ seed() {
   fi
 }
 
+# The tracked inputs go into a scratch folder first, so that only what
+# adds to them (and to the test inputs ctest replays too) is kept.
+keep() {
+  local t=$out/keep
+  rm -rf "$t" && mkdir -p "$t"
+  cp fuzz/corpus/* tests/import/malformed/* tests/import/accepted/* tests/import/pftrace/* "$t"/
+  local before
+  before=$(ls "$t")
+  "$out/fuzz_import" -merge=1 -max_len=65536 -rss_limit_mb=2048 -timeout=10 "$t" "$out/corpus"
+  for f in $(comm -13 <(echo "$before" | sort) <(ls "$t" | sort)); do cp "$t/$f" fuzz/corpus/; done
+  echo "fuzz/corpus: $(ls fuzz/corpus | wc -l) inputs"
+}
+
 case "${1:-run}" in
   build) build ;;
+  keep) [ -x "$out/fuzz_import" ] || build; keep ;;
   run)
     secs=${2:-600}
     build
@@ -52,5 +70,5 @@ case "${1:-run}" in
     ./fuzz_import corpus -dict=../fuzz/trace.dict -jobs=1 -workers=1 -max_len=65536 -rss_limit_mb=2048 \
       -timeout=10 -max_total_time="$secs" -print_final_stats=1 -artifact_prefix=artifacts/
     cat fuzz-0.log 2>/dev/null | tail -n 12 || true ;;
-  *) echo "usage: $0 build | run [SECONDS]" >&2; exit 2 ;;
+  *) echo "usage: $0 build | run [SECONDS] | keep" >&2; exit 2 ;;
 esac

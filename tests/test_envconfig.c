@@ -238,11 +238,11 @@ static void test_end_to_end(void **state)
         opprof_step();
     }
     assert_int_equal(opprof_stop(NULL), OPPROF_OK);
-    assert_int_equal(env.handler.last_status, OPPROF_OK);
-    assert_int_equal(env.handler.traces_written, 1);
+    assert_int_equal(opprof_trace_handler_status(&env.handler), OPPROF_OK);
+    assert_int_equal(opprof_trace_handler_traces_written(&env.handler), 1);
     char path[400];
     snprintf(path, sizeof path, "%s/profile_7.json", out);
-    assert_string_equal(env.handler.last_path, path);
+    assert_string_equal(opprof_trace_handler_last_path(&env.handler), path);
     struct stat st;
     assert_int_equal(stat(path, &st), 0);
     if (trace_check_available()) {

@@ -89,7 +89,7 @@ static int w_report(const opprof_trace *t, const char *path)
     return opprof_report_write(t, NULL, NULL, path);
 }
 
-/* The handler reports through last_status and last_error (and stderr). */
+/* The handler reports through opprof_trace_handler_status and _last_error (and stderr). */
 static int w_handler(const opprof_trace *t, const char *path)
 {
     char dir[8192];
@@ -102,8 +102,9 @@ static int w_handler(const opprof_trace *t, const char *path)
     if (strlen(slash + 1) >= sizeof h.file_name) return OPPROF_E_INVAL;
     snprintf(h.file_name, sizeof h.file_name, "%s", slash + 1);
     opprof_trace_handler_ready(t, &h);
-    if (h.last_status != OPPROF_OK && strcmp(h.last_error, opprof_last_error()) != 0) return -100;
-    return h.last_status;
+    int status = opprof_trace_handler_status(&h);
+    if (status != OPPROF_OK && strcmp(opprof_trace_handler_last_error(&h), opprof_last_error()) != 0) return -100;
+    return status;
 }
 
 typedef struct writer {

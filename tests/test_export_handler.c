@@ -78,13 +78,13 @@ static void test_default_worker_names(void **state)
     cfg.on_trace_ready = opprof_trace_handler_ready;
     cfg.user = &h;
     run_steps(&cfg, 5); /* W S W S W S: ready at steps 2, 4, and 5 (at stop) */
-    assert_int_equal(h.last_status, OPPROF_OK);
-    assert_int_equal(h.traces_written, 3);
+    assert_int_equal(opprof_trace_handler_status(&h), OPPROF_OK);
+    assert_int_equal(opprof_trace_handler_traces_written(&h), 3);
     char host[128], prefix[200], last[512];
     gethostname(host, sizeof host);
     snprintf(prefix, sizeof prefix, "%s_%ld.", host, (long)getpid());
     assert_int_equal(count_named(dir, prefix, ".pt.trace.json", last, sizeof last), 3);
-    assert_int_equal(strncmp(h.last_path, dir, strlen(dir)), 0);
+    assert_int_equal(strncmp(opprof_trace_handler_last_path(&h), dir, strlen(dir)), 0);
     if (trace_check_available()) {
         char *s = trace_check(last);
         assert_non_null(s);
@@ -106,8 +106,8 @@ static void test_named_worker_gzip_and_session_dir(void **state)
     cfg.user = &h;
     cfg.output_dir = dir; /* the handler has no directory of its own */
     run_steps(&cfg, 2);
-    assert_int_equal(h.last_status, OPPROF_OK);
-    assert_int_equal(h.traces_written, 1);
+    assert_int_equal(opprof_trace_handler_status(&h), OPPROF_OK);
+    assert_int_equal(opprof_trace_handler_traces_written(&h), 1);
     char last[512];
     assert_int_equal(count_named(dir, "rank0.", ".pt.trace.json.gz", last, sizeof last), 1);
     FILE *f = fopen(last, "rb");
@@ -136,9 +136,9 @@ static void test_failure_is_reported(void **state)
     cfg.on_trace_ready = opprof_trace_handler_ready;
     cfg.user = &h;
     run_steps(&cfg, 2);
-    assert_int_equal(h.last_status, OPPROF_E_IO);
-    assert_int_equal(h.traces_written, 0);
-    assert_non_null(strstr(h.last_error, file));
+    assert_int_equal(opprof_trace_handler_status(&h), OPPROF_E_IO);
+    assert_int_equal(opprof_trace_handler_traces_written(&h), 0);
+    assert_non_null(strstr(opprof_trace_handler_last_error(&h), file));
     char big[2000];
     memset(big, 'x', sizeof big - 1);
     big[sizeof big - 1] = '\0';
@@ -162,8 +162,8 @@ static void test_table_per_trace(void **state)
     cfg.on_trace_ready = opprof_trace_handler_ready;
     cfg.user = &h;
     run_steps(&cfg, 4); /* ready at steps 2 and 4 */
-    assert_int_equal(h.last_status, OPPROF_OK);
-    assert_int_equal(h.traces_written, 0);
+    assert_int_equal(opprof_trace_handler_status(&h), OPPROF_OK);
+    assert_int_equal(opprof_trace_handler_traces_written(&h), 0);
     char text[8192] = {0};
     rewind(h.table_out);
     size_t n = fread(text, 1, sizeof text - 1, h.table_out);
@@ -181,8 +181,8 @@ static void test_table_per_trace(void **state)
     snprintf(h.sort_by, sizeof h.sort_by, "nonsense");
     run_steps(&cfg, 2);
     fclose(h.table_out);
-    assert_int_equal(h.last_status, OPPROF_E_INVAL);
-    assert_non_null(strstr(h.last_error, "nonsense"));
+    assert_int_equal(opprof_trace_handler_status(&h), OPPROF_E_INVAL);
+    assert_non_null(strstr(opprof_trace_handler_last_error(&h), "nonsense"));
 }
 
 int main(void)

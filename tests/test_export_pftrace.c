@@ -450,10 +450,10 @@ static void test_trace_handler_file_name(void **state)
     assert_int_equal(opprof_trace_handler_init(&h, g_dir, NULL, 1), OPPROF_OK);
     snprintf(h.file_name, sizeof h.file_name, "handler.pftrace");
     opprof_trace_handler_ready(t, &h);
-    assert_int_equal(h.last_status, OPPROF_OK);
+    assert_int_equal(opprof_trace_handler_status(&h), OPPROF_OK);
     char want[512];
     snprintf(want, sizeof want, "%s/handler.pftrace.gz", g_dir);
-    assert_string_equal(h.last_path, want);
+    assert_string_equal(opprof_trace_handler_last_path(&h), want);
     opprof_trace *back = NULL;
     assert_int_equal(opprof_trace_load(want, &back), OPPROF_OK);
     assert_int_equal(opprof_trace_event_count(back), opprof_trace_event_count(t));

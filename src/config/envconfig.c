@@ -5,6 +5,7 @@
 #include "common/rank_env.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 
 #include "analysis/keyavg.h"
 #include "common/error.h"
+#include "common/structsize.h"
 #include "opprof_trace.h"
 
 enum kind { K_BOOL, K_ACTIVITIES, K_SCHEDULE, K_DIR, K_INT, K_SORT, K_COUNT, K_DEPTH };
@@ -195,9 +197,9 @@ static int split_settings(char *s, const char *vals[S_N])
     return OPPROF_OK;
 }
 
-static int from(opprof_config *cfg, opprof_env *env, const char *settings, int use_env)
+/* Fills the library's full cfg and env. */
+static int fill(opprof_config *cfg, opprof_env *env, const char *settings, int use_env)
 {
-    if (!cfg || !env) return op_fail(OPPROF_E_INVAL, "opprof_config_from_env: NULL argument");
     opprof_config_init(cfg);
     memset(env, 0, sizeof *env);
     opprof_trace_handler_init(&env->handler, NULL, NULL, 0);
@@ -247,12 +249,42 @@ static int from(opprof_config *cfg, opprof_env *env, const char *settings, int u
     return OPPROF_OK;
 }
 
-int opprof_config_from_env(opprof_config *cfg, opprof_env *env)
+/* The program's cfg and env may be smaller (or larger) than the library's
+ * (include/opprof.h, at the top): both are filled in full structs here and
+ * written into the program's, the bytes it has; the config's pointers into
+ * the env then point into the program's env. */
+static int from(opprof_config *user_cfg, size_t cfg_size, opprof_env *user_env, size_t env_size,
+                const char *settings, int use_env)
 {
-    return from(cfg, env, getenv("OPPROF_CONFIG"), 1);
+    const char *fn = use_env ? "opprof_config_from_env" : "opprof_config_from_string";
+    if (!user_cfg || !user_env) return op_fail(OPPROF_E_INVAL, "%s: NULL argument", fn);
+    size_t at = offsetof(opprof_env, handler);
+    /* The handler needs every field the environment sets. */
+    size_t need = offsetof(opprof_trace_handler, export_options);
+    int rc = op_struct_size_ok(cfg_size, sizeof(opprof_config), sizeof(size_t), fn, "opprof_config");
+    if (rc == OPPROF_OK && env_size < at + need)
+        rc = op_fail(OPPROF_E_INVAL, "%s: env size %zu is no opprof_env's", fn, env_size);
+    if (rc == OPPROF_OK)
+        rc = op_struct_size_ok(env_size - at, sizeof(opprof_trace_handler), need, fn, "opprof_trace_handler");
+    if (rc != OPPROF_OK) return rc;
+    opprof_config cfg;
+    opprof_env env;
+    rc = fill(&cfg, &env, settings, use_env);
+    op_struct_out(user_cfg, cfg_size, &cfg, sizeof cfg);
+    memcpy(user_env, &env, at);
+    op_struct_out(&user_env->handler, env_size - at, &env.handler, sizeof env.handler);
+    if (cfg.user == &env.handler) user_cfg->user = &user_env->handler;
+    if (cfg.output_dir == env.handler.dir) user_cfg->output_dir = user_env->handler.dir;
+    return rc;
 }
 
-int opprof_config_from_string(opprof_config *cfg, opprof_env *env, const char *settings)
+int opprof_config_from_env_size(opprof_config *cfg, size_t cfg_size, opprof_env *env, size_t env_size)
 {
-    return from(cfg, env, settings ? settings : "", 0);
+    return from(cfg, cfg_size, env, env_size, getenv("OPPROF_CONFIG"), 1);
+}
+
+int opprof_config_from_string_size(opprof_config *cfg, size_t cfg_size, opprof_env *env, size_t env_size,
+                                   const char *settings)
+{
+    return from(cfg, cfg_size, env, env_size, settings ? settings : "", 0);
 }

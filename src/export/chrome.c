@@ -35,6 +35,8 @@
 #include <unistd.h>
 
 #include "common/error.h"
+#include "common/structsize.h"
+#include "export/options.h"
 #include "export/out.h"
 #include "common/pfschema.h"
 #include "export/pftrace.h"
@@ -521,9 +523,10 @@ static int write_trace(const opprof_trace *t, op_jw *w, const opprof_export_opti
     return w->status;
 }
 
-void opprof_export_options_init(opprof_export_options *o)
+static void options_defaults(opprof_export_options *o)
 {
-    if (!o) return;
+    memset(o, 0, sizeof *o);
+    o->struct_size = sizeof *o;
     o->gzip = -1;
     o->gzip_level = 1;
     o->fsync = 1;
@@ -531,18 +534,34 @@ void opprof_export_options_init(opprof_export_options *o)
     o->world_size = -1;
 }
 
-int opprof_export_chrome_trace_ex(const opprof_trace *t, const char *path, const opprof_export_options *o)
+int opprof_export_options_init_size(opprof_export_options *o, size_t struct_size)
 {
+    if (!o) return op_fail(OPPROF_E_INVAL, "opprof_export_options_init: options are NULL");
     opprof_export_options def;
-    if (!o) {
-        opprof_export_options_init(&def);
-        o = &def;
-    }
+    options_defaults(&def);
+    int rc = op_struct_size_ok(struct_size, sizeof def, sizeof(size_t), "opprof_export_options_init",
+                               "opprof_export_options");
+    if (rc == OPPROF_OK) op_struct_out(o, struct_size, &def, sizeof def);
+    return rc;
+}
+
+int op_export_options_in(opprof_export_options *out, const opprof_export_options *user, const char *fn)
+{
+    options_defaults(out);
+    return user ? op_struct_in(out, sizeof *out, sizeof(size_t), user, fn, "opprof_export_options") : OPPROF_OK;
+}
+
+int opprof_export_chrome_trace_ex(const opprof_trace *t, const char *path, const opprof_export_options *user_o)
+{
+    opprof_export_options full; /* the program's options, defaults for those its struct does not have */
+    int rc = op_export_options_in(&full, user_o, "opprof_export_chrome_trace");
+    if (rc != OPPROF_OK) return rc;
+    const opprof_export_options *o = &full;
     if (!t) return op_fail(OPPROF_E_INVAL, "opprof_export_chrome_trace: trace is NULL");
     if (!path || !*path) return op_fail(OPPROF_E_INVAL, "opprof_export_chrome_trace: no path given");
     int gz = o->gzip < 0 ? op_path_is_gz(path) : o->gzip != 0;
     op_out out;
-    int rc = op_out_open_path(&out, path, gz, o->gzip_level, o->fsync != 0);
+    rc = op_out_open_path(&out, path, gz, o->gzip_level, o->fsync != 0);
     if (rc != OPPROF_OK) return rc;
     /* The name picks the format, as it picks compression. A .pftrace.gz
      * holds plain packets: the gzip around them compresses them better. */
@@ -561,16 +580,15 @@ int opprof_export_chrome_trace(const opprof_trace *t, const char *path)
     return opprof_export_chrome_trace_ex(t, path, NULL);
 }
 
-int opprof_export_chrome_trace_stream(const opprof_trace *t, FILE *f, const opprof_export_options *o)
+int opprof_export_chrome_trace_stream(const opprof_trace *t, FILE *f, const opprof_export_options *user_o)
 {
-    opprof_export_options def;
-    if (!o) {
-        opprof_export_options_init(&def);
-        o = &def;
-    }
+    opprof_export_options full;
+    int rc = op_export_options_in(&full, user_o, "opprof_export_chrome_trace_stream");
+    if (rc != OPPROF_OK) return rc;
+    const opprof_export_options *o = &full;
     if (!t) return op_fail(OPPROF_E_INVAL, "opprof_export_chrome_trace_stream: trace is NULL");
     op_out out;
-    int rc = op_out_open_stream(&out, f, o->gzip == 1, o->gzip_level);
+    rc = op_out_open_stream(&out, f, o->gzip == 1, o->gzip_level);
     if (rc != OPPROF_OK) return rc;
     rc = write_trace(t, &out.w, o);
     if (rc != OPPROF_OK) {

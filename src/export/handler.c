@@ -2,6 +2,7 @@
  * tensorboard_trace_handler, plus the table torch users print in theirs. */
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,8 @@
 #include <unistd.h>
 
 #include "common/error.h"
+#include "common/structsize.h"
+#include "export/options.h"
 #include "model/model.h"
 #include "opprof_trace.h"
 
@@ -22,15 +25,42 @@ static int copy_name(char *dst, size_t size, const char *src, const char *what)
     return OPPROF_OK;
 }
 
-int opprof_trace_handler_init(opprof_trace_handler *h, const char *dir, const char *worker, int use_gzip)
+/* What the handler keeps between traces, in the state_ words of the
+ * program's struct: the struct holds only what the caller sets. */
+typedef struct handler_state {
+    char worker[256]; /* {hostname}_{pid}, fixed at the first trace that needs it */
+    unsigned traces_written;
+    int last_status;
+    char last_path[1536];
+    char last_error[512];
+} handler_state;
+
+_Static_assert(sizeof(handler_state) <= sizeof(((opprof_trace_handler *)0)->state_),
+               "the handler's state outgrew the words the public struct keeps for it");
+
+/* Every handler has its state: the smallest struct_size taken. */
+#define HANDLER_MIN_SIZE offsetof(opprof_trace_handler, dir)
+
+static void handler_defaults(opprof_trace_handler *h)
+{
+    memset(h, 0, sizeof *h);
+    h->struct_size = sizeof *h;
+    h->row_limit = 100;
+}
+
+int opprof_trace_handler_init_size(opprof_trace_handler *h, size_t struct_size, const char *dir, const char *worker,
+                                   int use_gzip)
 {
     if (!h) return op_fail(OPPROF_E_INVAL, "opprof_trace_handler_init: handler is NULL");
-    memset(h, 0, sizeof *h);
-    int rc = copy_name(h->dir, sizeof h->dir, dir, "the directory");
-    if (rc == OPPROF_OK) rc = copy_name(h->worker, sizeof h->worker, worker, "the worker name");
-    h->use_gzip = use_gzip != 0;
-    h->row_limit = 100;
-    opprof_export_options_init(&h->export_options);
+    int rc = op_struct_size_ok(struct_size, sizeof *h, HANDLER_MIN_SIZE, "opprof_trace_handler_init",
+                               "opprof_trace_handler");
+    if (rc != OPPROF_OK) return rc;
+    opprof_trace_handler def;
+    handler_defaults(&def);
+    rc = copy_name(def.dir, sizeof def.dir, dir, "the directory");
+    if (rc == OPPROF_OK) rc = copy_name(def.worker, sizeof def.worker, worker, "the worker name");
+    def.use_gzip = use_gzip != 0;
+    op_struct_out(h, struct_size, &def, sizeof def);
     return rc;
 }
 
@@ -57,7 +87,7 @@ static int make_dirs(const char *dir)
     return OPPROF_OK;
 }
 
-static int write_trace(opprof_trace_handler *h, const opprof_trace *t)
+static int write_trace(const opprof_trace_handler *h, handler_state *st, const opprof_trace *t)
 {
     char dir[1024];
     if (h->dir[0]) snprintf(dir, sizeof dir, "%s", h->dir);
@@ -69,30 +99,32 @@ static int write_trace(opprof_trace_handler *h, const opprof_trace *t)
     if (h->file_name[0]) {
         snprintf(name, sizeof name, "%s", h->file_name);
     } else {
-        if (!h->worker[0]) {
+        if (!h->worker[0] && !st->worker[0]) {
             char host[128] = "localhost";
             if (gethostname(host, sizeof host) != 0) snprintf(host, sizeof host, "localhost");
             host[sizeof host - 1] = '\0';
-            snprintf(h->worker, sizeof h->worker, "%s_%ld", host, (long)getpid());
+            snprintf(st->worker, sizeof st->worker, "%s_%ld", host, (long)getpid());
         }
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
         int64_t ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec; /* the name torch gives: unique per trace */
-        snprintf(name, sizeof name, "%s.%" PRId64 ".pt.trace.json", h->worker, ns);
+        snprintf(name, sizeof name, "%s.%" PRId64 ".pt.trace.json", h->worker[0] ? h->worker : st->worker, ns);
     }
     size_t nl = strlen(name);
     int gz_name = nl >= 3 && strcmp(name + nl - 3, ".gz") == 0;
-    int n = snprintf(h->last_path, sizeof h->last_path, "%s/%s%s", dir, name, h->use_gzip && !gz_name ? ".gz" : "");
-    if (n < 0 || (size_t)n >= sizeof h->last_path)
+    int n = snprintf(st->last_path, sizeof st->last_path, "%s/%s%s", dir, name, h->use_gzip && !gz_name ? ".gz" : "");
+    if (n < 0 || (size_t)n >= sizeof st->last_path)
         return op_fail(OPPROF_E_INVAL, "trace handler: path too long in %s", dir);
-    opprof_export_options o = h->export_options;
+    opprof_export_options o;
+    rc = op_export_options_in(&o, h->export_options, "opprof_trace_handler_ready");
+    if (rc != OPPROF_OK) return rc;
     o.gzip = -1; /* by the name, which says .gz exactly when compressing */
-    return opprof_export_chrome_trace_ex(t, h->last_path, &o);
+    return opprof_export_chrome_trace_ex(t, st->last_path, &o);
 }
 
 /* What the seed's trace_handler does: p.key_averages().table(sort_by=...,
  * row_limit=...) for the cycle just ended. */
-static int print_table(opprof_trace_handler *h, const opprof_trace *t)
+static int print_table(const opprof_trace_handler *h, const opprof_trace *t)
 {
     FILE *f = h->table_out ? h->table_out : stdout;
     opprof_key_averages *ka = NULL;
@@ -105,16 +137,61 @@ static int print_table(opprof_trace_handler *h, const opprof_trace *t)
 
 void opprof_trace_handler_ready(const opprof_trace *trace, void *handler)
 {
-    opprof_trace_handler *h = handler;
-    if (!h || !trace) return;
-    int rc = h->table_only ? OPPROF_OK : write_trace(h, trace);
-    if (rc == OPPROF_OK && !h->table_only) h->traces_written++;
-    if (rc == OPPROF_OK && h->print_table) rc = print_table(h, trace);
-    h->last_status = rc;
-    if (rc != OPPROF_OK) {
-        snprintf(h->last_error, sizeof h->last_error, "%s", opprof_last_error());
-        fprintf(stderr, "opprof: trace handler: %s\n", h->last_error);
-    } else {
-        h->last_error[0] = '\0';
+    opprof_trace_handler *user = handler;
+    if (!user || !trace) return;
+    opprof_trace_handler h; /* the program's fields, defaults for those its struct does not have */
+    handler_defaults(&h);
+    if (op_struct_in(&h, sizeof h, HANDLER_MIN_SIZE, user, "opprof_trace_handler_ready", "opprof_trace_handler") !=
+        OPPROF_OK) {
+        fprintf(stderr, "opprof: trace handler: %s\n", opprof_last_error()); /* no state to keep it in */
+        return;
     }
+    handler_state st;
+    memcpy(&st, user->state_, sizeof st);
+    int rc = h.table_only ? OPPROF_OK : write_trace(&h, &st, trace);
+    if (rc == OPPROF_OK && !h.table_only) st.traces_written++;
+    if (rc == OPPROF_OK && h.print_table) rc = print_table(&h, trace);
+    st.last_status = rc;
+    if (rc != OPPROF_OK) {
+        snprintf(st.last_error, sizeof st.last_error, "%s", opprof_last_error());
+        fprintf(stderr, "opprof: trace handler: %s\n", st.last_error);
+    } else {
+        st.last_error[0] = '\0';
+    }
+    memcpy(user->state_, &st, sizeof st);
+}
+
+/* ---- the results: read from the state, which only the library writes ---- */
+
+static int handler_ok(const opprof_trace_handler *h, const char *fn)
+{
+    if (!h) return op_fail(OPPROF_E_INVAL, "%s: handler is NULL", fn);
+    return op_struct_size_ok(op_struct_size_of(h), sizeof *h, HANDLER_MIN_SIZE, fn, "opprof_trace_handler");
+}
+
+unsigned opprof_trace_handler_traces_written(const opprof_trace_handler *h)
+{
+    unsigned n = 0;
+    if (handler_ok(h, "opprof_trace_handler_traces_written") == OPPROF_OK)
+        memcpy(&n, (const char *)h->state_ + offsetof(handler_state, traces_written), sizeof n);
+    return n;
+}
+
+int opprof_trace_handler_status(const opprof_trace_handler *h)
+{
+    int rc = handler_ok(h, "opprof_trace_handler_status");
+    if (rc == OPPROF_OK) memcpy(&rc, (const char *)h->state_ + offsetof(handler_state, last_status), sizeof rc);
+    return rc;
+}
+
+const char *opprof_trace_handler_last_path(const opprof_trace_handler *h)
+{
+    if (handler_ok(h, "opprof_trace_handler_last_path") != OPPROF_OK) return "";
+    return (const char *)h->state_ + offsetof(handler_state, last_path);
+}
+
+const char *opprof_trace_handler_last_error(const opprof_trace_handler *h)
+{
+    if (handler_ok(h, "opprof_trace_handler_last_error") != OPPROF_OK) return "";
+    return (const char *)h->state_ + offsetof(handler_state, last_error);
 }

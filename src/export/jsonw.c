@@ -3,6 +3,7 @@
 #include "export/jsonw.h"
 
 #include "common/error.h"
+#include "common/jsonchar.h"
 #include "common/utf8.h"
 #include "opprof.h"
 
@@ -121,7 +122,7 @@ int op_jw_finish(op_jw *w)
 
 static const char *skip_ws(const char *s, const char *e)
 {
-    while (s < e && (*s == ' ' || *s == '\n' || *s == '\t' || *s == '\r')) s++;
+    while (s < e && (op_json_char[(unsigned char)*s] & OP_JC_WS)) s++;
     return s;
 }
 
@@ -138,10 +139,8 @@ static const char *json_string(const char *s, const char *e)
             char x = s[1];
             if (x == 'u') {
                 if (e - s < 6) return NULL;
-                for (int i = 2; i < 6; i++) {
-                    char h = s[i];
-                    if (!((h >= '0' && h <= '9') || (h >= 'a' && h <= 'f') || (h >= 'A' && h <= 'F'))) return NULL;
-                }
+                for (int i = 2; i < 6; i++)
+                    if (op_json_hexval((unsigned char)s[i]) < 0) return NULL;
                 s += 6;
             } else if (x && strchr("\"\\/bfnrt", x)) {
                 s += 2;

@@ -326,13 +326,21 @@ static void restore_signal(void)
 
 /* ---- the API ---- */
 
-void opprof_flight_config_init(opprof_flight_config *c)
+int opprof_flight_config_init_size(opprof_flight_config *c, size_t struct_size)
 {
-    if (!c) return;
-    memset(c, 0, sizeof *c);
-    opprof_config_init(&c->session);
-    c->ring_bytes = DEFAULT_RING;
-    c->max_slow_dumps = 10;
+    if (!c) return op_fail(OPPROF_E_INVAL, "opprof_flight_config_init: config is NULL");
+    /* The session is last: what the program's struct has beyond the fields
+     * before it is the program's opprof_config. */
+    size_t head = offsetof(opprof_flight_config, session);
+    if (struct_size < head + sizeof(size_t))
+        return op_fail(OPPROF_E_INVAL, "opprof_flight_config_init: size %zu is no opprof_flight_config's", struct_size);
+    opprof_flight_config def;
+    memset(&def, 0, sizeof def);
+    def.ring_bytes = DEFAULT_RING;
+    def.max_slow_dumps = 10;
+    int rc = opprof_config_init_size(&c->session, struct_size - head);
+    if (rc == OPPROF_OK) memcpy(c, &def, head);
+    return rc;
 }
 
 static void forget_config(void)
@@ -361,12 +369,16 @@ int opprof_flight_start(const opprof_flight_config *c)
     size_t bytes = c->ring_bytes ? c->ring_bytes : DEFAULT_RING;
     size_t chunks = (bytes + CHUNK_BYTES - 1) / CHUNK_BYTES;
     if (chunks > 1u << 20) return op_fail(OPPROF_E_RANGE, "opprof_flight_start: ring_bytes above 1 TiB");
-    W.cfg = *c;
+    /* The fields before the session at their places in every version, the
+     * session by its own struct_size. */
+    int rc = op_config_in(&W.cfg.session, &c->session, "opprof_flight_start");
+    if (rc != OPPROF_OK) return rc;
+    memcpy(&W.cfg, c, offsetof(opprof_flight_config, session));
     if (!W.cfg.max_slow_dumps) W.cfg.max_slow_dumps = 10;
     W.path = c->path ? strdup(c->path) : NULL;
-    W.dir = c->session.output_dir ? strdup(c->session.output_dir) : NULL;
+    W.dir = W.cfg.session.output_dir ? strdup(W.cfg.session.output_dir) : NULL;
     W.range = c->slow_range && *c->slow_range ? strdup(c->slow_range) : NULL;
-    if ((c->path && !W.path) || (c->session.output_dir && !W.dir) || (c->slow_range && *c->slow_range && !W.range)) {
+    if ((c->path && !W.path) || (W.cfg.session.output_dir && !W.dir) || (c->slow_range && *c->slow_range && !W.range)) {
         forget_config();
         return op_fail(OPPROF_E_NOMEM, "out of memory");
     }
@@ -395,7 +407,7 @@ int opprof_flight_start(const opprof_flight_config *c)
         OP_STORE(&op_g.watch_fn, on_range_end);
         OP_STORE(&op_g.watch_name, (const char *)W.range);
     }
-    int rc = op_session_start_ring(&s, (uint32_t)chunks);
+    rc = op_session_start_ring(&s, (uint32_t)chunks);
     if (rc != OPPROF_OK) {
         OP_STORE(&op_g.watch_name, (const char *)NULL);
         close_pipe();

@@ -27,6 +27,7 @@
 #include "common/error.h"
 #include "opprof_trace.h"
 #include "session/odsock.h"
+#include "session/session.h"
 #include "session/ondemand.h"
 
 #define REQUEST_MAX (64 * 1024)
@@ -428,8 +429,8 @@ void op_listener_release(int reason)
 int opprof_on_demand_start(const opprof_config *cfg)
 {
     opprof_config c;
-    if (cfg) c = *cfg;
-    else opprof_config_init(&c);
+    if (!cfg) opprof_config_init(&c);
+    else if (op_config_in(&c, cfg, "opprof_on_demand_start") != OPPROF_OK) return OPPROF_E_INVAL; /* detail set */
     char *dir = c.output_dir ? strdup(c.output_dir) : NULL;
     if (c.output_dir && !dir) return op_fail(OPPROF_E_NOMEM, "out of memory");
     c.output_dir = dir;

@@ -17,6 +17,7 @@
 #include "capture/memtrack.h"
 #include "capture/state.h"
 #include "common/error.h"
+#include "common/structsize.h"
 #include "device/device.h"
 #include "model/collect.h"
 #include "model/model.h"
@@ -124,13 +125,30 @@ static void install_fork_handlers(void)
     pthread_atfork(fork_prepare, fork_parent, fork_child);
 }
 
-void opprof_config_init(opprof_config *cfg)
+static void config_defaults(opprof_config *cfg)
 {
-    if (!cfg) return;
     memset(cfg, 0, sizeof *cfg);
+    cfg->struct_size = sizeof *cfg;
     cfg->activities = OPPROF_ACTIVITY_CPU;
     cfg->max_events = OPPROF_DEFAULT_MAX_EVENTS;
     cfg->max_stack_depth = 32;
+}
+
+int opprof_config_init_size(opprof_config *cfg, size_t struct_size)
+{
+    if (!cfg) return op_fail(OPPROF_E_INVAL, "opprof_config_init: config is NULL");
+    opprof_config def;
+    config_defaults(&def);
+    int rc = op_struct_size_ok(struct_size, sizeof def, sizeof(size_t), "opprof_config_init", "opprof_config");
+    if (rc != OPPROF_OK) return rc;
+    op_struct_out(cfg, struct_size, &def, sizeof def);
+    return OPPROF_OK;
+}
+
+int op_config_in(opprof_config *out, const opprof_config *user, const char *fn)
+{
+    config_defaults(out);
+    return op_struct_in(out, sizeof *out, sizeof(size_t), user, fn, "opprof_config");
 }
 
 static uint32_t opts_of(const opprof_config *c)
@@ -278,12 +296,16 @@ static void step_range_begin(void)
     S.step_site = site;
 }
 
-static int start_session(const opprof_config *cfg, uint32_t ring)
+static int start_session(const opprof_config *user_cfg, uint32_t ring)
 {
-    if (!cfg) return op_fail(OPPROF_E_INVAL, "opprof_start: config is NULL (use opprof_config_init)");
+    if (!user_cfg) return op_fail(OPPROF_E_INVAL, "opprof_start: config is NULL (use opprof_config_init)");
+    opprof_config full; /* the program's fields, and defaults for those its struct does not have */
+    int rc = op_config_in(&full, user_cfg, "opprof_start");
+    if (rc != OPPROF_OK) return rc;
+    const opprof_config *cfg = &full;
     if (cfg->activities & ~(uint32_t)(OPPROF_ACTIVITY_CPU | OPPROF_ACTIVITY_CUDA))
         return op_fail(OPPROF_E_INVAL, "opprof_start: unknown activity bits 0x%x", (unsigned)cfg->activities);
-    int rc = opprof_schedule_check(&cfg->schedule);
+    rc = opprof_schedule_check(&cfg->schedule);
     if (rc != OPPROF_OK) return rc;
     pthread_once(&g_fork_once, install_fork_handlers);
     pthread_mutex_lock(&g_lock);

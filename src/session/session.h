@@ -18,6 +18,11 @@ int op_session_close_gen(int keep, opprof_trace **out);
  * collection: a site per step would pile up for the life of the job). */
 int op_session_start_ring(const opprof_config *cfg, uint32_t ring_chunks);
 
+/* The program's config (any struct_size, include/opprof.h) as the
+ * library's full struct: its fields, defaults for those it does not have;
+ * fn names the caller in a refusal. */
+int op_config_in(opprof_config *out, const opprof_config *user, const char *fn);
+
 extern const char op_step_arg_key[];
 extern const opprof_site op_ring_step_site;
 

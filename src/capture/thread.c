@@ -296,6 +296,15 @@ void op_registry_reap(uint64_t g)
     }
 }
 
+/* Forgets the input tuples of the thread's last session (record.c): their
+ * numbers start again from 0. The cache is touched only by threads that
+ * used it, so that others never fault its pages in. */
+static void reset_tuples(op_tstate *t)
+{
+    if ((t->opts & OP_OPT_INPUT_REFS) && t->ntuples) memset(t->tuples, 0, sizeof t->tuples);
+    t->ntuples = 0;
+}
+
 /* Called with the registry lock held, by the owner thread only. */
 static int reset_for(op_tstate *t, uint64_t g)
 {
@@ -319,7 +328,10 @@ static int reset_for(op_tstate *t, uint64_t g)
     t->cap_ticks = 0;
     OP_STORE(&t->has_gaps, 0);
     op_drops_clear(t->drops);
+    reset_tuples(t);
     t->opts = op_g.opts;
+    /* A ring overwrites the records that references would point back to. */
+    if ((t->opts & (OP_OPT_SHAPES | OP_OPT_AGG)) == OP_OPT_SHAPES && !t->ring_max) t->opts |= OP_OPT_INPUT_REFS;
     t->clock = op_g.clock;
     t->clock_ctx = op_g.clock_ctx;
     /* Without its stack table a thread records its ranges stackless rather

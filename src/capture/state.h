@@ -287,8 +287,21 @@ void op_ring_thaw(void);
  * that a session's first events do not pay for page faults). */
 void op_capture_prefill(unsigned nchunks);
 
-/* Chunks mapped so far (not taken from a pool), for tests of reuse. */
+/* Chunks recording threads have mapped themselves (the pool was empty),
+ * for tests of reuse; chunks mapped into the pool are not counted. */
 uint64_t op_capture_chunks_mapped(void);
+
+/* Full-size chunks in the pool now, for tests of the keeper. */
+unsigned op_capture_pool_full(void);
+
+/* The pool keeper (keeper.c): maps full-size chunks into the pool in the
+ * background, so that it holds OP_KEEP_AHEAD_CHUNKS again soon after a
+ * thread takes one. op_keeper_start at session start (under the session
+ * lock; once per process, again in a forked child); op_keeper_wake from
+ * the chunk slow path. */
+#define OP_KEEP_AHEAD_CHUNKS 8
+void op_keeper_start(void);
+void op_keeper_wake(void);
 
 /* Registry walk for the collector; the registry lock is held between
  * op_registry_lock and op_registry_unlock. */

@@ -59,7 +59,7 @@ static void setup_tuples(void)
         g_tuple_n[i] = 2;
         snprintf(g_tuple_dims[i], sizeof g_tuple_dims[i], "[[%d, 8], [8, 16]]", i + 1);
     }
-    /* 4 inputs of 8 dims: 33 words, more than an entry holds. */
+    /* 4 inputs of 8 dims: 32 dims, more than an entry holds. */
     char *p = g_tuple_dims[BIG];
     p += sprintf(p, "[");
     for (int i = 0; i < 4; i++) {

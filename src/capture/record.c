@@ -8,6 +8,7 @@
  * The header wraps these in inline functions that test opprof_active_ first,
  * so that code outside a session pays one load and one branch; the library
  * itself is built with OPPROF_BUILDING_LIBRARY and defines the real calls. */
+#include <stddef.h>
 #include <string.h>
 
 #include "capture/agg.h"
@@ -85,18 +86,46 @@ static inline op_tuple_set *tuple_set(op_tstate *t, const opprof_site *site)
     return &t->tuples[((uintptr_t)site * 0x9E3779B97F4A7C15ull) >> 60 & (OP_TUPLE_SETS - 1)];
 }
 
-/* Whether e holds site's tuple of these inputs: per input, its dtype and
- * dims count as the descriptor words have them, then its dims. Equal
- * counts make equal lengths, so an entry never reads past its words. */
+/* An input's dtype and ndim bytes as one value, as op_tuple keeps them. */
+_Static_assert(offsetof(opprof_input, ndim) == offsetof(opprof_input, dtype) + 1, "dtype and ndim adjacent");
+static OP_ALWAYS_INLINE uint16_t input_type(const opprof_input *in)
+{
+    uint16_t v;
+    memcpy(&v, &in->dtype, sizeof v);
+    return v;
+}
+
+/* Nonzero when the first nd (at most OPPROF_MAX_DIMS) dims differ:
+ * straight-line, as a shape of 1 to 4 dims costs a loop's overhead again. */
+static OP_ALWAYS_INLINE uint64_t dims_differ(const int64_t *a, const int64_t *b, unsigned nd)
+{
+    uint64_t d = 0;
+    switch (nd) {
+    case 8: d |= (uint64_t)(a[7] ^ b[7]); /* fallthrough */
+    case 7: d |= (uint64_t)(a[6] ^ b[6]); /* fallthrough */
+    case 6: d |= (uint64_t)(a[5] ^ b[5]); /* fallthrough */
+    case 5: d |= (uint64_t)(a[4] ^ b[4]); /* fallthrough */
+    case 4: d |= (uint64_t)(a[3] ^ b[3]); /* fallthrough */
+    case 3: d |= (uint64_t)(a[2] ^ b[2]); /* fallthrough */
+    case 2: d |= (uint64_t)(a[1] ^ b[1]); /* fallthrough */
+    case 1: d |= (uint64_t)(a[0] ^ b[0]); /* fallthrough */
+    default: break;
+    }
+    return d;
+}
+
+/* Whether e holds site's tuple of these inputs. An entry's inputs have at
+ * most OPPROF_MAX_DIMS dims, and equal ndims make equal lengths, so an
+ * entry is never read past its dims. */
 static OP_ALWAYS_INLINE int tuple_same(const op_tuple *e, const opprof_site *site, const opprof_input *in, unsigned n)
 {
     if (e->site != site || e->n != n) return 0;
-    const op_word *dims = e->w + (n + 3) / 4;
+    const int64_t *dims = e->dims;
     for (unsigned i = 0; i < n; i++) {
-        unsigned nd = in[i].ndim <= OPPROF_MAX_DIMS ? in[i].ndim : OPPROF_MAX_DIMS;
-        if ((e->w[i / 4] >> (16 * (i % 4)) & 0xffffu) != ((unsigned)in[i].dtype << 8 | nd)) return 0;
-        for (unsigned k = 0; k < nd; k++)
-            if (*dims++ != (uint64_t)in[i].dims[k]) return 0;
+        if (input_type(&in[i]) != e->type[i]) return 0;
+        unsigned nd = in[i].ndim;
+        if (dims_differ(dims, in[i].dims, nd)) return 0;
+        dims += nd;
     }
     return 1;
 }
@@ -115,18 +144,27 @@ static inline int tuple_find(op_tuple_set *set, const opprof_site *site, const o
     return -1;
 }
 
-/* Remembers the tuple just written in full at w as site's newest, in the
- * set's next way. */
-static void tuple_keep(op_tstate *t, op_tuple_set *set, const opprof_site *site, const op_word *w, unsigned n,
-                       uint32_t words)
+/* Remembers site's tuple of these inputs as its newest, in the set's
+ * next way, when it fits (above). */
+static void tuple_keep(op_tstate *t, op_tuple_set *set, const opprof_site *site, const opprof_input *in, unsigned n)
 {
+    uint32_t ndims = 0;
+    for (unsigned i = 0; i < n; i++) {
+        if (in[i].ndim > OPPROF_MAX_DIMS) return;
+        ndims += in[i].ndim;
+    }
+    if (ndims > OP_TUPLE_DIMS) return;
     uint32_t k = set->next;
     op_tuple *e = &set->way[k];
     e->site = site;
     e->n = n;
-    e->words = words;
     e->ordinal = t->ntuples;
-    memcpy(e->w, w, words * sizeof *w);
+    int64_t *dims = e->dims;
+    for (unsigned i = 0; i < n; i++) {
+        e->type[i] = input_type(&in[i]);
+        memcpy(dims, in[i].dims, in[i].ndim * sizeof *dims);
+        dims += in[i].ndim;
+    }
     set->last = k;
     set->next = (k + 1) % OP_TUPLE_WAYS;
 }
@@ -186,7 +224,6 @@ static void begin_ext(op_tstate *t, const opprof_site *site, const opprof_input 
     if (has_stack) *p++ = stack;
     if (nargs) p = put_args(p, args, nargs);
     if (!ref && n) {
-        op_word *tuple = p;
         for (uint32_t i = 0; i < ndesc; i++) *p++ = desc[i];
         for (unsigned i = 0; i < n; i++) {
             unsigned nd = in[i].ndim <= OPPROF_MAX_DIMS ? in[i].ndim : OPPROF_MAX_DIMS;
@@ -195,7 +232,7 @@ static void begin_ext(op_tstate *t, const opprof_site *site, const opprof_input 
         }
         /* Past UINT32_MAX tuples the numbers would wrap: copies from then on. */
         if (t->ntuples != UINT32_MAX) {
-            if (set && words <= OP_TUPLE_WORDS) tuple_keep(t, set, site, tuple, n, words);
+            if (set) tuple_keep(t, set, site, in, n);
             t->ntuples++;
         }
     }

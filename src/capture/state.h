@@ -108,18 +108,18 @@ typedef struct op_chunk {
 /* Input tuples a thread recorded in full in this session, by site, so
  * that a site repeating one of its last few tuples stores a reference
  * instead of a copy (record.c). A set per site hash, a few ways each; each
- * entry holds its own copy of the tuple as the record has it (descriptor
- * words, then dims), so that it never depends on chunks that may have
- * moved on. Tuples longer than OP_TUPLE_WORDS are always copied. */
+ * entry holds its own copy of the tuple, so that it never depends on
+ * chunks that may have moved on. Tuples of more than OP_TUPLE_DIMS dims,
+ * or with an input of more than OPPROF_MAX_DIMS, are always copied. */
 #define OP_TUPLE_SETS 16
 #define OP_TUPLE_WAYS 4
-#define OP_TUPLE_WORDS 24
+#define OP_TUPLE_DIMS 24
 typedef struct op_tuple {
     const opprof_site *site; /* NULL: empty */
-    uint32_t n, words;       /* inputs; words in w */
+    uint32_t n;              /* inputs */
     uint32_t ordinal;        /* its number among the thread's tuples (OP_EXT_REF) */
-    uint32_t pad_;
-    op_word w[OP_TUPLE_WORDS];
+    uint16_t type[OPPROF_MAX_INPUTS]; /* each input's dtype and ndim bytes, as one */
+    int64_t dims[OP_TUPLE_DIMS];      /* the dims of each input in turn */
 } op_tuple;
 
 typedef struct op_tuple_set {

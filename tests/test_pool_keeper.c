@@ -1,12 +1,16 @@
 /* The pool keeper (capture/keeper.c): a long session's fresh chunks are
  * mapped and faulted in by the keeper thread, not by the thread that
- * records, also in a forked child; and every event is kept. */
+ * records; the keeper runs only while a session does; a child forked then
+ * records without one, a child forked between sessions gets its own; and
+ * every event is kept. */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <dirent.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -32,9 +36,29 @@ static int wait_refilled(void)
     return -1;
 }
 
-/* Records `chunks` chunks' worth, letting the keeper catch up after each;
- * returns the chunks this thread had to map itself, -1 on a failure. */
-static long record_chunks(int chunks)
+/* This process's threads named as the keeper names itself. */
+static int keepers(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    if (!d) return -1;
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        if (e->d_name[0] == '.') continue;
+        char path[300], comm[32] = "";
+        snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f) continue;
+        if (fgets(comm, sizeof comm, f)) n += strcmp(comm, "opprof-pool\n") == 0;
+        fclose(f);
+    }
+    closedir(d);
+    return n;
+}
+
+/* Records `chunks` chunks' worth, letting the keeper catch up after each
+ * (when `wait`); returns the chunks this thread had to map itself, -1 on a
+ * failure. */
+static long record_chunks(int chunks, int wait)
 {
     opprof_config cfg;
     opprof_config_init(&cfg);
@@ -46,7 +70,7 @@ static long record_chunks(int chunks)
             opprof_begin(&site_op);
             opprof_end(&site_op);
         }
-        if (wait_refilled() != 0) return -1;
+        if (wait && wait_refilled() != 0) return -1;
     }
     long self = (long)(op_capture_chunks_mapped() - mapped);
     opprof_trace *t = NULL;
@@ -59,28 +83,78 @@ static long record_chunks(int chunks)
 static void test_keeper_maps_fresh_chunks_ahead_of_the_recording_thread(void **state)
 {
     (void)state;
-    assert_int_equal(record_chunks(20), 0); /* the pool holds 4 at the first start */
+    assert_int_equal(record_chunks(20, 1), 0); /* the pool holds 4 at the first start */
+    assert_int_equal(keepers(), 0);            /* the keeper is gone with the session */
 }
 
-/* A forked child has no keeper thread until its first session starts one.
- * It records more chunks than the pool it inherits can hold. */
-static void test_forked_child_gets_its_own_keeper(void **state)
+static void test_keeper_runs_only_during_a_session(void **state)
+{
+    (void)state;
+    opprof_config cfg;
+    opprof_config_init(&cfg);
+    assert_int_equal(opprof_start(&cfg), OPPROF_OK);
+    assert_int_equal(keepers(), 1);
+    opprof_trace *t = NULL;
+    assert_int_equal(opprof_stop(&t), OPPROF_OK);
+    opprof_trace_free(t);
+    assert_int_equal(keepers(), 0);
+    cfg.aggregate = 1; /* tables only: no chunks to keep ahead */
+    assert_int_equal(opprof_start(&cfg), OPPROF_OK);
+    assert_int_equal(keepers(), 0);
+    assert_int_equal(opprof_stop(&t), OPPROF_OK);
+    opprof_trace_free(t);
+}
+
+static int child_status(pid_t pid)
+{
+    int st = 0;
+    if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st)) return -1;
+    return WEXITSTATUS(st);
+}
+
+/* Forked between sessions, a child starts its own keeper. It records more
+ * chunks than the pool it inherits can hold. */
+static void test_child_forked_between_sessions_gets_a_keeper(void **state)
 {
     (void)state;
     pid_t pid = fork();
     assert_true(pid >= 0);
-    if (pid == 0) _exit(record_chunks(80) == 0 ? 0 : 1);
-    int st = 0;
-    assert_int_equal(waitpid(pid, &st, 0), pid);
-    assert_true(WIFEXITED(st));
-    assert_int_equal(WEXITSTATUS(st), 0);
+    if (pid == 0) {
+        long self = record_chunks(80, 1);
+        if (self != 0) fprintf(stderr, "child: %ld chunks mapped by the recording thread\n", self);
+        _exit(self == 0 ? 0 : 1);
+    }
+    assert_int_equal(child_status(pid), 0);
+}
+
+/* Forked while a keeper runs, a child starts no thread: its session maps
+ * its own chunks, and keeps every event. */
+static void test_child_forked_during_a_session_maps_its_own(void **state)
+{
+    (void)state;
+    opprof_config cfg;
+    opprof_config_init(&cfg);
+    assert_int_equal(opprof_start(&cfg), OPPROF_OK);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        long self = record_chunks(80, 0);
+        if (self <= 0) fprintf(stderr, "child: recording thread mapped %ld chunks\n", self);
+        _exit(self > 0 && keepers() == 0 ? 0 : 1);
+    }
+    assert_int_equal(child_status(pid), 0);
+    opprof_trace *t = NULL;
+    assert_int_equal(opprof_stop(&t), OPPROF_OK);
+    opprof_trace_free(t);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_keeper_maps_fresh_chunks_ahead_of_the_recording_thread),
-        cmocka_unit_test(test_forked_child_gets_its_own_keeper),
+        cmocka_unit_test(test_keeper_runs_only_during_a_session),
+        cmocka_unit_test(test_child_forked_between_sessions_gets_a_keeper),
+        cmocka_unit_test(test_child_forked_during_a_session_maps_its_own),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -90,16 +90,10 @@ static void start(int shapes)
     }
 }
 
-/* Bytes the calling thread's buffers hold, walked before stop. */
+/* Bytes the calling thread's buffers hold now. */
 static size_t buffer_bytes(void)
 {
-    const op_tstate *t = op_tls;
-    size_t words = 0;
-    for (const op_chunk *c = t->head; c; c = atomic_load(&c->next)) {
-        const op_word *end = atomic_load(&c->next) ? atomic_load(&c->end) : atomic_load(&t->cur);
-        words += (size_t)(end - c->words);
-    }
-    return words * sizeof(op_word);
+    return op_thread_bytes(op_tls);
 }
 
 /* Two recording threads, created once and kept, as a program's workers

@@ -222,13 +222,7 @@ static void test_alternating_tuples_read_back_per_event(void **state)
 /* Bytes the calling thread's buffers hold now. */
 static size_t buffer_bytes(void)
 {
-    const op_tstate *t = op_tls;
-    size_t words = 0;
-    for (const op_chunk *c = t->head; c; c = atomic_load(&c->next)) {
-        const op_word *end = atomic_load(&c->next) ? atomic_load(&c->end) : atomic_load(&t->cur);
-        words += (size_t)(end - c->words);
-    }
-    return words * sizeof(op_word);
+    return op_thread_bytes(op_tls);
 }
 
 /* Four tuples alternating on one site: the first of each is copied (4

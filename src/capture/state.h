@@ -237,6 +237,20 @@ static inline void op_publish(op_tstate *t, op_word *end)
     atomic_store_explicit(&t->cur, end, memory_order_release);
 }
 
+/* Bytes t's buffers hold now, walked from its first chunk; the owner
+ * thread's view (benchmarks and tests of record sizes). */
+static inline size_t op_thread_bytes(const op_tstate *t)
+{
+    size_t words = 0;
+    for (const op_chunk *c = t->head; c; c = atomic_load_explicit(&c->next, memory_order_acquire)) {
+        const op_word *end = atomic_load_explicit(&c->next, memory_order_acquire)
+                                 ? atomic_load_explicit(&c->end, memory_order_acquire)
+                                 : atomic_load_explicit(&t->cur, memory_order_relaxed);
+        words += (size_t)(end - c->words);
+    }
+    return words * sizeof(op_word);
+}
+
 /* Slow paths (thread.c). */
 
 /* Makes the calling thread's state current for generation g: registers the

@@ -11,14 +11,15 @@
  * on. Recording threads never wait for it: when the pool is empty they map
  * a chunk themselves, as before.
  *
- * The thread runs while a session that keeps events runs: started at its
- * start (never from a recording thread, which may be inside a malloc
- * interposer), joined at its stop, so that a program is no more threaded
- * between sessions than it was without opprof. It takes no signal and
- * sleeps on a condition variable between requests. A child forked while a
- * keeper ran never starts one: after a multi-threaded fork POSIX allows a
- * child only async-signal-safe calls, ThreadSanitizer refuses new threads,
- * and the child's threads map their own chunks instead. */
+ * The thread starts with the first session that keeps events (never from
+ * a recording thread, which may be inside a malloc interposer) and then
+ * sleeps on a condition variable between requests, taking no signal; a
+ * session's start and stop cost nothing more. Around fork() it is joined
+ * and, in the parent, started again: a fork is then no more multi-threaded
+ * than the program made it (after a multi-threaded fork POSIX allows a
+ * child only async-signal-safe calls, and ThreadSanitizer refuses the
+ * child's new threads), and the child starts its own keeper with its first
+ * session. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <signal.h>
@@ -29,9 +30,9 @@
 static struct {
     pthread_mutex_t lock;
     pthread_cond_t wake;
-    int want, quit;       /* a request not yet served; asked to exit (under lock) */
-    _Atomic int running;  /* the thread exists */
-    int no_thread;        /* forked while a keeper ran: never start one here */
+    int want, quit;      /* a request not yet served; asked to exit (under lock) */
+    _Atomic int running; /* the thread exists */
+    int restart;         /* joined for a fork: the parent starts it again */
     pthread_t thread;
 } K = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER};
 
@@ -53,26 +54,8 @@ static void *keeper_main(void *arg)
     return NULL;
 }
 
-/* Only the forking thread goes on in the child, and the lock may have been
- * held by another. */
-static void fork_child(void)
+static void keeper_run(void)
 {
-    pthread_mutex_init(&K.lock, NULL);
-    pthread_cond_init(&K.wake, NULL);
-    K.want = K.quit = 0;
-    if (atomic_load_explicit(&K.running, memory_order_relaxed)) K.no_thread = 1;
-    atomic_store_explicit(&K.running, 0, memory_order_relaxed);
-}
-
-static void install(void)
-{
-    pthread_atfork(NULL, NULL, fork_child);
-}
-
-void op_keeper_start(void)
-{
-    pthread_once(&g_once, install);
-    if (atomic_load_explicit(&K.running, memory_order_acquire) || K.no_thread) return;
     K.want = K.quit = 0;
     pthread_attr_t attr;
     if (pthread_attr_init(&attr) != 0) return;
@@ -88,15 +71,41 @@ void op_keeper_start(void)
     atomic_store_explicit(&K.running, 1, memory_order_release);
 }
 
-void op_keeper_stop(void)
+static void keeper_join(void)
 {
-    if (!atomic_load_explicit(&K.running, memory_order_acquire)) return;
     pthread_mutex_lock(&K.lock);
     K.quit = 1;
     pthread_cond_signal(&K.wake);
     pthread_mutex_unlock(&K.lock);
     pthread_join(K.thread, NULL);
     atomic_store_explicit(&K.running, 0, memory_order_release);
+}
+
+static void fork_prepare(void)
+{
+    K.restart = atomic_load_explicit(&K.running, memory_order_acquire);
+    if (K.restart) keeper_join();
+}
+
+static void fork_parent(void)
+{
+    if (K.restart) keeper_run();
+}
+
+static void fork_child(void)
+{
+    K.restart = 0;
+}
+
+static void install(void)
+{
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
+void op_keeper_start(void)
+{
+    pthread_once(&g_once, install);
+    if (!atomic_load_explicit(&K.running, memory_order_acquire)) keeper_run();
 }
 
 void op_keeper_wake(void)

@@ -310,12 +310,11 @@ unsigned op_capture_pool_full(void);
 
 /* The pool keeper (keeper.c): maps full-size chunks into the pool in the
  * background, so that it holds OP_KEEP_AHEAD_CHUNKS again soon after a
- * thread takes one. op_keeper_start and op_keeper_stop at a session's start
- * and stop (under the session lock); op_keeper_wake from the chunk slow
+ * thread takes one. op_keeper_start at a session's start (under the
+ * session lock; it runs from then on); op_keeper_wake from the chunk slow
  * path. */
 #define OP_KEEP_AHEAD_CHUNKS 8
 void op_keeper_start(void);
-void op_keeper_stop(void);
 void op_keeper_wake(void);
 
 /* Registry walk for the collector; the registry lock is held between

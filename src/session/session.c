@@ -382,7 +382,6 @@ static int stop_session(opprof_trace **out, int incomplete)
     opprof_trace_free(S.pending);
     S.pending = NULL;
     op_device_stop();
-    op_keeper_stop();
     S.active = 0;
     int rc = S.status;
     opprof_trace_ready_fn ready = S.cfg.on_trace_ready;

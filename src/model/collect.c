@@ -371,7 +371,12 @@ static size_t decode_record(collector *cl, uint32_t thread, const op_word *p, co
         if (hdr & OP_EXT_HAS_ARGS) {
             uint32_t w = decode_args(cl->tr, &cl->args, q, (size_t)(p + len - q), &ev->args);
             if (w == UINT32_MAX) return SIZE_MAX;
-            if (w == 0) return len; /* malformed: keep the event without its args */
+            if (w == 0) { /* malformed: keep the event without its args; its tuple keeps its number */
+                if (OP_EXT_NINPUTS(hdr) && !(hdr & OP_EXT_INPUTS_REF) && (cl->opts & OP_OPT_SHAPES) &&
+                    tuple_push(cl, UINT32_MAX) != 0)
+                    return SIZE_MAX;
+                return len;
+            }
             q += w;
         }
         unsigned n = OP_EXT_NINPUTS(hdr);
@@ -379,7 +384,7 @@ static size_t decode_record(collector *cl, uint32_t thread, const op_word *p, co
         uint32_t raw = UINT32_MAX; /* a reference's tuple; UINT32_MAX: none known */
         if (n && (hdr & OP_EXT_INPUTS_REF)) {
             uint32_t ord = OP_EXT_REF(hdr);
-            if (ord < cl->ntuples) {
+            if (ord < cl->ntuples && cl->tuples[ord] != UINT32_MAX) {
                 raw = cl->tuples[ord];
                 ev->shapes = cl->shapes.shapes[raw];
                 ev->types = cl->shapes.types[raw];

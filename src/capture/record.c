@@ -8,6 +8,7 @@
  * The header wraps these in inline functions that test opprof_active_ first,
  * so that code outside a session pays one load and one branch; the library
  * itself is built with OPPROF_BUILDING_LIBRARY and defines the real calls. */
+#include <stddef.h>
 #include <string.h>
 
 #include "capture/agg.h"
@@ -78,6 +79,96 @@ static op_word *put_args(op_word *p, const opprof_arg *args, unsigned n)
     return p;
 }
 
+/* The set of site's input tuples: a multiplicative hash, since static
+ * sites lie a fixed stride apart. */
+static inline op_tuple_set *tuple_set(op_tstate *t, const opprof_site *site)
+{
+    return &t->tuples[((uintptr_t)site * 0x9E3779B97F4A7C15ull) >> 60 & (OP_TUPLE_SETS - 1)];
+}
+
+/* An input's dtype and ndim bytes as one value, as op_tuple keeps them. */
+_Static_assert(offsetof(opprof_input, ndim) == offsetof(opprof_input, dtype) + 1, "dtype and ndim adjacent");
+static OP_ALWAYS_INLINE uint16_t input_type(const opprof_input *in)
+{
+    uint16_t v;
+    memcpy(&v, &in->dtype, sizeof v);
+    return v;
+}
+
+/* Nonzero when the first nd (at most OPPROF_MAX_DIMS) dims differ:
+ * straight-line, as a shape of 1 to 4 dims costs a loop's overhead again. */
+static OP_ALWAYS_INLINE uint64_t dims_differ(const int64_t *a, const int64_t *b, unsigned nd)
+{
+    uint64_t d = 0;
+    switch (nd) {
+    case 8: d |= (uint64_t)(a[7] ^ b[7]); /* fallthrough */
+    case 7: d |= (uint64_t)(a[6] ^ b[6]); /* fallthrough */
+    case 6: d |= (uint64_t)(a[5] ^ b[5]); /* fallthrough */
+    case 5: d |= (uint64_t)(a[4] ^ b[4]); /* fallthrough */
+    case 4: d |= (uint64_t)(a[3] ^ b[3]); /* fallthrough */
+    case 3: d |= (uint64_t)(a[2] ^ b[2]); /* fallthrough */
+    case 2: d |= (uint64_t)(a[1] ^ b[1]); /* fallthrough */
+    case 1: d |= (uint64_t)(a[0] ^ b[0]); /* fallthrough */
+    default: break;
+    }
+    return d;
+}
+
+/* Whether e holds site's tuple of these inputs. An entry's inputs have at
+ * most OPPROF_MAX_DIMS dims, and equal ndims make equal lengths, so an
+ * entry is never read past its dims. */
+static OP_ALWAYS_INLINE int tuple_same(const op_tuple *e, const opprof_site *site, const opprof_input *in, unsigned n)
+{
+    if (e->site != site || e->n != n) return 0;
+    const int64_t *dims = e->dims;
+    for (unsigned i = 0; i < n; i++) {
+        if (input_type(&in[i]) != e->type[i]) return 0;
+        unsigned nd = in[i].ndim;
+        if (dims_differ(dims, in[i].dims, nd)) return 0;
+        dims += nd;
+    }
+    return 1;
+}
+
+/* The way of set holding site's tuple, the most recent first; -1 if none. */
+static inline int tuple_find(op_tuple_set *set, const opprof_site *site, const opprof_input *in, unsigned n)
+{
+    uint32_t last = set->last;
+    if (tuple_same(&set->way[last], site, in, n)) return (int)last;
+    for (uint32_t k = 0; k < OP_TUPLE_WAYS; k++) {
+        if (k != last && tuple_same(&set->way[k], site, in, n)) {
+            set->last = k;
+            return (int)k;
+        }
+    }
+    return -1;
+}
+
+/* Remembers site's tuple of these inputs as its newest, in the set's
+ * next way, when it fits (above). */
+static void tuple_keep(op_tstate *t, op_tuple_set *set, const opprof_site *site, const opprof_input *in, unsigned n)
+{
+    uint32_t ndims = 0;
+    for (unsigned i = 0; i < n; i++) {
+        if (in[i].ndim > OPPROF_MAX_DIMS) return;
+        ndims += in[i].ndim;
+    }
+    if (ndims > OP_TUPLE_DIMS) return;
+    uint32_t k = set->next;
+    op_tuple *e = &set->way[k];
+    e->site = site;
+    e->n = n;
+    e->ordinal = t->ntuples;
+    int64_t *dims = e->dims;
+    for (unsigned i = 0; i < n; i++) {
+        e->type[i] = input_type(&in[i]);
+        memcpy(dims, in[i].dims, in[i].ndim * sizeof *dims);
+        dims += in[i].ndim;
+    }
+    set->last = k;
+    set->next = (k + 1) % OP_TUPLE_WAYS;
+}
+
 /* A range record with an extension: the optional flops slot, the optional
  * stack slot, the optional args block, then the inputs' descriptors (dtype
  * and ndim, four to a word) and their dims. ra is the public call's return
@@ -97,20 +188,32 @@ static void begin_ext(op_tstate *t, const opprof_site *site, const opprof_input 
     if (n > OPPROF_MAX_INPUTS) n = OPPROF_MAX_INPUTS;
     if (!args) nargs = 0;
     if (nargs > OPPROF_MAX_ARGS) nargs = OPPROF_MAX_ARGS;
-    uint64_t desc[OPPROF_MAX_INPUTS / 4] = {0, 0, 0, 0};
-    uint32_t ndims = 0;
-    for (unsigned i = 0; i < n; i++) {
-        unsigned nd = in[i].ndim <= OPPROF_MAX_DIMS ? in[i].ndim : OPPROF_MAX_DIMS;
-        desc[i / 4] |= (uint64_t)((unsigned)in[i].dtype << 8 | nd) << (16 * (i % 4));
-        ndims += nd;
+    /* A site repeating one of its last few tuples stores a reference to it:
+     * 32 bytes a record instead of 80-odd for a convolution's inputs. */
+    op_tuple_set *set = NULL;
+    uint64_t ref = 0;
+    if (n && (t->opts & OP_OPT_INPUT_REFS)) {
+        set = tuple_set(t, site);
+        int k = tuple_find(set, site, in, n);
+        if (k >= 0) ref = OP_EXT_INPUTS_REF | (uint64_t)set->way[k].ordinal << 32;
     }
-    uint32_t ndesc = (n + 3) / 4;
+    uint64_t desc[OPPROF_MAX_INPUTS / 4] = {0, 0, 0, 0};
+    uint32_t ndims = 0, ndesc = 0;
+    if (!ref) {
+        for (unsigned i = 0; i < n; i++) {
+            unsigned nd = in[i].ndim <= OPPROF_MAX_DIMS ? in[i].ndim : OPPROF_MAX_DIMS;
+            desc[i / 4] |= (uint64_t)((unsigned)in[i].dtype << 8 | nd) << (16 * (i % 4));
+            ndims += nd;
+        }
+        ndesc = (n + 3) / 4;
+    }
+    uint32_t words = ndesc + ndims; /* 0 for a reference */
     uint32_t has_flops = (t->opts & OP_OPT_FLOPS) ? 1u : 0u;
     uint32_t has_stack = (t->opts & OP_OPT_STACK) ? 1u : 0u;
     uint32_t args_words = nargs ? OP_ARGS_WORDS(nargs) : 0;
     /* Before t0, so that the walk is not counted in the range's own time. */
     uint64_t stack = has_stack && t->depth < OP_MAX_DEPTH ? op_stack_capture(&t->stacks, ra) : 0;
-    uint32_t payload = has_flops + has_stack + args_words + ndesc + ndims;
+    uint32_t payload = has_flops + has_stack + args_words + words;
     op_word *c = atomic_load_explicit(&t->cur, memory_order_relaxed);
     if (OP_UNLIKELY(t->depth >= OP_MAX_DEPTH || c + 4 + payload > t->lim || t->budget <= 0)) {
         c = begin_room(t, site, 4 + payload);
@@ -120,20 +223,52 @@ static void begin_ext(op_tstate *t, const opprof_site *site, const opprof_input 
     if (has_flops) *p++ = UINT64_MAX;
     if (has_stack) *p++ = stack;
     if (nargs) p = put_args(p, args, nargs);
-    for (uint32_t i = 0; i < ndesc; i++) *p++ = desc[i];
-    for (unsigned i = 0; i < n; i++) {
-        unsigned nd = in[i].ndim <= OPPROF_MAX_DIMS ? in[i].ndim : OPPROF_MAX_DIMS;
-        const int64_t *dims = in[i].dims;
-        for (unsigned k = 0; k < nd; k++) *p++ = (uint64_t)dims[k];
+    if (!ref && n) {
+        for (uint32_t i = 0; i < ndesc; i++) *p++ = desc[i];
+        for (unsigned i = 0; i < n; i++) {
+            unsigned nd = in[i].ndim <= OPPROF_MAX_DIMS ? in[i].ndim : OPPROF_MAX_DIMS;
+            const int64_t *dims = in[i].dims;
+            for (unsigned k = 0; k < nd; k++) *p++ = (uint64_t)dims[k];
+        }
+        /* Past UINT32_MAX tuples the numbers would wrap: copies from then on. */
+        if (t->ntuples != UINT32_MAX) {
+            if (set) tuple_keep(t, set, site, in, n);
+            t->ntuples++;
+        }
     }
     c[0] = (uint64_t)(uintptr_t)site | OP_REC_EXT;
     c[2] = OP_OPEN;
-    c[3] = (uint64_t)n << 16 | (has_flops ? OP_EXT_HAS_FLOPS : 0) | (has_stack ? OP_EXT_HAS_STACK : 0) |
+    c[3] = ref | (uint64_t)n << 16 | (has_flops ? OP_EXT_HAS_FLOPS : 0) | (has_stack ? OP_EXT_HAS_STACK : 0) |
            (nargs ? OP_EXT_HAS_ARGS : 0) | payload;
     push_open(t, c, site);
     t->budget--;
     c[1] = op_now(t);
     op_publish(t, p);
+}
+
+/* The common begin with inputs: shapes recorded without stacks, and a
+ * site repeating the tuple it recorded last. Writes the reference record
+ * (with its flops slot) and returns 1; 0 leaves everything to begin_ext. */
+static OP_ALWAYS_INLINE int begin_ref(op_tstate *t, const opprof_site *site, const opprof_input *in, unsigned n)
+{
+    uint32_t opts = t->opts & (OP_OPT_INPUT_REFS | OP_OPT_STACK);
+    if (opts != OP_OPT_INPUT_REFS || !site || !in || n == 0 || n > OPPROF_MAX_INPUTS) return 0;
+    op_tuple_set *set = tuple_set(t, site);
+    const op_tuple *e = &set->way[set->last];
+    if (!tuple_same(e, site, in, n)) return 0;
+    uint32_t has_flops = (t->opts & OP_OPT_FLOPS) ? 1u : 0u;
+    op_word *c = atomic_load_explicit(&t->cur, memory_order_relaxed);
+    if (OP_UNLIKELY(t->depth >= OP_MAX_DEPTH || c + 4 + has_flops > t->lim || t->budget <= 0)) return 0;
+    if (has_flops) c[4] = UINT64_MAX;
+    c[0] = (uint64_t)(uintptr_t)site | OP_REC_EXT;
+    c[2] = OP_OPEN;
+    c[3] = OP_EXT_INPUTS_REF | (uint64_t)e->ordinal << 32 | (uint64_t)n << 16 |
+           (has_flops ? OP_EXT_HAS_FLOPS : 0) | has_flops;
+    push_open(t, c, site);
+    t->budget--;
+    c[1] = op_now(t);
+    op_publish(t, c + 4 + has_flops);
+    return 1;
 }
 
 static OP_NOINLINE void begin_slow(uint64_t g, const opprof_site *site, const opprof_input *in, unsigned n,
@@ -206,6 +341,7 @@ void opprof_begin_inputs(const opprof_site *site, const opprof_input *inputs, un
         begin_slow(g, site, inputs, n_inputs, NULL, 0, ra);
         return;
     }
+    if (begin_ref(t, site, inputs, n_inputs)) return;
     if (!(t->opts & (OP_OPT_SHAPES | OP_OPT_FLOPS | OP_OPT_STACK))) {
         begin_at(site, ra);
         return;
@@ -224,6 +360,7 @@ void opprof_begin_inputs_args(const opprof_site *site, const opprof_input *input
         begin_slow(g, site, inputs, n_inputs, args, n_args, ra);
         return;
     }
+    if (!(args && n_args) && begin_ref(t, site, inputs, n_inputs)) return;
     if (!(args && n_args) && !(t->opts & (OP_OPT_SHAPES | OP_OPT_FLOPS | OP_OPT_STACK))) {
         begin_at(site, ra);
         return;

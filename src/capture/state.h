@@ -33,11 +33,13 @@
 #define OP_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define OP_TLS_MODEL __attribute__((tls_model("initial-exec")))
 #define OP_NOINLINE __attribute__((noinline))
+#define OP_ALWAYS_INLINE inline __attribute__((always_inline))
 #else
 #define OP_LIKELY(x) (x)
 #define OP_UNLIKELY(x) (x)
 #define OP_TLS_MODEL
 #define OP_NOINLINE
+#define OP_ALWAYS_INLINE inline
 #endif
 
 typedef uint64_t op_word;
@@ -63,6 +65,13 @@ enum {
 #define OP_EXT_HAS_FLOPS (1ull << 24) /* a flops word first: UINT64_MAX until given */
 #define OP_EXT_HAS_STACK (1ull << 25) /* a stack id word next */
 #define OP_EXT_HAS_ARGS (1ull << 26)  /* an args block next (before the inputs) */
+/* The inputs are not in the payload: they equal those of this thread's
+ * input tuple number OP_EXT_REF(h), the OP_EXT_REF(h)-th record of the
+ * session on this thread that has OP_EXT_NINPUTS > 0 and no
+ * OP_EXT_INPUTS_REF (counted from 0). A reader must walk the thread's
+ * records in order from the session's first; rings never refer. */
+#define OP_EXT_INPUTS_REF (1ull << 27)
+#define OP_EXT_REF(h) ((uint32_t)((h) >> 32))
 
 /* The args block: one word with the count (low 8 bits) and 2 type bits per
  * arg from bit 8, then a key word and a value word per arg. Keys and string
@@ -96,6 +105,29 @@ typedef struct op_chunk {
     op_word words[];
 } op_chunk;
 
+/* Input tuples a thread recorded in full in this session, by site, so
+ * that a site repeating one of its last few tuples stores a reference
+ * instead of a copy (record.c). A set per site hash, a few ways each; each
+ * entry holds its own copy of the tuple, so that it never depends on
+ * chunks that may have moved on. Tuples of more than OP_TUPLE_DIMS dims,
+ * or with an input of more than OPPROF_MAX_DIMS, are always copied. */
+#define OP_TUPLE_SETS 16
+#define OP_TUPLE_WAYS 4
+#define OP_TUPLE_DIMS 24
+typedef struct op_tuple {
+    const opprof_site *site; /* NULL: empty */
+    uint32_t n;              /* inputs */
+    uint32_t ordinal;        /* its number among the thread's tuples (OP_EXT_REF) */
+    uint16_t type[OPPROF_MAX_INPUTS]; /* each input's dtype and ndim bytes, as one */
+    int64_t dims[OP_TUPLE_DIMS];      /* the dims of each input in turn */
+} op_tuple;
+
+typedef struct op_tuple_set {
+    op_tuple way[OP_TUPLE_WAYS];
+    uint32_t last; /* the way that hit or was filled last: looked at first */
+    uint32_t next; /* the way to fill next (round robin) */
+} op_tuple_set;
+
 typedef struct op_open {
     op_word *rec; /* NULL: dropped */
     const opprof_site *site;
@@ -107,7 +139,10 @@ enum {
     OP_OPT_MEMORY = 1u << 1,
     OP_OPT_FLOPS = 1u << 2,
     OP_OPT_STACK = 1u << 3,
-    OP_OPT_AGG = 1u << 4 /* online key averages instead of records (capture/agg.h) */
+    OP_OPT_AGG = 1u << 4, /* online key averages instead of records (capture/agg.h) */
+    /* Per thread only (never in op_g.opts): repeated input tuples are
+     * stored as references (shapes on, not a ring). */
+    OP_OPT_INPUT_REFS = 1u << 5
 };
 
 typedef struct op_tstate {
@@ -145,7 +180,9 @@ typedef struct op_tstate {
     _Atomic int ring_busy;    /* moving the ring's head (ring.c) */
     const op_word *ring_until; /* while frozen: where the thread's data ended at the freeze */
     op_stacktab stacks;       /* with_stack: this thread's distinct stacks */
+    uint32_t ntuples;         /* input tuples recorded in full in this session */
     op_open stack[OP_MAX_DEPTH];
+    op_tuple_set tuples[OP_TUPLE_SETS]; /* OP_OPT_INPUT_REFS; emptied at attach when used */
 } op_tstate;
 
 /* Process-wide capture state. The recording generation is the public
@@ -200,6 +237,20 @@ static inline void op_publish(op_tstate *t, op_word *end)
     atomic_store_explicit(&t->cur, end, memory_order_release);
 }
 
+/* Bytes t's buffers hold now, walked from its first chunk; the owner
+ * thread's view (benchmarks and tests of record sizes). */
+static inline size_t op_thread_bytes(const op_tstate *t)
+{
+    size_t words = 0;
+    for (const op_chunk *c = t->head; c; c = atomic_load_explicit(&c->next, memory_order_acquire)) {
+        const op_word *end = atomic_load_explicit(&c->next, memory_order_acquire)
+                                 ? atomic_load_explicit(&c->end, memory_order_acquire)
+                                 : atomic_load_explicit(&t->cur, memory_order_relaxed);
+        words += (size_t)(end - c->words);
+    }
+    return words * sizeof(op_word);
+}
+
 /* Slow paths (thread.c). */
 
 /* Makes the calling thread's state current for generation g: registers the
@@ -250,8 +301,21 @@ void op_ring_thaw(void);
  * that a session's first events do not pay for page faults). */
 void op_capture_prefill(unsigned nchunks);
 
-/* Chunks mapped so far (not taken from a pool), for tests of reuse. */
+/* Chunks recording threads have mapped themselves (the pool was empty),
+ * for tests of reuse; chunks mapped into the pool are not counted. */
 uint64_t op_capture_chunks_mapped(void);
+
+/* Full-size chunks in the pool now, for tests of the keeper. */
+unsigned op_capture_pool_full(void);
+
+/* The pool keeper (keeper.c): maps full-size chunks into the pool in the
+ * background, so that it holds OP_KEEP_AHEAD_CHUNKS again soon after a
+ * thread takes one. op_keeper_start at a session's start (under the
+ * session lock; it runs from then on); op_keeper_wake from the chunk slow
+ * path. */
+#define OP_KEEP_AHEAD_CHUNKS 8
+void op_keeper_start(void);
+void op_keeper_wake(void);
 
 /* Registry walk for the collector; the registry lock is held between
  * op_registry_lock and op_registry_unlock. */

@@ -42,6 +42,14 @@ uint64_t op_capture_chunks_mapped(void)
     return atomic_load_explicit(&g_mapped, memory_order_relaxed);
 }
 
+unsigned op_capture_pool_full(void)
+{
+    pthread_mutex_lock(&g_pool_lock);
+    unsigned n = g_pool_n[POOL_FULL];
+    pthread_mutex_unlock(&g_pool_lock);
+    return n;
+}
+
 static size_t chunk_words(size_t bytes)
 {
     return (bytes - sizeof(op_chunk)) / sizeof(op_word);
@@ -56,7 +64,6 @@ static op_chunk *map_chunk(int pool)
     void *p = mmap(NULL, pool_bytes[pool], PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1,
                    0);
     if (p == MAP_FAILED) return NULL;
-    atomic_fetch_add_explicit(&g_mapped, 1, memory_order_relaxed);
     op_chunk *c = p;
     atomic_init(&c->next, NULL);
     atomic_init(&c->end, NULL);
@@ -73,13 +80,17 @@ static op_chunk *chunk_new(int pool)
         g_pool[pool] = atomic_load_explicit(&c->next, memory_order_relaxed);
         g_pool_n[pool]--;
     }
+    int low = pool == POOL_FULL && g_pool_n[pool] < OP_KEEP_AHEAD_CHUNKS;
     pthread_mutex_unlock(&g_pool_lock);
+    if (low) op_keeper_wake();
     if (c) {
         atomic_store_explicit(&c->next, NULL, memory_order_relaxed);
         atomic_store_explicit(&c->end, NULL, memory_order_relaxed);
         return c;
     }
-    return map_chunk(pool);
+    c = map_chunk(pool);
+    if (c) atomic_fetch_add_explicit(&g_mapped, 1, memory_order_relaxed);
+    return c;
 }
 
 void op_capture_prefill(unsigned nchunks)
@@ -296,6 +307,15 @@ void op_registry_reap(uint64_t g)
     }
 }
 
+/* Forgets the input tuples of the thread's last session (record.c): their
+ * numbers start again from 0. The cache is touched only by threads that
+ * used it, so that others never fault its pages in. */
+static void reset_tuples(op_tstate *t)
+{
+    if ((t->opts & OP_OPT_INPUT_REFS) && t->ntuples) memset(t->tuples, 0, sizeof t->tuples);
+    t->ntuples = 0;
+}
+
 /* Called with the registry lock held, by the owner thread only. */
 static int reset_for(op_tstate *t, uint64_t g)
 {
@@ -319,7 +339,10 @@ static int reset_for(op_tstate *t, uint64_t g)
     t->cap_ticks = 0;
     OP_STORE(&t->has_gaps, 0);
     op_drops_clear(t->drops);
+    reset_tuples(t);
     t->opts = op_g.opts;
+    /* A ring overwrites the records that references would point back to. */
+    if ((t->opts & (OP_OPT_SHAPES | OP_OPT_AGG)) == OP_OPT_SHAPES && !t->ring_max) t->opts |= OP_OPT_INPUT_REFS;
     t->clock = op_g.clock;
     t->clock_ctx = op_g.clock_ctx;
     /* Without its stack table a thread records its ranges stackless rather

@@ -149,8 +149,10 @@ static int format_inputs(opprof_trace *tr, const opprof_input *in, unsigned n, u
     return rc;
 }
 
+/* The shape and type strings of an input payload; *raw (when not NULL)
+ * gets the payload's id in c->raw, for the records that refer to it. */
 static int cached_inputs(shape_cache *c, opprof_trace *tr, const op_word *desc, unsigned n, uint32_t payload_words,
-                         uint32_t *shapes, uint32_t *types)
+                         uint32_t *shapes, uint32_t *types, uint32_t *raw)
 {
     uint64_t buf[OP_MAX_RECORD_WORDS + 1];
     buf[0] = n;
@@ -179,7 +181,18 @@ static int cached_inputs(shape_cache *c, opprof_trace *tr, const op_word *desc, 
     }
     *shapes = c->shapes[id];
     *types = c->types[id];
+    if (raw) *raw = id;
     return 0;
+}
+
+/* Decodes the inputs of a payload interned in c->raw (count word first). */
+static unsigned raw_inputs(const shape_cache *c, uint32_t raw, opprof_input *in)
+{
+    uint64_t buf[OP_MAX_RECORD_WORDS + 1] = {0};
+    size_t len = op_strtab_len(&c->raw, raw);
+    if (len > sizeof buf) len = sizeof buf;
+    memcpy(buf, op_strtab_get(&c->raw, raw), len);
+    return len >= sizeof(uint64_t) && buf[0] <= OPPROF_MAX_INPUTS ? decode_inputs(buf + 1, (unsigned)buf[0], in) : 0;
 }
 
 /* Appends s as a JSON string. */
@@ -245,6 +258,11 @@ typedef struct collector {
     op_stack_map stacks;
     text args; /* scratch for decode_args */
     op_gaps gaps; /* the current thread's gap records */
+    /* The current thread's input tuples recorded in full, in order: their
+     * payloads' ids in shapes.raw, for the records that refer back
+     * (state.h: OP_EXT_INPUTS_REF). */
+    uint32_t *tuples;
+    size_t ntuples, cap_tuples;
     uint64_t recorded;
     /* The current thread's events still open at the record being decoded,
      * with their end ticks: a memory record belongs to the innermost. Ticks,
@@ -280,6 +298,19 @@ static int open_push(collector *cl, int32_t ev, uint64_t end)
     }
     cl->open[cl->nopen].ev = ev;
     cl->open[cl->nopen++].end = end;
+    return 0;
+}
+
+static int tuple_push(collector *cl, uint32_t raw)
+{
+    if (cl->ntuples == cl->cap_tuples) {
+        size_t cap = cl->cap_tuples ? cl->cap_tuples * 2 : 64;
+        uint32_t *v = realloc(cl->tuples, cap * sizeof *v);
+        if (!v) return -1;
+        cl->tuples = v;
+        cl->cap_tuples = cap;
+    }
+    cl->tuples[cl->ntuples++] = raw;
     return 0;
 }
 
@@ -340,20 +371,37 @@ static size_t decode_record(collector *cl, uint32_t thread, const op_word *p, co
         if (hdr & OP_EXT_HAS_ARGS) {
             uint32_t w = decode_args(cl->tr, &cl->args, q, (size_t)(p + len - q), &ev->args);
             if (w == UINT32_MAX) return SIZE_MAX;
-            if (w == 0) return len; /* malformed: keep the event without its args */
+            if (w == 0) { /* malformed: keep the event without its args; its tuple keeps its number */
+                if (OP_EXT_NINPUTS(hdr) && !(hdr & OP_EXT_INPUTS_REF) && (cl->opts & OP_OPT_SHAPES) &&
+                    tuple_push(cl, UINT32_MAX) != 0)
+                    return SIZE_MAX;
+                return len;
+            }
             q += w;
         }
         unsigned n = OP_EXT_NINPUTS(hdr);
         uint32_t payload = (uint32_t)(p + len - q);
-        if (n && (cl->opts & OP_OPT_SHAPES)) {
-            if (cached_inputs(&cl->shapes, cl->tr, q, n, payload, &ev->shapes, &ev->types) != 0) return SIZE_MAX;
+        uint32_t raw = UINT32_MAX; /* a reference's tuple; UINT32_MAX: none known */
+        if (n && (hdr & OP_EXT_INPUTS_REF)) {
+            uint32_t ord = OP_EXT_REF(hdr);
+            if (ord < cl->ntuples && cl->tuples[ord] != UINT32_MAX) {
+                raw = cl->tuples[ord];
+                ev->shapes = cl->shapes.shapes[raw];
+                ev->types = cl->shapes.types[raw];
+            }
+        } else if (n && (cl->opts & OP_OPT_SHAPES)) {
+            if (cached_inputs(&cl->shapes, cl->tr, q, n, payload, &ev->shapes, &ev->types, &raw) != 0) return SIZE_MAX;
+            if (tuple_push(cl, raw) != 0) return SIZE_MAX;
         }
         if (cl->opts & OP_OPT_FLOPS) {
             if (flops != UINT64_MAX) {
                 ev->flops = flops;
             } else if (site->flops) {
                 opprof_input in[OPPROF_MAX_INPUTS];
-                ev->flops = site->flops(in, decode_inputs(q, n, in));
+                unsigned got = !(hdr & OP_EXT_INPUTS_REF) ? decode_inputs(q, n, in)
+                               : raw != UINT32_MAX        ? raw_inputs(&cl->shapes, raw, in)
+                                                          : 0;
+                ev->flops = site->flops(in, got);
             }
         }
     }
@@ -366,7 +414,7 @@ static uint32_t agg_shapes(void *ctx, const uint64_t *enc, unsigned n, uint32_t 
 {
     collector *cl = ctx;
     uint32_t shapes, types;
-    return cached_inputs(&cl->shapes, cl->tr, enc, n, nwords, &shapes, &types) == 0 ? shapes : UINT32_MAX;
+    return cached_inputs(&cl->shapes, cl->tr, enc, n, nwords, &shapes, &types, NULL) == 0 ? shapes : UINT32_MAX;
 }
 
 /* The model stack of an aggregating session's slot, through the same map
@@ -444,6 +492,7 @@ static int collect_thread(collector *cl, op_tstate *t, uint64_t stop_ticks)
     }
     cl->nopen = 0;
     cl->gaps.n = 0;
+    cl->ntuples = 0;
     if (OP_LOAD(&t->has_gaps) && read_gaps(cl, t) != 0) return -1;
     const op_word *until = t->ring_until; /* a frozen ring is read up to where it was at the freeze */
     for (op_chunk *c = t->head; c;) {
@@ -490,6 +539,7 @@ int op_collect(uint64_t gen, const op_timebase *tb, uint64_t stop_ticks, uint32_
     op_stack_map_free(&cl.stacks);
     free(cl.args.p);
     free(cl.open);
+    free(cl.tuples);
     op_gaps_free(&cl.gaps);
     if (rc != 0) {
         opprof_trace_free(tr);

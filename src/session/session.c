@@ -339,6 +339,7 @@ static int start_session(const opprof_config *user_cfg, uint32_t ring)
         S.record_steps = 1;
     }
     op_capture_prefill(OP_PREFILL_CHUNKS);
+    if (!(S.opts & OP_OPT_AGG)) op_keeper_start(); /* sums take no chunks after the first */
     if (S.opts & OP_OPT_MEMORY) op_memtrack_reset();
     op_device_start(&S.cfg);
     const char *warning = op_sched_config_warning(&S.cfg.schedule);

@@ -50,52 +50,99 @@ static int sort_keys(sort_key *k, size_t n)
     return 0;
 }
 
+/* Whether event a goes before event b in the model's order: start, then
+ * the longer first (so parents precede their children); equal ones keep the
+ * order they were added in. */
+static int ev_before(const op_event *a, const op_event *b)
+{
+    if (a->start_ns != b->start_ns) return a->start_ns < b->start_ns;
+    return a->start_ns + a->dur_ns > b->start_ns + b->dur_ns;
+}
+
+static int idx_less(const op_event *ev, uint32_t a, uint32_t b)
+{
+    if (ev_before(&ev[a], &ev[b])) return 1;
+    if (ev_before(&ev[b], &ev[a])) return 0;
+    return a < b;
+}
+
+/* Stable bottom-up merge sort of event indices: 8 bytes an event while it
+ * runs, where sorting the events or 24-byte keys would take 40 or more. */
+static int sort_index(uint32_t *k, size_t n, const op_event *ev)
+{
+    uint32_t *tmp = malloc(n * sizeof *tmp);
+    if (!tmp) return -1;
+    uint32_t *src = k, *dst = tmp;
+    for (size_t width = 1; width < n; width *= 2) {
+        for (size_t lo = 0; lo < n; lo += 2 * width) {
+            size_t mid = lo + width < n ? lo + width : n;
+            size_t hi = lo + 2 * width < n ? lo + 2 * width : n;
+            size_t a = lo, b = mid, o = lo;
+            while (a < mid && b < hi) dst[o++] = idx_less(ev, src[b], src[a]) ? src[b++] : src[a++];
+            while (a < mid) dst[o++] = src[a++];
+            while (b < hi) dst[o++] = src[b++];
+        }
+        uint32_t *s = src;
+        src = dst;
+        dst = s;
+    }
+    if (src != k) memcpy(k, src, n * sizeof *k);
+    free(tmp);
+    return 0;
+}
+
+/* Moves event k[j] to place j for every j along the permutation's cycles, so
+ * that reordering needs one spare event, not a second array of them. Leaves
+ * k[j] == j. */
+static void permute_events(op_event *ev, uint32_t *k, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (k[i] == i) continue;
+        op_event held = ev[i];
+        size_t j = i;
+        while (k[j] != i) {
+            size_t from = k[j];
+            ev[j] = ev[from];
+            k[j] = (uint32_t)j;
+            j = from;
+        }
+        ev[j] = held;
+        k[j] = (uint32_t)j;
+    }
+}
+
 static int order_events(opprof_trace *t)
 {
-    size_t n = t->nev;
-    if (n < 2) return 0;
-    sort_key *k = malloc(n * sizeof *k);
-    if (!k) return -1;
-    for (size_t i = 0; i < n; i++) {
-        k[i].start = t->ev[i].start_ns;
-        k[i].neg_end = -(t->ev[i].start_ns + t->ev[i].dur_ns);
-        k[i].idx = (uint32_t)i;
+    size_t n = t->nev, i;
+    /* Already ordered (a live session of one thread, most files): nothing to allocate. */
+    for (i = 1; i < n && !ev_before(&t->ev[i], &t->ev[i - 1]); i++) {
     }
-    if (sort_keys(k, n) != 0) {
+    if (i >= n) return 0;
+    if (n > UINT32_MAX) return -1;
+    uint32_t *k = malloc(n * sizeof *k);
+    if (!k) return -1;
+    for (i = 0; i < n; i++) k[i] = (uint32_t)i;
+    if (sort_index(k, n, t->ev) != 0) {
         free(k);
         return -1;
     }
-    size_t i;
-    for (i = 0; i < n && k[i].idx == i; i++) {
-    }
-    if (i < n) {
-        op_event *ev = malloc(n * sizeof *ev);
-        if (!ev) {
+    /* The producer's event indices to the new order. */
+    int given = 0;
+    for (size_t m = 0; m < t->nmem && !given; m++) given = t->mem[m].enclosing >= 0;
+    if (given) {
+        int32_t *pos = malloc(n * sizeof *pos);
+        if (!pos) {
             free(k);
             return -1;
         }
-        for (size_t j = 0; j < n; j++) ev[j] = t->ev[k[j].idx];
-        /* The producer's event indices to the new order (k's idx is free now). */
-        int given = 0;
-        for (size_t m = 0; m < t->nmem && !given; m++) given = t->mem[m].enclosing >= 0;
-        int32_t *pos = given ? malloc(n * sizeof *pos) : NULL;
-        if (given && !pos) {
-            free(ev);
-            free(k);
-            return -1;
+        for (size_t j = 0; j < n; j++) pos[k[j]] = (int32_t)j;
+        for (size_t m = 0; m < t->nmem; m++) {
+            int32_t *enc = &t->mem[m].enclosing;
+            if (*enc >= 0) *enc = (size_t)*enc < n ? pos[*enc] : OP_MEM_FIND;
         }
-        if (pos) {
-            for (size_t j = 0; j < n; j++) pos[k[j].idx] = (int32_t)j;
-            for (size_t m = 0; m < t->nmem; m++) {
-                int32_t *enc = &t->mem[m].enclosing;
-                if (*enc >= 0) *enc = (size_t)*enc < n ? pos[*enc] : OP_MEM_FIND;
-            }
-            free(pos);
-        }
-        free(t->ev);
-        t->ev = ev;
-        t->cap_ev = n;
+        free(pos);
     }
+    permute_events(t->ev, k, n);
     free(k);
     return 0;
 }
@@ -165,17 +212,22 @@ static int build_tree(opprof_trace *t)
         op_event *e = &t->ev[i];
         e->self_ns = e->dur_ns;
         e->parent = -1;
-        e->depth = 0;
         if (op_cat_is_device(e->cat)) {
             e->flags |= OPPROF_EVENT_DEVICE;
-            e->dev_self_ns = e->dev_total_ns = e->dur_ns;
+            if (e->dur_ns || e->x) {
+                op_evx *x = op_evx_add(t, e);
+                if (!x) {
+                    stacks_free(&st);
+                    return -1;
+                }
+                x->dev_self_ns = x->dev_total_ns = e->dur_ns;
+            }
             continue;
         }
         if (!op_cat_is_host(e->cat)) continue;
         int32_t p = enclosing(&st, t, e->thread, e->start_ns, ev_end(e));
         if (p >= 0) {
             e->parent = p;
-            e->depth = (uint16_t)(t->ev[p].depth < UINT16_MAX ? t->ev[p].depth + 1 : UINT16_MAX);
             t->ev[p].self_ns -= e->dur_ns;
         }
         if (stacks_push(&st, e->thread, (int32_t)i) != 0) {
@@ -246,8 +298,14 @@ static int attribute_memory(opprof_trace *t)
         else
             me->op = me->thread < t->nthreads ? enclosing(&st, t, me->thread, me->ts_ns, me->ts_ns) : -1;
         /* Device memory is kept out of the CPU memory columns, as in PyTorch. */
-        if (me->op >= 0 && me->device_type == 0)
-            t->ev[me->op].mem_self = op_sat_add(t->ev[me->op].mem_self, me->bytes, &sat);
+        if (me->op >= 0 && me->device_type == 0 && me->bytes) {
+            op_evx *x = op_evx_add(t, &t->ev[me->op]);
+            if (!x) {
+                stacks_free(&st);
+                return -1;
+            }
+            x->mem_self = op_sat_add(x->mem_self, me->bytes, &sat);
+        }
         /* Each device's allocator has its own running total. */
         int64_t *total = me->device_type == 0 ? &live : &live_dev[(unsigned)me->device_id % 16];
         *total = op_sat_add(*total, me->bytes, &sat);
@@ -256,9 +314,15 @@ static int attribute_memory(opprof_trace *t)
     stacks_free(&st);
     for (size_t i = t->nev; i-- > 0;) {
         op_event *ev = &t->ev[i];
-        ev->mem_total = op_sat_add(ev->mem_total, ev->mem_self, &sat);
-        if (ev->parent >= 0)
-            t->ev[ev->parent].mem_total = op_sat_add(t->ev[ev->parent].mem_total, ev->mem_total, &sat);
+        if (!ev->x) continue; /* no memory of its own or below it */
+        op_evx *x = &t->evx[ev->x - 1];
+        x->mem_total = op_sat_add(x->mem_total, x->mem_self, &sat);
+        int64_t total = x->mem_total;
+        if (ev->parent >= 0 && total) {
+            op_evx *px = op_evx_add(t, &t->ev[ev->parent]);
+            if (!px) return -1;
+            px->mem_total = op_sat_add(px->mem_total, total, &sat);
+        }
     }
     if (sat) t->options |= OP_TRACE_SATURATED;
     return 0;
@@ -329,30 +393,41 @@ static int charge_device_time(opprof_trace *t)
         /* ref_summary keeps the last launch for a correlation id and the
          * first operator for an external id. */
         if (op_cat_is_launch(e->cat)) {
-            if (e->flags & OP_EV_HAS_CORR) idmap_put(&by_corr, e->correlation, (int32_t)i, 0);
+            if (e->flags & OP_EV_HAS_CORR) idmap_put(&by_corr, op_evx_of(t, e)->correlation, (int32_t)i, 0);
         } else if (e->flags & OP_EV_HAS_EXT) {
-            idmap_put(&by_ext, e->external_id, (int32_t)i, 1);
+            idmap_put(&by_ext, op_evx_of(t, e)->external_id, (int32_t)i, 1);
         }
     }
     for (size_t i = 0; i < t->nev; i++) {
         const op_event *d = &t->ev[i];
         if (!op_cat_is_device(d->cat)) continue;
         int32_t target = -1;
-        int32_t launch = (d->flags & OP_EV_HAS_CORR) ? idmap_get(&by_corr, d->correlation) : -1;
+        const op_evx *dx = op_evx_of(t, d);
+        int32_t launch = (d->flags & OP_EV_HAS_CORR) ? idmap_get(&by_corr, dx->correlation) : -1;
         if (launch >= 0) {
             target = t->ev[launch].parent;
             while (target >= 0 && op_cat_is_launch(t->ev[target].cat)) target = t->ev[target].parent;
         } else if (d->flags & OP_EV_HAS_EXT) {
-            target = idmap_get(&by_ext, d->external_id);
+            target = idmap_get(&by_ext, dx->external_id);
         }
-        if (target >= 0) t->ev[target].dev_self_ns = op_sat_add(t->ev[target].dev_self_ns, d->dur_ns, &sat);
+        if (target >= 0 && d->dur_ns) {
+            int64_t dur = d->dur_ns;
+            op_evx *tx = op_evx_add(t, &t->ev[target]);
+            if (!tx) goto out;
+            tx->dev_self_ns = op_sat_add(tx->dev_self_ns, dur, &sat);
+        }
     }
     for (size_t i = t->nev; i-- > 0;) {
         op_event *e = &t->ev[i];
-        if (!op_cat_is_host(e->cat)) continue;
-        e->dev_total_ns = op_sat_add(e->dev_total_ns, e->dev_self_ns, &sat);
-        if (e->parent >= 0)
-            t->ev[e->parent].dev_total_ns = op_sat_add(t->ev[e->parent].dev_total_ns, e->dev_total_ns, &sat);
+        if (!op_cat_is_host(e->cat) || !e->x) continue;
+        op_evx *x = &t->evx[e->x - 1];
+        x->dev_total_ns = op_sat_add(x->dev_total_ns, x->dev_self_ns, &sat);
+        int64_t total = x->dev_total_ns;
+        if (e->parent >= 0 && total) {
+            op_evx *px = op_evx_add(t, &t->ev[e->parent]);
+            if (!px) goto out;
+            px->dev_total_ns = op_sat_add(px->dev_total_ns, total, &sat);
+        }
     }
     if (sat) t->options |= OP_TRACE_SATURATED;
     rc = 0;

@@ -329,16 +329,18 @@ static size_t decode_record(collector *cl, uint32_t thread, const op_word *p, co
     if (open_push(cl, (int32_t)(cl->tr->nev - 1), t1) != 0) return SIZE_MAX;
     cl->recorded++;
     if (hdr) {
+        op_evx *x = op_evx_add(cl->tr, ev); /* the record's extension: the event's cold part */
+        if (!x) return SIZE_MAX;
         const op_word *q = p + 4;
         uint64_t flops = UINT64_MAX;
         if (hdr & OP_EXT_HAS_FLOPS) flops = LOAD(q++);
         if (hdr & OP_EXT_HAS_STACK) {
             uint32_t st = op_stack_map_get(&cl->stacks, cl->tr, LOAD(q++));
             if (st == UINT32_MAX) return SIZE_MAX;
-            ev->stack = st;
+            x->stack = st;
         }
         if (hdr & OP_EXT_HAS_ARGS) {
-            uint32_t w = decode_args(cl->tr, &cl->args, q, (size_t)(p + len - q), &ev->args);
+            uint32_t w = decode_args(cl->tr, &cl->args, q, (size_t)(p + len - q), &x->args);
             if (w == UINT32_MAX) return SIZE_MAX;
             if (w == 0) return len; /* malformed: keep the event without its args */
             q += w;
@@ -346,14 +348,14 @@ static size_t decode_record(collector *cl, uint32_t thread, const op_word *p, co
         unsigned n = OP_EXT_NINPUTS(hdr);
         uint32_t payload = (uint32_t)(p + len - q);
         if (n && (cl->opts & OP_OPT_SHAPES)) {
-            if (cached_inputs(&cl->shapes, cl->tr, q, n, payload, &ev->shapes, &ev->types) != 0) return SIZE_MAX;
+            if (cached_inputs(&cl->shapes, cl->tr, q, n, payload, &x->shapes, &x->types) != 0) return SIZE_MAX;
         }
         if (cl->opts & OP_OPT_FLOPS) {
             if (flops != UINT64_MAX) {
-                ev->flops = flops;
+                x->flops = flops;
             } else if (site->flops) {
                 opprof_input in[OPPROF_MAX_INPUTS];
-                ev->flops = site->flops(in, decode_inputs(q, n, in));
+                x->flops = site->flops(in, decode_inputs(q, n, in));
             }
         }
     }

@@ -255,6 +255,7 @@ typedef struct collector {
         uint64_t end;
     } * open;
     size_t nopen, cap_open;
+    unsigned chunks_decoded; /* full-size chunks, for op_chunk_decoded */
 } collector;
 
 /* Nanoseconds of a tick of the current thread, its gaps taken out. */
@@ -440,6 +441,8 @@ static int collect_thread(collector *cl, op_tstate *t, uint64_t stop_ticks)
     cl->gaps.n = 0;
     if (OP_LOAD(&t->has_gaps) && read_gaps(cl, t) != 0) return -1;
     const op_word *until = t->ring_until; /* a frozen ring is read up to where it was at the freeze */
+    /* A closed generation's chunks are not written again: their pages can go as they are decoded. */
+    int closed = !until && t->gen != op_gen_load_acquire();
     for (op_chunk *c = t->head; c;) {
         op_chunk *next;
         const op_word *end;
@@ -456,6 +459,7 @@ static int collect_thread(collector *cl, op_tstate *t, uint64_t stop_ticks)
             if (len == 0) break;
             p += len;
         }
+        if (closed && next && !last) op_chunk_decoded(c, &cl->chunks_decoded);
         c = last ? NULL : next;
     }
     cl->tr->dropped += atomic_load_explicit(&t->dropped, memory_order_relaxed);

@@ -1,22 +1,24 @@
 /* bench_model_memory: resident bytes per event of the event store.
  *
- *   build/bin/bench_model_memory live [N]          (default 10000000)
+ *   build/bin/bench_model_memory live [N [THREADS]]  (default 10000000, 1 thread)
  *   build/bin/bench_model_memory trace N FILE.gz
  *
- * live: one thread records N ranges (groups of an outer range around three
- * leaves) in a session with no cap, then stops, which builds the model.
+ * live: THREADS threads record N ranges in all (groups of an outer range
+ * around three leaves, the threads at once) in a session with no cap, then
+ * stops, which builds the model (events of several threads are reordered).
  * Prints the peak resident growth (getrusage's maxrss less the resident set
  * before the session) divided by N, with the times of recording and of stop.
  *
  * trace: writes a gzip'd Chrome trace of N such events (one thread), the
  * input for measuring the reader: /usr/bin/time -v opprof summary FILE.gz. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <zlib.h>
 
-#include "opprof.h"
+#include "opprof_trace.h"
 #include "timing.h"
 
 OPPROF_SITE(site_outer, "bench::outer");
@@ -42,19 +44,9 @@ static long maxrss_kb(void)
     return ru.ru_maxrss;
 }
 
-static int live(long n)
+static void *record_groups(void *arg)
 {
-    long groups = n / 4;
-    n = groups * 4;
-    long before = rss_kb();
-    opprof_config cfg;
-    opprof_config_init(&cfg);
-    cfg.max_events = 1ull << 40;
-    if (opprof_start(&cfg) != 0) {
-        fprintf(stderr, "bench_model_memory: start failed: %s\n", opprof_last_error());
-        return 1;
-    }
-    double t0 = now_s();
+    long groups = *(const long *)arg;
     for (long i = 0; i < groups; i++) {
         opprof_begin(&site_outer);
         opprof_begin(&site_a);
@@ -65,6 +57,34 @@ static int live(long n)
         opprof_end(&site_c);
         opprof_end(&site_outer);
     }
+    return NULL;
+}
+
+static int live(long n, int nthreads)
+{
+    if (nthreads < 1 || nthreads > 64) {
+        fprintf(stderr, "bench_model_memory: THREADS must be 1-64\n");
+        return 2;
+    }
+    long groups = n / 4 / nthreads;
+    n = groups * 4 * nthreads;
+    long before = rss_kb();
+    opprof_config cfg;
+    opprof_config_init(&cfg);
+    cfg.max_events = 1ull << 40;
+    if (opprof_start(&cfg) != 0) {
+        fprintf(stderr, "bench_model_memory: start failed: %s\n", opprof_last_error());
+        return 1;
+    }
+    double t0 = now_s();
+    pthread_t th[64];
+    for (int i = 1; i < nthreads; i++)
+        if (pthread_create(&th[i], NULL, record_groups, &groups) != 0) {
+            fprintf(stderr, "bench_model_memory: cannot start a thread\n");
+            return 1;
+        }
+    record_groups(&groups);
+    for (int i = 1; i < nthreads; i++) pthread_join(th[i], NULL);
     double t1 = now_s();
     opprof_trace *t = NULL;
     if (opprof_stop(&t) != 0 || (long)opprof_trace_event_count(t) != n) {
@@ -73,7 +93,8 @@ static int live(long n)
     }
     double t2 = now_s();
     long peak = maxrss_kb();
-    printf("bench_model_memory live: %ld events, record %.2f s, stop %.2f s\n", n, t1 - t0, t2 - t1);
+    printf("bench_model_memory live: %ld events on %d thread%s, record %.2f s, stop %.2f s\n", n, nthreads,
+           nthreads > 1 ? "s" : "", t1 - t0, t2 - t1);
     printf("peak resident growth %.1f MiB, %.1f bytes per event (target <= 48)\n", (double)(peak - before) / 1024,
            (double)(peak - before) * 1024 / (double)n);
     opprof_trace_free(t);
@@ -111,8 +132,9 @@ static int trace(long n, const char *path)
 
 int main(int argc, char **argv)
 {
-    if (argc >= 2 && !strcmp(argv[1], "live")) return live(argc >= 3 ? atol(argv[2]) : 10000000);
+    if (argc >= 2 && !strcmp(argv[1], "live"))
+        return live(argc >= 3 ? atol(argv[2]) : 10000000, argc >= 4 ? atoi(argv[3]) : 1);
     if (argc == 4 && !strcmp(argv[1], "trace")) return trace(atol(argv[2]), argv[3]);
-    fprintf(stderr, "usage: bench_model_memory live [N] | trace N FILE.gz\n");
+    fprintf(stderr, "usage: bench_model_memory live [N [THREADS]] | trace N FILE.gz\n");
     return 2;
 }

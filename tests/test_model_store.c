@@ -104,6 +104,42 @@ static void test_scrambled_input_reordered_in_place(void **state)
     opprof_trace_free(t);
 }
 
+/* A few ordered runs, as a live session of several threads gives them, are
+ * merged: each thread's events interleave by start, and events equal in
+ * start and length keep the order they were added in. */
+static void test_ordered_runs_merged(void **state)
+{
+    (void)state;
+    opprof_trace *t = op_trace_new();
+    enum { RUNS = 4, PER = 40000 }; /* runs long enough to give back pages while merging */
+    for (int r = 0; r < RUNS; r++) {
+        uint32_t th = (uint32_t)op_trace_thread(t, 1, r + 1);
+        for (int i = 0; i < PER; i++) {
+            char name[24];
+            snprintf(name, sizeof name, "r%d_%d", r, i);
+            /* run r's events start at 4i + r, so the runs interleave; every
+             * 50th starts at 4i in every run: a tie across the runs */
+            int64_t s = i % 50 == 0 ? (int64_t)i * 4 : (int64_t)i * 4 + r;
+            op_event *e = add(t, th, name, s, 1);
+            op_evx_add(t, e)->flops = (uint64_t)(r * PER + i);
+        }
+    }
+    assert_int_equal(op_trace_finish(t), OPPROF_OK);
+    assert_int_equal(t->nev, RUNS * PER);
+    for (size_t j = 1; j < t->nev; j++) {
+        const op_event *a = &t->ev[j - 1], *b = &t->ev[j];
+        assert_true(a->start_ns <= b->start_ns);
+        const op_evx *ax = op_evx_of(t, a), *bx = op_evx_of(t, b);
+        if (a->start_ns == b->start_ns) assert_true(ax->flops < bx->flops); /* added earlier, placed earlier */
+        /* the cold part followed its event */
+        char name[24];
+        snprintf(name, sizeof name, "r%d_%d", (int)(bx->flops / PER), (int)(bx->flops % PER));
+        assert_string_equal(op_strtab_get(&t->str, b->name), name);
+        assert_int_equal(t->threads[b->thread].tid, (int64_t)(bx->flops / PER) + 1);
+    }
+    opprof_trace_free(t);
+}
+
 /* Equal events keep the order they were added in (the sort is stable). */
 static void test_equal_events_keep_their_order(void **state)
 {
@@ -200,6 +236,7 @@ int main(void)
         cmocka_unit_test(test_hot_event_is_40_bytes),
         cmocka_unit_test(test_cold_part_only_where_set),
         cmocka_unit_test(test_scrambled_input_reordered_in_place),
+        cmocka_unit_test(test_ordered_runs_merged),
         cmocka_unit_test(test_equal_events_keep_their_order),
         cmocka_unit_test(test_depth_counted_along_parents),
         cmocka_unit_test(test_thread_past_the_limit_refused),

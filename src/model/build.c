@@ -7,6 +7,7 @@
 #include "common/error.h"
 #include "common/satmath.h"
 #include "model/model.h"
+#include "model/order.h"
 
 typedef struct sort_key {
     int64_t start;
@@ -47,103 +48,6 @@ static int sort_keys(sort_key *k, size_t n)
     }
     if (src != k) memcpy(k, src, n * sizeof *k);
     free(tmp);
-    return 0;
-}
-
-/* Whether event a goes before event b in the model's order: start, then
- * the longer first (so parents precede their children); equal ones keep the
- * order they were added in. */
-static int ev_before(const op_event *a, const op_event *b)
-{
-    if (a->start_ns != b->start_ns) return a->start_ns < b->start_ns;
-    return a->start_ns + a->dur_ns > b->start_ns + b->dur_ns;
-}
-
-static int idx_less(const op_event *ev, uint32_t a, uint32_t b)
-{
-    if (ev_before(&ev[a], &ev[b])) return 1;
-    if (ev_before(&ev[b], &ev[a])) return 0;
-    return a < b;
-}
-
-/* Stable bottom-up merge sort of event indices: 8 bytes an event while it
- * runs, where sorting the events or 24-byte keys would take 40 or more. */
-static int sort_index(uint32_t *k, size_t n, const op_event *ev)
-{
-    uint32_t *tmp = malloc(n * sizeof *tmp);
-    if (!tmp) return -1;
-    uint32_t *src = k, *dst = tmp;
-    for (size_t width = 1; width < n; width *= 2) {
-        for (size_t lo = 0; lo < n; lo += 2 * width) {
-            size_t mid = lo + width < n ? lo + width : n;
-            size_t hi = lo + 2 * width < n ? lo + 2 * width : n;
-            size_t a = lo, b = mid, o = lo;
-            while (a < mid && b < hi) dst[o++] = idx_less(ev, src[b], src[a]) ? src[b++] : src[a++];
-            while (a < mid) dst[o++] = src[a++];
-            while (b < hi) dst[o++] = src[b++];
-        }
-        uint32_t *s = src;
-        src = dst;
-        dst = s;
-    }
-    if (src != k) memcpy(k, src, n * sizeof *k);
-    free(tmp);
-    return 0;
-}
-
-/* Moves event k[j] to place j for every j along the permutation's cycles, so
- * that reordering needs one spare event, not a second array of them. Leaves
- * k[j] == j. */
-static void permute_events(op_event *ev, uint32_t *k, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        if (k[i] == i) continue;
-        op_event held = ev[i];
-        size_t j = i;
-        while (k[j] != i) {
-            size_t from = k[j];
-            ev[j] = ev[from];
-            k[j] = (uint32_t)j;
-            j = from;
-        }
-        ev[j] = held;
-        k[j] = (uint32_t)j;
-    }
-}
-
-static int order_events(opprof_trace *t)
-{
-    size_t n = t->nev, i;
-    /* Already ordered (a live session of one thread, most files): nothing to allocate. */
-    for (i = 1; i < n && !ev_before(&t->ev[i], &t->ev[i - 1]); i++) {
-    }
-    if (i >= n) return 0;
-    if (n > UINT32_MAX) return -1;
-    uint32_t *k = malloc(n * sizeof *k);
-    if (!k) return -1;
-    for (i = 0; i < n; i++) k[i] = (uint32_t)i;
-    if (sort_index(k, n, t->ev) != 0) {
-        free(k);
-        return -1;
-    }
-    /* The producer's event indices to the new order. */
-    int given = 0;
-    for (size_t m = 0; m < t->nmem && !given; m++) given = t->mem[m].enclosing >= 0;
-    if (given) {
-        int32_t *pos = malloc(n * sizeof *pos);
-        if (!pos) {
-            free(k);
-            return -1;
-        }
-        for (size_t j = 0; j < n; j++) pos[k[j]] = (int32_t)j;
-        for (size_t m = 0; m < t->nmem; m++) {
-            int32_t *enc = &t->mem[m].enclosing;
-            if (*enc >= 0) *enc = (size_t)*enc < n ? pos[*enc] : OP_MEM_FIND;
-        }
-        free(pos);
-    }
-    permute_events(t->ev, k, n);
-    free(k);
     return 0;
 }
 
@@ -443,7 +347,7 @@ int op_trace_finish(opprof_trace *t)
 {
     if (!t) return op_fail(OPPROF_E_INVAL, "op_trace_finish: NULL trace");
     if (t->finished) return OPPROF_OK;
-    if (order_events(t) != 0 || build_tree(t) != 0 || attribute_memory(t) != 0 || charge_device_time(t) != 0)
+    if (op_order_events(t) != 0 || build_tree(t) != 0 || attribute_memory(t) != 0 || charge_device_time(t) != 0)
         return op_fail(OPPROF_E_NOMEM, "out of memory while building the event model (%zu events)", t->nev);
     t->finished = 1;
     return OPPROF_OK;

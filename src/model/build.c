@@ -9,46 +9,10 @@
 #include "model/model.h"
 #include "model/order.h"
 
-typedef struct sort_key {
-    int64_t start;
-    int64_t neg_end;
-    uint32_t idx;
-} sort_key;
-
-static int key_less(const sort_key *a, const sort_key *b)
+static int mem_before(const void *ctx, uint32_t a, uint32_t b)
 {
-    if (a->start != b->start) return a->start < b->start;
-    if (a->neg_end != b->neg_end) return a->neg_end < b->neg_end;
-    return a->idx < b->idx;
-}
-
-/* Stable bottom-up merge sort; qsort is neither stable nor fast enough for
- * millions of events. */
-static int sort_keys(sort_key *k, size_t n)
-{
-    size_t i;
-    for (i = 1; i < n; i++)
-        if (key_less(&k[i], &k[i - 1])) break;
-    if (i >= n) return 0; /* already ordered: the usual case for a live session of one thread */
-    sort_key *tmp = malloc(n * sizeof *tmp);
-    if (!tmp) return -1;
-    sort_key *src = k, *dst = tmp;
-    for (size_t width = 1; width < n; width *= 2) {
-        for (size_t lo = 0; lo < n; lo += 2 * width) {
-            size_t mid = lo + width < n ? lo + width : n;
-            size_t hi = lo + 2 * width < n ? lo + 2 * width : n;
-            size_t a = lo, b = mid, o = lo;
-            while (a < mid && b < hi) dst[o++] = key_less(&src[b], &src[a]) ? src[b++] : src[a++];
-            while (a < mid) dst[o++] = src[a++];
-            while (b < hi) dst[o++] = src[b++];
-        }
-        sort_key *s = src;
-        src = dst;
-        dst = s;
-    }
-    if (src != k) memcpy(k, src, n * sizeof *k);
-    free(tmp);
-    return 0;
+    const op_mem_event *m = ctx;
+    return m[a].ts_ns < m[b].ts_ns;
 }
 
 /* Per-thread stacks of open host events, grown on demand. */
@@ -154,24 +118,20 @@ static int attribute_memory(opprof_trace *t)
         if (t->mem[i].ts_ns < t->mem[i - 1].ts_ns) sorted = 0;
     if (!sorted) {
         size_t n = t->nmem;
-        sort_key *k = malloc(n * sizeof *k);
+        uint32_t *k = malloc(n * sizeof *k);
         op_mem_event *copy = malloc(n * sizeof *copy);
-        if (!k || !copy) {
+        if (!k || !copy || n > UINT32_MAX) {
             free(k);
             free(copy);
             return -1;
         }
-        for (size_t i = 0; i < n; i++) {
-            k[i].start = t->mem[i].ts_ns;
-            k[i].neg_end = 0;
-            k[i].idx = (uint32_t)i;
-        }
-        if (sort_keys(k, n) != 0) {
+        for (size_t i = 0; i < n; i++) k[i] = (uint32_t)i;
+        if (op_sort_index(k, n, mem_before, t->mem) != 0) {
             free(k);
             free(copy);
             return -1;
         }
-        for (size_t i = 0; i < n; i++) copy[i] = t->mem[k[i].idx];
+        for (size_t i = 0; i < n; i++) copy[i] = t->mem[k[i]];
         memcpy(t->mem, copy, n * sizeof *copy);
         free(k);
         free(copy);

@@ -24,11 +24,9 @@ static int idx_less(const op_event *ev, size_t a, size_t b)
     return a < b;
 }
 
-/* Stable bottom-up merge sort of event indices: 8 bytes an event while it
- * runs, where sorting the events or 24-byte keys would take 40 or more. */
-static int sort_index(uint32_t *k, size_t n, const op_event *ev)
+int op_sort_index(uint32_t *k, size_t n, int (*before)(const void *ctx, uint32_t a, uint32_t b), const void *ctx)
 {
-    uint32_t *tmp = malloc(n * sizeof *tmp);
+    uint32_t *tmp = malloc((n ? n : 1) * sizeof *tmp);
     if (!tmp) return -1;
     uint32_t *src = k, *dst = tmp;
     for (size_t width = 1; width < n; width *= 2) {
@@ -36,7 +34,8 @@ static int sort_index(uint32_t *k, size_t n, const op_event *ev)
             size_t mid = lo + width < n ? lo + width : n;
             size_t hi = lo + 2 * width < n ? lo + 2 * width : n;
             size_t a = lo, b = mid, o = lo;
-            while (a < mid && b < hi) dst[o++] = idx_less(ev, src[b], src[a]) ? src[b++] : src[a++];
+            /* the left one on a tie: stable */
+            while (a < mid && b < hi) dst[o++] = before(ctx, src[b], src[a]) ? src[b++] : src[a++];
             while (a < mid) dst[o++] = src[a++];
             while (b < hi) dst[o++] = src[b++];
         }
@@ -47,6 +46,12 @@ static int sort_index(uint32_t *k, size_t n, const op_event *ev)
     if (src != k) memcpy(k, src, n * sizeof *k);
     free(tmp);
     return 0;
+}
+
+static int ev_index_before(const void *ctx, uint32_t a, uint32_t b)
+{
+    const op_event *ev = ctx;
+    return ev_before(&ev[a], &ev[b]);
 }
 
 /* Moves event k[j] to place j for every j along the permutation's cycles, so
@@ -193,7 +198,7 @@ int op_order_events(opprof_trace *t)
             return -1;
         }
         for (size_t i = 0; i < n; i++) k[i] = (uint32_t)i;
-        if (sort_index(k, n, t->ev) != 0) {
+        if (op_sort_index(k, n, ev_index_before, t->ev) != 0) {
             free(k);
             free(pos);
             return -1;

@@ -64,10 +64,11 @@ int64_t op_trace_thread(opprof_trace *t, int64_t pid, int64_t tid)
 op_event *op_trace_add_event(opprof_trace *t, uint32_t thread, uint32_t name, int cat, int64_t start_ns,
                              int64_t dur_ns)
 {
+    if (thread >= OP_MAX_THREADS) return NULL; /* op_trace_thread never gives one */
     if (grow((void **)&t->ev, &t->cap_ev, t->nev + 1, sizeof *t->ev)) return NULL;
     op_event *e = &t->ev[t->nev++];
     memset(e, 0, sizeof *e);
-    e->thread = thread & (OP_MAX_THREADS - 1);
+    e->thread = thread;
     e->name = name;
     e->cat = (unsigned)cat & 15u;
     e->start_ns = start_ns;

@@ -1,7 +1,7 @@
 /* bench_model_memory: resident bytes per event of the event store.
  *
  *   build/bin/bench_model_memory live [N [THREADS]]  (default 10000000, 1 thread)
- *   build/bin/bench_model_memory trace N FILE.gz
+ *   build/bin/bench_model_memory trace N FILE.gz [THREADS]
  *
  * live: THREADS threads record N ranges in all (groups of an outer range
  * around three leaves, the threads at once) in a session with no cap, then
@@ -9,8 +9,9 @@
  * Prints the peak resident growth (getrusage's maxrss less the resident set
  * before the session) divided by N, with the times of recording and of stop.
  *
- * trace: writes a gzip'd Chrome trace of N such events (one thread), the
- * input for measuring the reader: /usr/bin/time -v opprof summary FILE.gz. */
+ * trace: writes a gzip'd Chrome trace of N such events (THREADS threads,
+ * default 1, one after another), the input for measuring the reader:
+ * /usr/bin/time -v opprof summary FILE.gz. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,8 +102,12 @@ static int live(long n, int nthreads)
     return 0;
 }
 
-static int trace(long n, const char *path)
+static int trace(long n, const char *path, int nthreads)
 {
+    if (nthreads < 1 || nthreads > 64) {
+        fprintf(stderr, "bench_model_memory: THREADS must be 1-64\n");
+        return 2;
+    }
     static const char *const names[4] = {"bench::outer", "bench::leaf_a", "bench::leaf_b", "bench::leaf_c"};
     gzFile f = gzopen(path, "wb6");
     if (!f) {
@@ -111,16 +116,18 @@ static int trace(long n, const char *path)
     }
     gzbuffer(f, 1 << 20);
     gzprintf(f, "{\"traceEvents\": [\n");
-    long groups = n / 4;
-    for (long g = 0; g < groups; g++) {
-        long ts = g * 10; /* us: outer [ts, ts+9], leaves 2 us apart */
-        for (int k = 0; k < 4; k++) {
-            long s = k ? ts + 1 + 2 * (k - 1) : ts, d = k ? 1 : 9;
-            gzprintf(f, "%s{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"%s\", \"pid\": 1, \"tid\": 1, "
-                        "\"ts\": %ld, \"dur\": %ld}\n",
-                     g || k ? "," : "", names[k], s, d);
+    long groups = n / 4 / nthreads;
+    for (int th = 0; th < nthreads; th++) /* one thread after another, as a per-thread writer gives them */
+        for (long g = 0; g < groups; g++) {
+            long ts = g * 10 + th; /* us: outer [ts, ts+9], leaves 2 us apart */
+            for (int k = 0; k < 4; k++) {
+                long s = k ? ts + 1 + 2 * (k - 1) : ts, d = k ? 1 : 9;
+                gzprintf(f, "%s{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"%s\", \"pid\": 1, \"tid\": %d, "
+                            "\"ts\": %ld, \"dur\": %ld}\n",
+                         th || g || k ? "," : "", names[k], th + 1, s, d);
+            }
         }
-    }
+    groups *= nthreads;
     gzprintf(f, "]}\n");
     if (gzclose(f) != Z_OK) {
         fprintf(stderr, "bench_model_memory: cannot write %s\n", path);
@@ -134,7 +141,8 @@ int main(int argc, char **argv)
 {
     if (argc >= 2 && !strcmp(argv[1], "live"))
         return live(argc >= 3 ? atol(argv[2]) : 10000000, argc >= 4 ? atoi(argv[3]) : 1);
-    if (argc == 4 && !strcmp(argv[1], "trace")) return trace(atol(argv[2]), argv[3]);
-    fprintf(stderr, "usage: bench_model_memory live [N [THREADS]] | trace N FILE.gz\n");
+    if ((argc == 4 || argc == 5) && !strcmp(argv[1], "trace"))
+        return trace(atol(argv[2]), argv[3], argc == 5 ? atoi(argv[4]) : 1);
+    fprintf(stderr, "usage: bench_model_memory live [N [THREADS]] | trace N FILE.gz [THREADS]\n");
     return 2;
 }

@@ -244,13 +244,21 @@ static int32_t idmap_get(const idmap *m, int64_t key)
 
 static int charge_device_time(opprof_trace *t)
 {
-    size_t ndev = 0;
-    for (size_t i = 0; i < t->nev; i++) ndev += op_cat_is_device(t->ev[i].cat);
+    size_t ndev = 0, ncorr = 0, next = 0;
+    for (size_t i = 0; i < t->nev; i++) {
+        const op_event *e = &t->ev[i];
+        ndev += op_cat_is_device(e->cat);
+        if (op_cat_is_host(e->cat)) {
+            ncorr += op_cat_is_launch(e->cat) && (e->flags & OP_EV_HAS_CORR);
+            next += !op_cat_is_launch(e->cat) && (e->flags & OP_EV_HAS_EXT);
+        }
+    }
     if (!ndev) return 0;
     t->options |= OP_TRACE_DEVICE;
     idmap by_corr = {0}, by_ext = {0};
     int rc = -1, sat = 0;
-    if (idmap_init(&by_corr, t->nev) != 0 || idmap_init(&by_ext, t->nev) != 0) goto out;
+    /* sized by the ids there are, not by every event */
+    if (idmap_init(&by_corr, ncorr) != 0 || idmap_init(&by_ext, next) != 0) goto out;
     for (size_t i = 0; i < t->nev; i++) {
         const op_event *e = &t->ev[i];
         if (!op_cat_is_host(e->cat)) continue;

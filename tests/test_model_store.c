@@ -124,8 +124,14 @@ static void test_ordered_runs_merged(void **state)
             op_evx_add(t, e)->flops = (uint64_t)(r * PER + i);
         }
     }
+    /* a memory event its producer placed in run 2's 123rd event follows it */
+    op_mem_event *m = op_trace_add_mem(t, t->ev[2 * PER + 123].thread, t->ev[2 * PER + 123].start_ns, 0x20, 64);
+    assert_non_null(m);
+    m->enclosing = 2 * PER + 123;
     assert_int_equal(op_trace_finish(t), OPPROF_OK);
     assert_int_equal(t->nev, RUNS * PER);
+    assert_string_equal(op_strtab_get(&t->str, t->ev[t->mem[0].op].name), "r2_123");
+    assert_int_equal(op_evx_of(t, &t->ev[t->mem[0].op])->mem_self, 64);
     for (size_t j = 1; j < t->nev; j++) {
         const op_event *a = &t->ev[j - 1], *b = &t->ev[j];
         assert_true(a->start_ns <= b->start_ns);

@@ -61,6 +61,8 @@ bench: build
 	@$(BUILD)/bin/bench_instrument
 	@$(BUILD)/bin/bench_threads
 	@$(BUILD)/bin/bench_wholeprog
+	@$(BUILD)/bin/bench_model_memory live
+	@bench/bench_reader_memory.sh $(BUILD)
 	@$(BUILD)/bin/bench_import
 	@bench/bench_summary.sh $(BUILD)
 	@$(BUILD)/bin/bench_export

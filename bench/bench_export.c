@@ -67,15 +67,15 @@ static opprof_trace *model_like_trace(size_t target, int shapes_on)
             int o = (int)((rnd >> 8) % 15), s = (int)((rnd >> 4) % 5);
             op_event *e = op_trace_add_event(t, (uint32_t)th, op_ids[o], OPPROF_CAT_CPU_OP, ts + 10, d);
             if (shapes_on) {
-                e->shapes = shape_ids[s];
-                e->types = type_ids[s];
+                op_evx_add(t, e)->shapes = shape_ids[s];
+                op_evx_add(t, e)->types = type_ids[s];
             }
             for (int c = 0; c < 2 && t->nev < target; c++) {
                 e = op_trace_add_event(t, (uint32_t)th, op_ids[(o + c + 1) % 15], OPPROF_CAT_CPU_OP,
                                        ts + 20 + c * (d / 2), d / 2 - 30);
                 if (shapes_on) {
-                    e->shapes = shape_ids[s];
-                    e->types = type_ids[s];
+                    op_evx_add(t, e)->shapes = shape_ids[s];
+                    op_evx_add(t, e)->types = type_ids[s];
                 }
             }
             ts += d + 40;

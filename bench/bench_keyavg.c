@@ -41,7 +41,8 @@ static size_t tree(opprof_trace *t, uint32_t th, const uint32_t *names, int dept
     if (!budget) return 0;
     op_event *e = op_trace_add_event(t, th, names[next() % NNAMES], OPPROF_CAT_CPU_OP, start, dur);
     if (!e) exit(1);
-    e->flops = next() % 4 ? 0 : next() % 100000;
+    uint64_t flops = next() % 4 ? 0 : next() % 100000;
+    if (flops) op_evx_add(t, e)->flops = flops;
     size_t made = 1;
     if (depth + 1 >= MAX_DEPTH) return made;
     int kids = 1 + (int)(next() % 3);

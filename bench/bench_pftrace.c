@@ -74,10 +74,10 @@ static opprof_trace *ops_trace(size_t target)
         int64_t d = 2000 + (int64_t)(rnd >> 20) % 48000;
         int o = (int)((rnd >> 8) % 10), s = (int)((rnd >> 4) % 4);
         op_event *e = op_trace_add_event(t, th, id[o], OPPROF_CAT_CPU_OP, ts, d);
-        e->shapes = sh[s];
+        op_evx_add(t, e)->shapes = sh[s];
         for (int c = 0; c < 2 && t->nev < target; c++) {
             e = op_trace_add_event(t, th, id[(o + c + 1) % 10], OPPROF_CAT_CPU_OP, ts + 10 + c * (d / 2), d / 2 - 30);
-            e->shapes = sh[s];
+            op_evx_add(t, e)->shapes = sh[s];
         }
         ts += d + 40;
     }

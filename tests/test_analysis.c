@@ -40,11 +40,11 @@ static void test_groups_by_name_in_first_occurrence_order(void **state)
     opprof_trace *t = op_trace_new();
     uint32_t a = (uint32_t)op_trace_thread(t, 1, 1), b = (uint32_t)op_trace_thread(t, 1, 2);
     add(t, a, "ProfilerStep#7", OPPROF_CAT_USER_ANNOTATION, 0, 1000);
-    add(t, a, "mm", OPPROF_CAT_CPU_OP, 100, 300)->flops = 10;
+    op_evx_add(t, add(t, a, "mm", OPPROF_CAT_CPU_OP, 100, 300))->flops = 10;
     add(t, a, "add", OPPROF_CAT_CPU_OP, 150, 50);
     add(t, b, "add", OPPROF_CAT_CPU_OP, 50, 20); /* other thread, earliest add */
     add(t, a, "ProfilerStep#8", OPPROF_CAT_USER_ANNOTATION, 1000, 500);
-    add(t, a, "mm", OPPROF_CAT_CPU_OP, 1100, 100)->flops = 5;
+    op_evx_add(t, add(t, a, "mm", OPPROF_CAT_CPU_OP, 1100, 100))->flops = 5;
     add(t, a, "ProfilerStepX", OPPROF_CAT_CPU_OP, 1300, 10); /* no '#': not a step */
     opprof_key_averages *ka = averages(t, NULL);
     opprof_trace_free(t);
@@ -73,10 +73,10 @@ static void test_device_rows_and_device_time(void **state)
     uint32_t h = (uint32_t)op_trace_thread(t, 1, 1), s = (uint32_t)op_trace_thread(t, 1, 7);
     add(t, h, "gemm", OPPROF_CAT_CPU_OP, 0, 100);
     op_event *l = add(t, h, "cudaLaunchKernel", OPPROF_CAT_CUDA_RUNTIME, 10, 10);
-    l->correlation = 1;
+    op_evx_add(t, l)->correlation = 1;
     l->flags |= OP_EV_HAS_CORR;
     op_event *k = add(t, s, "gemm", OPPROF_CAT_KERNEL, 30, 400); /* same name as the op */
-    k->correlation = 1;
+    op_evx_add(t, k)->correlation = 1;
     k->flags |= OP_EV_HAS_CORR;
     opprof_key_averages *ka = averages(t, NULL);
     opprof_trace_free(t);
@@ -149,7 +149,7 @@ static void test_group_by_input_shape(void **state)
     const char *shapes[] = {"[[2, 3]]", "[[4]]", "[[2, 3]]", "[]", NULL};
     for (int i = 0; i < 5; i++) {
         op_event *e = add(t, h, "add", OPPROF_CAT_CPU_OP, i * 10, 5);
-        if (shapes[i]) e->shapes = op_trace_intern(t, shapes[i], strlen(shapes[i]));
+        if (shapes[i]) op_evx_add(t, e)->shapes = op_trace_intern(t, shapes[i], strlen(shapes[i]));
     }
     opprof_avg_options opt = {.group_by_input_shape = 1};
     opprof_key_averages *ka = averages(t, &opt);
@@ -183,7 +183,7 @@ static void test_group_by_top_stack_frames(void **state)
     uint32_t s2 = stack(t, "f.py(1): f", "g.py(2): g", "main.py(9): <module>"); /* same top two */
     uint32_t s3 = stack(t, "f.py(1): f", "h.py(5): h", "main.py(3): <module>");
     uint32_t st[] = {s1, s2, s3, 0};
-    for (int i = 0; i < 4; i++) add(t, h, "mm", OPPROF_CAT_CPU_OP, i * 10, 5)->stack = st[i];
+    for (int i = 0; i < 4; i++) op_evx_add(t, add(t, h, "mm", OPPROF_CAT_CPU_OP, i * 10, 5))->stack = st[i];
     opprof_avg_options opt = {.group_by_stack_n = 2};
     opprof_key_averages *ka = averages(t, &opt);
     assert_int_equal(opprof_key_averages_count(ka), 3);

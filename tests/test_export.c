@@ -264,22 +264,22 @@ static opprof_trace *build_trace(size_t nev)
     for (size_t i = 0; i < nev; i++) {
         int64_t s = (int64_t)i * 1000;
         op_event *e = op_trace_add_event(t, (uint32_t)host, names[0], OPPROF_CAT_CPU_OP, s, 900);
-        e->external_id = (int64_t)i + 100;
+        op_evx_add(t, e)->external_id = (int64_t)i + 100;
         e->flags |= OP_EV_HAS_EXT;
-        e->shapes = op_trace_intern(t, "[[1, 3, 224, 224], [64, 3, 7, 7]]", 33);
-        e->types = op_trace_intern(t, "['float', 'float']", 18); /* not JSON: must come out as a string */
+        op_evx_add(t, e)->shapes = op_trace_intern(t, "[[1, 3, 224, 224], [64, 3, 7, 7]]", 33);
+        op_evx_add(t, e)->types = op_trace_intern(t, "['float', 'float']", 18); /* not JSON: must come out as a string */
         e = op_trace_add_event(t, (uint32_t)host, names[1], OPPROF_CAT_CUDA_RUNTIME, s + 100, 50);
-        e->correlation = (int64_t)i + 1;
+        op_evx_add(t, e)->correlation = (int64_t)i + 1;
         e->flags |= OP_EV_HAS_CORR;
-        e->args = op_trace_intern(t, "\"cbid\": 211", 11);
+        op_evx_add(t, e)->args = op_trace_intern(t, "\"cbid\": 211", 11);
         e = op_trace_add_event(t, (uint32_t)dev, names[2], OPPROF_CAT_KERNEL, s + 200, 300);
-        e->correlation = (int64_t)i + 1;
+        op_evx_add(t, e)->correlation = (int64_t)i + 1;
         e->flags |= OP_EV_HAS_CORR;
-        e->args = op_trace_intern(t, "\"stream\": 7, \"grid\": [1, 2, 3]", 30);
+        op_evx_add(t, e)->args = op_trace_intern(t, "\"stream\": 7, \"grid\": [1, 2, 3]", 30);
     }
     uint32_t frames[2] = {op_trace_intern(t, "model.c(10): conv", 17), op_trace_intern(t, "main.c(3): main", 15)};
-    t->ev[0].stack = op_trace_add_stack(t, frames, 2);
-    t->ev[1].args = op_trace_intern(t, "broken, \"x\": 1", 14); /* not members: kept as a string */
+    op_evx_add(t, &t->ev[0])->stack = op_trace_add_stack(t, frames, 2);
+    op_evx_add(t, &t->ev[1])->args = op_trace_intern(t, "broken, \"x\": 1", 14); /* not members: kept as a string */
     t->dropped = 17;
     t->base_time_ns = 1719853884000000000;
     assert_int_equal(op_trace_finish(t), OPPROF_OK);

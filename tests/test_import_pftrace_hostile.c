@@ -47,8 +47,8 @@ static unsigned char *real_file(size_t *len, int plain)
     uint32_t mm = op_trace_intern(t, "aten::mm", 8), ann = op_trace_intern(t, "step", 4);
     op_event *e = op_trace_add_event(t, a, ann, OPPROF_CAT_USER_ANNOTATION, 0, 5000);
     e = op_trace_add_event(t, a, mm, OPPROF_CAT_CPU_OP, 100, 900);
-    e->shapes = op_trace_intern(t, "[[2, 3]]", 8);
-    e->flops = 12;
+    op_evx_add(t, e)->shapes = op_trace_intern(t, "[[2, 3]]", 8);
+    op_evx_add(t, e)->flops = 12;
     op_trace_add_event(t, b, mm, OPPROF_CAT_CPU_OP, 50, 70);
     op_trace_add_mem(t, a, 200, 0x1000, 64);
     op_trace_add_mem(t, a, 800, 0x1000, -64);

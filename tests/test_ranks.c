@@ -44,7 +44,7 @@ static void add(builder *b, const char *name, int cat, int64_t true_us, int64_t 
     int64_t local = local_wall(b->rank, BASE + true_us * US) - b->t->base_time_ns;
     op_event *e = op_trace_add_event(b->t, 0, op_trace_intern(b->t, name, strlen(name)), cat, local, dur_us * US);
     assert_non_null(e);
-    if (args) e->args = op_trace_intern(b->t, args, strlen(args));
+    if (args) op_evx_add(b->t, e)->args = op_trace_intern(b->t, args, strlen(args));
 }
 
 static opprof_trace *rank_trace(int rank, int64_t arrive_us, int64_t compute_us)

@@ -120,11 +120,11 @@ static void test_equal_stacks_are_kept_once(void **state)
     other_site(0);
     other_site(1);
     opprof_trace *t = stop();
-    uint32_t s0 = t->ev[find(t, "inner_op", 0)].stack;
+    uint32_t s0 = op_evx_of(t, &t->ev[find(t, "inner_op", 0)])->stack;
     assert_true(s0 != 0);
-    for (int k = 1; k < 100; k++) assert_int_equal(t->ev[find(t, "inner_op", k)].stack, s0);
+    for (int k = 1; k < 100; k++) assert_int_equal(op_evx_of(t, &t->ev[find(t, "inner_op", k)])->stack, s0);
     size_t a = find(t, "other_op", 0), b = find(t, "other_op", 1);
-    assert_true(t->ev[a].stack != t->ev[b].stack); /* two call sites */
+    assert_true(op_evx_of(t, &t->ev[a])->stack != op_evx_of(t, &t->ev[b])->stack); /* two call sites */
     expect_frame(t, b, 0, g_line_site2, "other_site");
     assert_int_equal(t->nstacks, 3);
     opprof_trace_free(t);
@@ -168,7 +168,7 @@ static void test_threads_share_model_stacks(void **state)
     for (int k = 1; k < 20; k++) {
         size_t i = find(t, "inner_op", k);
         opprof_trace_event(t, i, &e1);
-        assert_int_equal(t->ev[i].stack, t->ev[i0].stack);
+        assert_int_equal(op_evx_of(t, &t->ev[i])->stack, op_evx_of(t, &t->ev[i0])->stack);
         other |= e1.tid != e0.tid;
     }
     assert_true(other);

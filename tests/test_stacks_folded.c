@@ -62,7 +62,7 @@ static opprof_trace *load_case(const char *name)
                                          atoll(f[3]));
         assert_non_null(e);
         uint32_t s = add_stack(t, f[4]);
-        t->ev[t->nev - 1].stack = s;
+        op_evx_add(t, &t->ev[t->nev - 1])->stack = s;
     }
     free(text);
     t->options |= OP_TRACE_STACK;
@@ -150,7 +150,7 @@ static void test_tab_and_newline_in_frames_become_underscores(void **state)
     opprof_trace *t = op_trace_new();
     uint32_t th = (uint32_t)op_trace_thread(t, 1, 1);
     op_trace_add_event(t, th, intern(t, "a\tb", 3), OPPROF_CAT_CPU_OP, 0, 2500);
-    t->ev[0].stack = add_stack(t, "f\n(1): g^h i;j");
+    op_evx_add(t, &t->ev[0])->stack = add_stack(t, "f\n(1): g^h i;j");
     assert_int_equal(op_trace_finish(t), OPPROF_OK);
     char *s = folded(t, NULL, OPPROF_STACKS_CALLS);
     assert_string_equal(s, "h_i_j;f_(1):_g;a_b 2\n");
@@ -166,12 +166,12 @@ static void test_device_metric(void **state)
     opprof_trace *t = op_trace_new();
     uint32_t h = (uint32_t)op_trace_thread(t, 1, 1), d = (uint32_t)op_trace_thread(t, 1, 7);
     op_trace_add_event(t, h, intern(t, "aten::mm", 8), OPPROF_CAT_CPU_OP, 0, 10000);
-    t->ev[0].stack = add_stack(t, "mm.c(3): matmul");
+    op_evx_add(t, &t->ev[0])->stack = add_stack(t, "mm.c(3): matmul");
     op_event *l = op_trace_add_event(t, h, intern(t, "cudaLaunchKernel", 16), OPPROF_CAT_CUDA_RUNTIME, 1000, 1000);
-    l->correlation = 9;
+    op_evx_add(t, l)->correlation = 9;
     l->flags |= OP_EV_HAS_CORR;
     op_event *k = op_trace_add_event(t, d, intern(t, "gemm", 4), OPPROF_CAT_KERNEL, 3000, 5500);
-    k->correlation = 9;
+    op_evx_add(t, k)->correlation = 9;
     k->flags |= OP_EV_HAS_CORR | OPPROF_EVENT_DEVICE;
     assert_int_equal(op_trace_finish(t), OPPROF_OK);
     for (int i = 0; i < 2; i++) {
@@ -196,13 +196,13 @@ static void test_sub_microsecond_leaves_add_up(void **state)
     uint32_t th = (uint32_t)op_trace_thread(t, 1, 1);
     uint32_t cmp = intern(t, "cmp", 3), sort = intern(t, "qsort", 5), other = intern(t, "other", 5);
     op_trace_add_event(t, th, sort, OPPROF_CAT_CPU_OP, 0, 2000000);
-    t->ev[0].stack = add_stack(t, "main");
+    op_evx_add(t, &t->ev[0])->stack = add_stack(t, "main");
     for (int i = 0; i < 3000; i++) { /* 3000 x 401 ns = 1203 us */
         op_trace_add_event(t, th, cmp, OPPROF_CAT_CPU_OP, 1000 + (int64_t)i * 500, 401);
-        t->ev[t->nev - 1].stack = add_stack(t, "sort.c(9): qsort^main");
+        op_evx_add(t, &t->ev[t->nev - 1])->stack = add_stack(t, "sort.c(9): qsort^main");
     }
     op_trace_add_event(t, th, other, OPPROF_CAT_CPU_OP, 1900000, 999); /* alone: under 1 us, left out */
-    t->ev[t->nev - 1].stack = add_stack(t, "main");
+    op_evx_add(t, &t->ev[t->nev - 1])->stack = add_stack(t, "main");
     assert_int_equal(op_trace_finish(t), OPPROF_OK);
     char *s = folded(t, NULL, OPPROF_STACKS_CALLS);
     /* qsort's self time: 2000000 - 3000*401 - 999 = 796 us (796.001). */

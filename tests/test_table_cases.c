@@ -49,12 +49,12 @@ static void add_event(opprof_trace *t, char **f)
     op_event *e = op_trace_add_event(t, th, intern(t, f[9]), category(f[2]), atoll(f[3]) * 1000,
                                      atoll(f[4]) * 1000);
     assert_non_null(e);
-    e->flops = strtoull(f[5], NULL, 10);
+    op_evx_add(t, e)->flops = strtoull(f[5], NULL, 10);
     if (*f[6]) {
-        e->correlation = atoll(f[6]);
+        op_evx_add(t, e)->correlation = atoll(f[6]);
         e->flags |= OP_EV_HAS_CORR;
     }
-    if (*f[7]) e->shapes = intern(t, f[7]);
+    if (*f[7]) op_evx_add(t, e)->shapes = intern(t, f[7]);
     if (*f[8]) {
         uint32_t frames[16], n = 0;
         for (char *p = f[8]; p && n < 16; n++) {
@@ -63,7 +63,7 @@ static void add_event(opprof_trace *t, char **f)
             p = semi ? semi + 1 : NULL;
         }
         uint32_t s = op_trace_add_stack(t, frames, n);
-        t->ev[t->nev - 1].stack = s;
+        op_evx_add(t, &t->ev[t->nev - 1])->stack = s;
     }
 }
 

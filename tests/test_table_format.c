@@ -181,8 +181,8 @@ static opprof_key_averages *summary_averages(void)
     uint32_t h = (uint32_t)op_trace_thread(t, 1, 1);
     const char *name = "say \"hi\",x";
     op_event *e = op_trace_add_event(t, h, op_trace_intern(t, name, strlen(name)), OPPROF_CAT_CPU_OP, 0, 2000);
-    e->flops = 7;
-    e->shapes = op_trace_intern(t, "[[1, 2]]", 8);
+    op_evx_add(t, e)->flops = 7;
+    op_evx_add(t, e)->shapes = op_trace_intern(t, "[[1, 2]]", 8);
     assert_non_null(op_trace_add_event(t, h, op_trace_intern(t, "inner", 5), OPPROF_CAT_CPU_OP, 1000, 500));
     assert_non_null(op_trace_add_mem(t, h, 1200, 0x10, -512));
     assert_int_equal(op_trace_finish(t), OPPROF_OK);

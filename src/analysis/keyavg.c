@@ -119,7 +119,7 @@ static int grow_slots(builder *b)
 
 /* Appends a group started by event e (NULL for the memory row); returns its
  * index or -1 when out of memory. */
-static int64_t new_group(builder *b, const op_event *e, uint32_t canon, uint32_t sclass, int kind)
+static int64_t new_group(builder *b, const op_event *e, const op_evx *x, uint32_t canon, uint32_t sclass, int kind)
 {
     if (b->ng == b->capg) {
         size_t c = b->capg ? b->capg * 2 : 64;
@@ -133,8 +133,8 @@ static int64_t new_group(builder *b, const op_event *e, uint32_t canon, uint32_t
     g->kind = (uint8_t)kind;
     if (e) {
         g->name = e->name;
-        g->shapes = b->opt.group_by_input_shape && e->shapes != b->no_shapes ? e->shapes : 0;
-        g->stack = e->stack;
+        g->shapes = b->opt.group_by_input_shape && x->shapes != b->no_shapes ? x->shapes : 0;
+        g->stack = x->stack;
         g->canon = canon;
         g->sclass = sclass;
         g->device = op_cat_is_device(e->cat) != 0;
@@ -142,7 +142,7 @@ static int64_t new_group(builder *b, const op_event *e, uint32_t canon, uint32_t
     return (int64_t)b->ng++;
 }
 
-static int64_t find_group(builder *b, const op_event *e)
+static int64_t find_group(builder *b, const op_event *e, const op_evx *x)
 {
     uint32_t dev = op_cat_is_device(e->cat) != 0;
     uint32_t canon = canonical_name(b, e->name);
@@ -150,12 +150,12 @@ static int64_t find_group(builder *b, const op_event *e)
     if (b->by_name) {
         uint32_t *slot = &b->by_name[(size_t)canon * 2 + dev];
         if (*slot) return *slot - 1;
-        int64_t gi = new_group(b, e, canon, 0, kind);
+        int64_t gi = new_group(b, e, x, canon, 0, kind);
         if (gi >= 0) *slot = (uint32_t)gi + 1;
         return gi;
     }
-    uint32_t shapes = b->opt.group_by_input_shape && e->shapes != b->no_shapes ? e->shapes : 0;
-    uint32_t sclass = stack_class(b, e->stack);
+    uint32_t shapes = b->opt.group_by_input_shape && x->shapes != b->no_shapes ? x->shapes : 0;
+    uint32_t sclass = stack_class(b, x->stack);
     if (2 * (b->ng + 1) > b->nslots && grow_slots(b) != 0) return -1;
     size_t i = key_hash(canon, shapes, sclass, dev) & (b->nslots - 1);
     for (;; i = (i + 1) & (b->nslots - 1)) {
@@ -164,7 +164,7 @@ static int64_t find_group(builder *b, const op_event *e)
         const group *g = &b->g[s - 1];
         if (g->canon == canon && g->shapes == shapes && g->sclass == sclass && g->device == dev) return s - 1;
     }
-    int64_t gi = new_group(b, e, canon, sclass, kind);
+    int64_t gi = new_group(b, e, x, canon, sclass, kind);
     if (gi >= 0) b->slots[i] = (uint32_t)gi + 1;
     return gi;
 }
@@ -208,10 +208,11 @@ static int group_sums(builder *b, int64_t *sum_self_cpu)
         sum += r->self_ns;
         /* [memory] sits where its first event falls among the groups' first ranges */
         if (t->agg_free_count && mem_group < 0 && r->first_start_ns > t->agg_free_first_ns &&
-            (mem_group = new_group(b, NULL, 0, 0, KIND_MEMORY)) < 0)
+            (mem_group = new_group(b, NULL, NULL, 0, 0, KIND_MEMORY)) < 0)
             return -1;
-        op_event e = {.name = r->name, .shapes = r->shapes, .stack = r->stack, .cat = r->cat};
-        int64_t gi = find_group(b, &e);
+        op_event e = {.name = r->name, .cat = r->cat};
+        op_evx x = {.shapes = r->shapes, .stack = r->stack};
+        int64_t gi = find_group(b, &e, &x);
         if (gi < 0) return -1;
         group *g = &b->g[gi];
         g->count += r->count;
@@ -221,7 +222,7 @@ static int group_sums(builder *b, int64_t *sum_self_cpu)
         g->mem += r->mem;
         g->self_mem += r->self_mem;
     }
-    if (t->agg_free_count && mem_group < 0 && (mem_group = new_group(b, NULL, 0, 0, KIND_MEMORY)) < 0) return -1;
+    if (t->agg_free_count && mem_group < 0 && (mem_group = new_group(b, NULL, NULL, 0, 0, KIND_MEMORY)) < 0) return -1;
     if (mem_group >= 0) {
         group *g = &b->g[mem_group];
         g->count = t->agg_free_count;
@@ -249,24 +250,25 @@ static int group_events(builder *b, int64_t *sum_self_cpu)
         if (top_only && e->parent >= 0) continue;
         /* zero-length memory events sort after events that start with them */
         if (have_mem && mem_group < 0 && e->start_ns > mem_ts) {
-            mem_group = new_group(b, NULL, 0, 0, KIND_MEMORY);
+            mem_group = new_group(b, NULL, NULL, 0, 0, KIND_MEMORY);
             if (mem_group < 0) return -1;
         }
-        int64_t gi = find_group(b, e);
+        const op_evx *x = op_evx_of(t, e);
+        int64_t gi = find_group(b, e, x);
         if (gi < 0) return -1;
         group *g = &b->g[gi];
         g->count++;
         if (host) {
             g->self_cpu = op_sat_add(g->self_cpu, e->self_ns, sat);
             g->cpu = op_sat_add(g->cpu, e->dur_ns, sat);
-            g->mem = op_sat_add(g->mem, e->mem_total, sat);
-            g->self_mem = op_sat_add(g->self_mem, e->mem_self, sat);
+            g->mem = op_sat_add(g->mem, x->mem_total, sat);
+            g->self_mem = op_sat_add(g->self_mem, x->mem_self, sat);
         }
-        g->self_dev = op_sat_add(g->self_dev, e->dev_self_ns, sat);
-        g->dev = op_sat_add(g->dev, e->dev_total_ns, sat);
-        g->flops = op_sat_addu(g->flops, e->flops, sat);
+        g->self_dev = op_sat_add(g->self_dev, x->dev_self_ns, sat);
+        g->dev = op_sat_add(g->dev, x->dev_total_ns, sat);
+        g->flops = op_sat_addu(g->flops, x->flops, sat);
     }
-    if (have_mem && mem_group < 0 && (mem_group = new_group(b, NULL, 0, 0, KIND_MEMORY)) < 0) return -1;
+    if (have_mem && mem_group < 0 && (mem_group = new_group(b, NULL, NULL, 0, 0, KIND_MEMORY)) < 0) return -1;
     if (mem_group >= 0) add_free_memory(t, &b->g[mem_group], &b->saturated);
     *sum_self_cpu = sum;
     return 0;

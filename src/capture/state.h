@@ -282,6 +282,13 @@ void op_thread_gap(op_tstate *t, uint64_t from);
 op_chunk *op_chunk_new(void);
 void op_chunks_free(op_chunk *c);
 
+/* The collector has decoded chunk c of a closed generation (nothing writes
+ * it again before it is given back). When the pool will not keep it, its
+ * pages go back to the system now rather than at the end of the collection,
+ * so that records and the model built from them are never both resident.
+ * *seen counts the full-size chunks decoded so far in this collection. */
+void op_chunk_decoded(op_chunk *c, unsigned *seen);
+
 /* Makes c the thread's current chunk, after its full one whose data ends at cur. */
 void op_chunk_link(op_tstate *t, op_word *cur, op_chunk *c);
 

@@ -187,6 +187,18 @@ static void chunk_put(op_chunk *c)
     if (!keep) munmap(c, pool_bytes[pool]);
 }
 
+void op_chunk_decoded(op_chunk *c, unsigned *seen)
+{
+    if (c->arena || c->nwords != chunk_words(OP_CHUNK_BYTES)) return;
+    /* The first pool_max chunks given back after the collection are kept
+     * faulted in for later sessions; the collector reads them in the order
+     * the registry gives them back. */
+    if (++*seen <= pool_max[POOL_FULL]) return;
+    long page = sysconf(_SC_PAGESIZE);
+    if (page <= 0 || (size_t)page >= OP_CHUNK_BYTES) return;
+    (void)madvise((char *)c + page, OP_CHUNK_BYTES - (size_t)page, MADV_DONTNEED); /* the header page stays */
+}
+
 static void free_chunks(op_chunk *c)
 {
     while (c) {

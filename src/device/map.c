@@ -208,10 +208,12 @@ static int64_t ext_id_of(mapper *m, int64_t op)
     if (!m->ext_of[op]) {
         op_event *e = &m->tr->ev[op];
         if (e->flags & OP_EV_HAS_EXT) {
-            m->ext_of[op] = e->external_id;
+            m->ext_of[op] = op_evx_of(m->tr, e)->external_id;
         } else {
+            op_evx *x = op_evx_add(m->tr, e);
+            if (!x) return -1;
             m->ext_of[op] = m->next_ext++;
-            e->external_id = m->ext_of[op];
+            x->external_id = m->ext_of[op];
             e->flags |= OP_EV_HAS_EXT;
         }
     }
@@ -287,13 +289,15 @@ static int map_one(mapper *m, const op_dev_act *a)
     uint32_t args = intern_args(tr, buf, len);
     if (nid == UINT32_MAX || args == UINT32_MAX) return -1;
     int64_t ext = ext_id_of(m, op); /* before the append: it may move the events */
+    if (ext < 0) return -1;
     op_event *ev = op_trace_add_event(tr, (uint32_t)th, nid, cat, s, e - s);
-    if (!ev) return -1;
-    ev->correlation = a->correlation;
+    op_evx *x = ev ? op_evx_add(tr, ev) : NULL;
+    if (!x) return -1;
+    x->correlation = a->correlation;
     ev->flags |= OP_EV_HAS_CORR;
-    ev->args = args;
+    x->args = args;
     if (ext) {
-        ev->external_id = ext;
+        x->external_id = ext;
         ev->flags |= OP_EV_HAS_EXT;
     }
     return 1;
@@ -307,8 +311,8 @@ int op_dev_map(opprof_trace *tr, const op_dev_batch *b, const op_dev_clock *clk)
     mapper m = {.tr = tr, .b = b, .clk = clk, .nhost = tr->nev, .next_ext = 1};
     int rc = -1;
     for (size_t i = 0; i < tr->nev; i++)
-        if ((tr->ev[i].flags & OP_EV_HAS_EXT) && tr->ev[i].external_id >= m.next_ext)
-            m.next_ext = tr->ev[i].external_id + 1;
+        if ((tr->ev[i].flags & OP_EV_HAS_EXT) && op_evx_of(tr, &tr->ev[i])->external_id >= m.next_ext)
+            m.next_ext = op_evx_of(tr, &tr->ev[i])->external_id + 1;
     m.ext = malloc((b->next ? b->next : 1) * sizeof *m.ext);
     m.api = malloc(b->n * sizeof *m.api);
     m.ext_of = calloc(tr->nev ? tr->nev : 1, sizeof *m.ext_of);

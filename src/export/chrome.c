@@ -160,6 +160,7 @@ static void put_event(cw *c, size_t i)
 {
     const opprof_trace *t = c->t;
     const op_event *e = &t->ev[i];
+    const op_evx *x = op_evx_of(t, e);
     op_jw *w = c->w;
     begin_event(c);
     const char *pre = k_cat_prefix[e->cat <= OPPROF_CAT_OTHER ? e->cat : OPPROF_CAT_OTHER];
@@ -175,7 +176,7 @@ static void put_event(cw *c, size_t i)
     w->p += 11;
     if (e->flags & OP_EV_HAS_EXT) {
         memcpy(w->p, "\"External id\": ", 15);
-        w->p = op_fmt_i64(w->p + 15, e->external_id);
+        w->p = op_fmt_i64(w->p + 15, x->external_id);
         memcpy(w->p, ", ", 2);
         w->p += 2;
     } else if (c->number_ops && op_cat_is_host(e->cat)) {
@@ -189,32 +190,32 @@ static void put_event(cw *c, size_t i)
     }
     if (e->flags & OP_EV_HAS_CORR) {
         memcpy(w->p, "\"correlation\": ", 15);
-        w->p = op_fmt_i64(w->p + 15, e->correlation);
+        w->p = op_fmt_i64(w->p + 15, x->correlation);
         memcpy(w->p, ", ", 2);
         w->p += 2;
     }
-    if (e->shapes) {
+    if (x->shapes) {
         OP_JW_LIT(w, "\"Input Dims\": ");
-        put_fragment(c, e->shapes, 0);
+        put_fragment(c, x->shapes, 0);
         OP_JW_LIT(w, ", ");
     }
-    if (e->types) {
+    if (x->types) {
         OP_JW_LIT(w, "\"Input type\": ");
-        put_fragment(c, e->types, 0);
+        put_fragment(c, x->types, 0);
         OP_JW_LIT(w, ", ");
     }
-    if (e->stack && e->stack <= t->nstacks) {
+    if (x->stack && x->stack <= t->nstacks) {
         OP_JW_LIT(w, "\"Call stack\": ");
-        put_stack(c, &t->stacks[e->stack - 1]);
+        put_stack(c, &t->stacks[x->stack - 1]);
         OP_JW_LIT(w, ", ");
     }
-    if (e->flops) {
+    if (x->flops) {
         OP_JW_LIT(w, "\"flops\": ");
-        op_jw_u64(w, e->flops);
+        op_jw_u64(w, x->flops);
         OP_JW_LIT(w, ", ");
     }
-    if (e->args && op_strtab_len(&t->str, e->args)) {
-        put_fragment(c, e->args, 1);
+    if (x->args && op_strtab_len(&t->str, x->args)) {
+        put_fragment(c, x->args, 1);
         OP_JW_LIT(w, ", ");
     }
     OP_JW_LIT(w, "\"Ev Idx\": ");
@@ -435,7 +436,7 @@ static void put_flow_end(cw *c, const op_event *e, int finish)
         OP_JW_LIT(w, "{\"ph\": \"f\", \"id\": ");
     else
         OP_JW_LIT(w, "{\"ph\": \"s\", \"id\": ");
-    op_jw_i64(w, e->correlation);
+    op_jw_i64(w, op_evx_of(c->t, e)->correlation);
     op_jw_need(w, 128);
     memcpy(w->p, c->thread_text[e->thread], c->thread_len[e->thread]);
     w->p += c->thread_len[e->thread];
@@ -468,7 +469,7 @@ static int put_flows(cw *c)
     size_t n = 0;
     for (size_t i = 0; i < t->nev; i++)
         if (op_cat_is_launch(t->ev[i].cat) && (t->ev[i].flags & OP_EV_HAS_CORR))
-            l[n++] = (corr_ref){t->ev[i].correlation, i};
+            l[n++] = (corr_ref){op_evx_of(t, &t->ev[i])->correlation, i};
     qsort(l, n, sizeof *l, corr_cmp);
     for (size_t i = 0; i < t->nev && !c->w->status; i++) {
         const op_event *d = &t->ev[i];
@@ -476,10 +477,10 @@ static int put_flows(cw *c)
         size_t lo = 0, hi = n;
         while (lo < hi) {
             size_t mid = lo + (hi - lo) / 2;
-            if (l[mid].corr < d->correlation) lo = mid + 1;
+            if (l[mid].corr < op_evx_of(t, d)->correlation) lo = mid + 1;
             else hi = mid;
         }
-        if (lo == n || l[lo].corr != d->correlation) continue;
+        if (lo == n || l[lo].corr != op_evx_of(t, d)->correlation) continue;
         put_flow_end(c, &t->ev[l[lo].idx], 0);
         put_flow_end(c, d, 1);
     }

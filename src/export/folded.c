@@ -67,15 +67,15 @@ static int put_frame(op_buf *b, const char *s)
     return rc;
 }
 
-static int64_t metric_ns(const op_event *e, int kind)
+static int64_t metric_ns(const opprof_trace *t, const op_event *e, int kind)
 {
-    return kind == METRIC_SELF_CPU ? e->self_ns : e->dev_self_ns;
+    return kind == METRIC_SELF_CPU ? e->self_ns : op_evx_of(t, e)->dev_self_ns;
 }
 
 /* The captured call stack, root first, then the operator. */
 static int line_calls(op_buf *b, const opprof_trace *t, const op_event *e)
 {
-    const op_stack *st = &t->stacks[e->stack - 1];
+    const op_stack *st = &t->stacks[op_evx_of(t, e)->stack - 1];
     for (uint32_t k = st->nframes; k-- > 0;)
         if (put_frame(b, op_strtab_get(&t->str, st->frames[k])) != 0 || op_buf_putc(b, ';') != 0) return -1;
     return put_frame(b, op_strtab_get(&t->str, e->name));
@@ -111,8 +111,9 @@ static int sum_lines(const opprof_trace *t, int kind, int frames, op_stacksum *s
     int rc = 0;
     for (size_t i = 0; i < t->nev && rc == 0; i++) {
         const op_event *e = &t->ev[i];
-        if (frames == OPPROF_STACKS_CALLS ? !e->stack || e->stack > t->nstacks : !op_cat_is_host(e->cat)) continue;
-        int64_t ns = metric_ns(e, kind);
+        uint32_t stack = op_evx_of(t, e)->stack;
+        if (frames == OPPROF_STACKS_CALLS ? !stack || stack > t->nstacks : !op_cat_is_host(e->cat)) continue;
+        int64_t ns = metric_ns(t, e, kind);
         if (ns <= 0) continue;
         line.n = 0;
         rc = frames == OPPROF_STACKS_CALLS ? line_calls(&line, t, e) : line_operators(&line, t, i, &chain, &cap);

@@ -244,19 +244,20 @@ static int begin_event(seq *s, const op_event *e)
     if (e->cat != OPPROF_CAT_CPU_OP) /* the reader's default, as a Chrome event without "cat" */
         op_pbw_uint(te, PF_TE_CATEGORY_IIDS, (uint64_t)(e->cat <= OPPROF_CAT_OTHER ? e->cat : OPPROF_CAT_OTHER) + 1);
     if (l) op_pbw_uint(te, PF_TE_TRACK_UUID, PF_UUID_THREAD(s->thread, (uint64_t)l));
-    if (e->shapes) ann_string(s, PF_ANN_SHAPES, e->shapes);
-    if (e->types) ann_string(s, PF_ANN_TYPES, e->types);
-    if (e->stack && e->stack <= t->nstacks) ann_stack(s, e->stack - 1);
-    if (e->flops) ann_num(s, PF_ANN_FLOPS, PF_DA_UINT, e->flops);
-    if (e->flags & OP_EV_HAS_EXT) ann_num(s, PF_ANN_EXT, PF_DA_INT, (uint64_t)e->external_id);
+    const op_evx *x = op_evx_of(t, e);
+    if (x->shapes) ann_string(s, PF_ANN_SHAPES, x->shapes);
+    if (x->types) ann_string(s, PF_ANN_TYPES, x->types);
+    if (x->stack && x->stack <= t->nstacks) ann_stack(s, x->stack - 1);
+    if (x->flops) ann_num(s, PF_ANN_FLOPS, PF_DA_UINT, x->flops);
+    if (e->flags & OP_EV_HAS_EXT) ann_num(s, PF_ANN_EXT, PF_DA_INT, (uint64_t)x->external_id);
     if (e->flags & OP_EV_HAS_CORR) {
-        ann_num(s, PF_ANN_CORR, PF_DA_INT, (uint64_t)e->correlation);
+        ann_num(s, PF_ANN_CORR, PF_DA_INT, (uint64_t)x->correlation);
         if (t->options & OP_TRACE_DEVICE) { /* the arrow from a launch to what it launched */
-            if (op_cat_is_launch(e->cat)) op_pbw_fixed64(te, PF_TE_FLOW_IDS, (uint64_t)e->correlation);
-            else if (op_cat_is_device(e->cat)) op_pbw_fixed64(te, PF_TE_TERMINATING_FLOW_IDS, (uint64_t)e->correlation);
+            if (op_cat_is_launch(e->cat)) op_pbw_fixed64(te, PF_TE_FLOW_IDS, (uint64_t)x->correlation);
+            else if (op_cat_is_device(e->cat)) op_pbw_fixed64(te, PF_TE_TERMINATING_FLOW_IDS, (uint64_t)x->correlation);
         }
     }
-    if (e->args && op_strtab_len(&t->str, e->args)) ann_string(s, PF_ANN_ARGS, e->args);
+    if (x->args && op_strtab_len(&t->str, x->args)) ann_string(s, PF_ANN_ARGS, x->args);
     return emit_event(s, abs_ts(s, e->start_ns));
 }
 
@@ -303,7 +304,17 @@ static int write_thread(seq *s, const uint32_t *ev, size_t ne, const uint32_t *m
 }
 
 /* Indices of items per thread, each thread's in their model order. */
-static uint32_t *by_thread(size_t n, size_t nthreads, const void *items, size_t stride, size_t thread_off,
+static uint32_t ev_thread(const void *items, size_t i)
+{
+    return ((const op_event *)items)[i].thread;
+}
+
+static uint32_t mem_thread(const void *items, size_t i)
+{
+    return ((const op_mem_event *)items)[i].thread;
+}
+
+static uint32_t *by_thread(size_t n, size_t nthreads, const void *items, uint32_t (*thread_of)(const void *, size_t),
                            size_t **first)
 {
     *first = calloc(nthreads + 1, sizeof **first);
@@ -312,10 +323,8 @@ static uint32_t *by_thread(size_t n, size_t nthreads, const void *items, size_t 
         free(idx);
         return NULL;
     }
-    const char *base = items;
     for (size_t i = 0; i < n; i++) {
-        uint32_t th;
-        memcpy(&th, base + i * stride + thread_off, sizeof th);
+        uint32_t th = thread_of(items, i);
         if (th < nthreads) (*first)[th + 1]++;
     }
     for (size_t i = 0; i < nthreads; i++) (*first)[i + 1] += (*first)[i];
@@ -325,8 +334,7 @@ static uint32_t *by_thread(size_t n, size_t nthreads, const void *items, size_t 
         return NULL;
     }
     for (size_t i = 0; i < n; i++) {
-        uint32_t th;
-        memcpy(&th, base + i * stride + thread_off, sizeof th);
+        uint32_t th = thread_of(items, i);
         if (th < nthreads) idx[(*first)[th] + fill[th]++] = (uint32_t)i;
     }
     free(fill);
@@ -342,8 +350,8 @@ int op_pf_write_threads(pf_writer *pw)
     memset(&s, 0, sizeof s);
     s.pw = pw;
     size_t *ev_first = NULL, *mem_first = NULL;
-    uint32_t *ev_idx = by_thread(t->nev, nt, t->ev, sizeof *t->ev, offsetof(op_event, thread), &ev_first);
-    uint32_t *mem_idx = by_thread(t->nmem, nt, t->mem, sizeof *t->mem, offsetof(op_mem_event, thread), &mem_first);
+    uint32_t *ev_idx = by_thread(t->nev, nt, t->ev, ev_thread, &ev_first);
+    uint32_t *mem_idx = by_thread(t->nmem, nt, t->mem, mem_thread, &mem_first);
     s.name_iid = calloc(ns, sizeof *s.name_iid);
     s.name_gen = calloc(ns, sizeof *s.name_gen);
     s.str_iid = calloc(ns, sizeof *s.str_iid);

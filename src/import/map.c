@@ -57,6 +57,8 @@ static int64_t thread_of(op_importer *im)
 
 static int nomem(op_importer *im)
 {
+    if (im->t->nthreads >= OP_MAX_THREADS) /* why thread_of() failed */
+        return op_json_fail(&im->j, OPPROF_E_RANGE, im->ev.off, "more than %u threads", OP_MAX_THREADS), -1;
     return op_json_fail(&im->j, OPPROF_E_NOMEM, im->ev.off, "out of memory"), -1;
 }
 
@@ -87,24 +89,30 @@ static int add_complete(op_importer *im)
     if (th < 0 || name == UINT32_MAX) return nomem(im);
     op_event *e = op_trace_add_event(t, (uint32_t)th, name, cat, ev->ts_ns, dur);
     if (!e) return nomem(im);
-    if (op_raw_has(ev, OP_F_CORR)) {
-        e->correlation = ev->corr;
-        e->flags |= OP_EV_HAS_CORR;
-    }
-    if (op_raw_has(ev, OP_F_EXT)) {
-        e->external_id = ev->ext;
-        e->flags |= OP_EV_HAS_EXT;
-    }
-    if (op_raw_has(ev, OP_F_SHAPES)) {
-        e->shapes = op_trace_intern(t, op_raw_str(ev, ev->shapes), ev->shapes.len);
-        t->options |= OP_TRACE_SHAPES;
-    }
-    if (op_raw_has(ev, OP_F_TYPES)) e->types = op_trace_intern(t, op_raw_str(ev, ev->types), ev->types.len);
-    if (ev->extra.n) e->args = op_trace_intern(t, ev->extra.p, ev->extra.n);
-    if (e->shapes == UINT32_MAX || e->types == UINT32_MAX || e->args == UINT32_MAX) return nomem(im);
-    if (op_raw_has(ev, OP_F_FLOPS)) {
-        e->flops = ev->flops;
-        t->options |= OP_TRACE_FLOPS;
+    /* Only an event with ids, shapes, args or FLOPs has a cold part. */
+    const uint32_t cold = F(OP_F_CORR) | F(OP_F_EXT) | F(OP_F_SHAPES) | F(OP_F_TYPES) | F(OP_F_FLOPS);
+    if ((ev->has & cold) || ev->extra.n) {
+        op_evx *x = op_evx_add(t, e);
+        if (!x) return nomem(im);
+        if (op_raw_has(ev, OP_F_CORR)) {
+            x->correlation = ev->corr;
+            e->flags |= OP_EV_HAS_CORR;
+        }
+        if (op_raw_has(ev, OP_F_EXT)) {
+            x->external_id = ev->ext;
+            e->flags |= OP_EV_HAS_EXT;
+        }
+        if (op_raw_has(ev, OP_F_SHAPES)) {
+            x->shapes = op_trace_intern(t, op_raw_str(ev, ev->shapes), ev->shapes.len);
+            t->options |= OP_TRACE_SHAPES;
+        }
+        if (op_raw_has(ev, OP_F_TYPES)) x->types = op_trace_intern(t, op_raw_str(ev, ev->types), ev->types.len);
+        if (ev->extra.n) x->args = op_trace_intern(t, ev->extra.p, ev->extra.n);
+        if (x->shapes == UINT32_MAX || x->types == UINT32_MAX || x->args == UINT32_MAX) return nomem(im);
+        if (op_raw_has(ev, OP_F_FLOPS)) {
+            x->flops = ev->flops;
+            t->options |= OP_TRACE_FLOPS;
+        }
     }
     if (op_cat_is_device(cat)) {
         op_thread *thr = &t->threads[th];

@@ -206,22 +206,24 @@ static int begin(pf_reader *r, pf_seq *s, op_pbr te, const pf_te *f, pf_track *t
     if (args == UINT32_MAX) return nomem(r, te.p);
     op_event *e = op_trace_add_event(t, tr->thread, name, f->cat, ns, 0);
     if (!e) return nomem(r, te.p);
-    e->args = args;
+    op_evx *x = args || a.has ? op_evx_add(t, e) : NULL; /* only an annotated event has a cold part */
+    if ((args || a.has) && !x) return nomem(r, te.p);
+    if (args) x->args = args;
     if (a.has & (1u << PF_ANN_SHAPES)) {
-        e->shapes = a.str[PF_ANN_SHAPES];
+        x->shapes = a.str[PF_ANN_SHAPES];
         t->options |= OP_TRACE_SHAPES;
     }
-    if (a.has & (1u << PF_ANN_TYPES)) e->types = a.str[PF_ANN_TYPES];
+    if (a.has & (1u << PF_ANN_TYPES)) x->types = a.str[PF_ANN_TYPES];
     if (a.has & (1u << PF_ANN_FLOPS)) {
-        e->flops = a.num[PF_ANN_FLOPS];
+        x->flops = a.num[PF_ANN_FLOPS];
         t->options |= OP_TRACE_FLOPS;
     }
     if (a.has & (1u << PF_ANN_EXT)) {
-        e->external_id = op_pb_int(a.num[PF_ANN_EXT]);
+        x->external_id = op_pb_int(a.num[PF_ANN_EXT]);
         e->flags |= OP_EV_HAS_EXT;
     }
     if (a.has & (1u << PF_ANN_CORR)) {
-        e->correlation = op_pb_int(a.num[PF_ANN_CORR]);
+        x->correlation = op_pb_int(a.num[PF_ANN_CORR]);
         e->flags |= OP_EV_HAS_CORR;
     }
     if (op_cat_is_device(f->cat)) { /* as the Chrome reader: the stream's device is its pid */

@@ -40,7 +40,7 @@ static int rehash(op_thread_map *m, const opprof_trace *t, size_t cap)
  * million of them, so threads are appended here behind the hash table. */
 static int64_t append(op_thread_map *m, opprof_trace *t, const op_thread_key *k)
 {
-    if (t->nthreads >= UINT32_MAX - 1) return -1;
+    if (t->nthreads >= OP_MAX_THREADS) return -1; /* the event's thread field holds no more */
     if (t->nthreads == t->cap_threads) {
         size_t c = t->cap_threads ? t->cap_threads * 2 : 16;
         op_thread *th = realloc(t->threads, c * sizeof *th);

@@ -7,97 +7,12 @@
 #include "common/error.h"
 #include "common/satmath.h"
 #include "model/model.h"
+#include "model/order.h"
 
-typedef struct sort_key {
-    int64_t start;
-    int64_t neg_end;
-    uint32_t idx;
-} sort_key;
-
-static int key_less(const sort_key *a, const sort_key *b)
+static int mem_before(const void *ctx, uint32_t a, uint32_t b)
 {
-    if (a->start != b->start) return a->start < b->start;
-    if (a->neg_end != b->neg_end) return a->neg_end < b->neg_end;
-    return a->idx < b->idx;
-}
-
-/* Stable bottom-up merge sort; qsort is neither stable nor fast enough for
- * millions of events. */
-static int sort_keys(sort_key *k, size_t n)
-{
-    size_t i;
-    for (i = 1; i < n; i++)
-        if (key_less(&k[i], &k[i - 1])) break;
-    if (i >= n) return 0; /* already ordered: the usual case for a live session of one thread */
-    sort_key *tmp = malloc(n * sizeof *tmp);
-    if (!tmp) return -1;
-    sort_key *src = k, *dst = tmp;
-    for (size_t width = 1; width < n; width *= 2) {
-        for (size_t lo = 0; lo < n; lo += 2 * width) {
-            size_t mid = lo + width < n ? lo + width : n;
-            size_t hi = lo + 2 * width < n ? lo + 2 * width : n;
-            size_t a = lo, b = mid, o = lo;
-            while (a < mid && b < hi) dst[o++] = key_less(&src[b], &src[a]) ? src[b++] : src[a++];
-            while (a < mid) dst[o++] = src[a++];
-            while (b < hi) dst[o++] = src[b++];
-        }
-        sort_key *s = src;
-        src = dst;
-        dst = s;
-    }
-    if (src != k) memcpy(k, src, n * sizeof *k);
-    free(tmp);
-    return 0;
-}
-
-static int order_events(opprof_trace *t)
-{
-    size_t n = t->nev;
-    if (n < 2) return 0;
-    sort_key *k = malloc(n * sizeof *k);
-    if (!k) return -1;
-    for (size_t i = 0; i < n; i++) {
-        k[i].start = t->ev[i].start_ns;
-        k[i].neg_end = -(t->ev[i].start_ns + t->ev[i].dur_ns);
-        k[i].idx = (uint32_t)i;
-    }
-    if (sort_keys(k, n) != 0) {
-        free(k);
-        return -1;
-    }
-    size_t i;
-    for (i = 0; i < n && k[i].idx == i; i++) {
-    }
-    if (i < n) {
-        op_event *ev = malloc(n * sizeof *ev);
-        if (!ev) {
-            free(k);
-            return -1;
-        }
-        for (size_t j = 0; j < n; j++) ev[j] = t->ev[k[j].idx];
-        /* The producer's event indices to the new order (k's idx is free now). */
-        int given = 0;
-        for (size_t m = 0; m < t->nmem && !given; m++) given = t->mem[m].enclosing >= 0;
-        int32_t *pos = given ? malloc(n * sizeof *pos) : NULL;
-        if (given && !pos) {
-            free(ev);
-            free(k);
-            return -1;
-        }
-        if (pos) {
-            for (size_t j = 0; j < n; j++) pos[k[j].idx] = (int32_t)j;
-            for (size_t m = 0; m < t->nmem; m++) {
-                int32_t *enc = &t->mem[m].enclosing;
-                if (*enc >= 0) *enc = (size_t)*enc < n ? pos[*enc] : OP_MEM_FIND;
-            }
-            free(pos);
-        }
-        free(t->ev);
-        t->ev = ev;
-        t->cap_ev = n;
-    }
-    free(k);
-    return 0;
+    const op_mem_event *m = ctx;
+    return m[a].ts_ns < m[b].ts_ns;
 }
 
 /* Per-thread stacks of open host events, grown on demand. */
@@ -165,17 +80,22 @@ static int build_tree(opprof_trace *t)
         op_event *e = &t->ev[i];
         e->self_ns = e->dur_ns;
         e->parent = -1;
-        e->depth = 0;
         if (op_cat_is_device(e->cat)) {
             e->flags |= OPPROF_EVENT_DEVICE;
-            e->dev_self_ns = e->dev_total_ns = e->dur_ns;
+            if (e->dur_ns || e->x) {
+                op_evx *x = op_evx_add(t, e);
+                if (!x) {
+                    stacks_free(&st);
+                    return -1;
+                }
+                x->dev_self_ns = x->dev_total_ns = e->dur_ns;
+            }
             continue;
         }
         if (!op_cat_is_host(e->cat)) continue;
         int32_t p = enclosing(&st, t, e->thread, e->start_ns, ev_end(e));
         if (p >= 0) {
             e->parent = p;
-            e->depth = (uint16_t)(t->ev[p].depth < UINT16_MAX ? t->ev[p].depth + 1 : UINT16_MAX);
             t->ev[p].self_ns -= e->dur_ns;
         }
         if (stacks_push(&st, e->thread, (int32_t)i) != 0) {
@@ -198,24 +118,20 @@ static int attribute_memory(opprof_trace *t)
         if (t->mem[i].ts_ns < t->mem[i - 1].ts_ns) sorted = 0;
     if (!sorted) {
         size_t n = t->nmem;
-        sort_key *k = malloc(n * sizeof *k);
+        uint32_t *k = malloc(n * sizeof *k);
         op_mem_event *copy = malloc(n * sizeof *copy);
-        if (!k || !copy) {
+        if (!k || !copy || n > UINT32_MAX) {
             free(k);
             free(copy);
             return -1;
         }
-        for (size_t i = 0; i < n; i++) {
-            k[i].start = t->mem[i].ts_ns;
-            k[i].neg_end = 0;
-            k[i].idx = (uint32_t)i;
-        }
-        if (sort_keys(k, n) != 0) {
+        for (size_t i = 0; i < n; i++) k[i] = (uint32_t)i;
+        if (op_sort_index(k, n, mem_before, t->mem) != 0) {
             free(k);
             free(copy);
             return -1;
         }
-        for (size_t i = 0; i < n; i++) copy[i] = t->mem[k[i].idx];
+        for (size_t i = 0; i < n; i++) copy[i] = t->mem[k[i]];
         memcpy(t->mem, copy, n * sizeof *copy);
         free(k);
         free(copy);
@@ -246,8 +162,14 @@ static int attribute_memory(opprof_trace *t)
         else
             me->op = me->thread < t->nthreads ? enclosing(&st, t, me->thread, me->ts_ns, me->ts_ns) : -1;
         /* Device memory is kept out of the CPU memory columns, as in PyTorch. */
-        if (me->op >= 0 && me->device_type == 0)
-            t->ev[me->op].mem_self = op_sat_add(t->ev[me->op].mem_self, me->bytes, &sat);
+        if (me->op >= 0 && me->device_type == 0 && me->bytes) {
+            op_evx *x = op_evx_add(t, &t->ev[me->op]);
+            if (!x) {
+                stacks_free(&st);
+                return -1;
+            }
+            x->mem_self = op_sat_add(x->mem_self, me->bytes, &sat);
+        }
         /* Each device's allocator has its own running total. */
         int64_t *total = me->device_type == 0 ? &live : &live_dev[(unsigned)me->device_id % 16];
         *total = op_sat_add(*total, me->bytes, &sat);
@@ -256,9 +178,15 @@ static int attribute_memory(opprof_trace *t)
     stacks_free(&st);
     for (size_t i = t->nev; i-- > 0;) {
         op_event *ev = &t->ev[i];
-        ev->mem_total = op_sat_add(ev->mem_total, ev->mem_self, &sat);
-        if (ev->parent >= 0)
-            t->ev[ev->parent].mem_total = op_sat_add(t->ev[ev->parent].mem_total, ev->mem_total, &sat);
+        if (!ev->x) continue; /* no memory of its own or below it */
+        op_evx *x = &t->evx[ev->x - 1];
+        x->mem_total = op_sat_add(x->mem_total, x->mem_self, &sat);
+        int64_t total = x->mem_total;
+        if (ev->parent >= 0 && total) {
+            op_evx *px = op_evx_add(t, &t->ev[ev->parent]);
+            if (!px) return -1;
+            px->mem_total = op_sat_add(px->mem_total, total, &sat);
+        }
     }
     if (sat) t->options |= OP_TRACE_SATURATED;
     return 0;
@@ -316,43 +244,62 @@ static int32_t idmap_get(const idmap *m, int64_t key)
 
 static int charge_device_time(opprof_trace *t)
 {
-    size_t ndev = 0;
-    for (size_t i = 0; i < t->nev; i++) ndev += op_cat_is_device(t->ev[i].cat);
+    size_t ndev = 0, ncorr = 0, next = 0;
+    for (size_t i = 0; i < t->nev; i++) {
+        const op_event *e = &t->ev[i];
+        ndev += op_cat_is_device(e->cat);
+        if (op_cat_is_host(e->cat)) {
+            ncorr += op_cat_is_launch(e->cat) && (e->flags & OP_EV_HAS_CORR);
+            next += !op_cat_is_launch(e->cat) && (e->flags & OP_EV_HAS_EXT);
+        }
+    }
     if (!ndev) return 0;
     t->options |= OP_TRACE_DEVICE;
     idmap by_corr = {0}, by_ext = {0};
     int rc = -1, sat = 0;
-    if (idmap_init(&by_corr, t->nev) != 0 || idmap_init(&by_ext, t->nev) != 0) goto out;
+    /* sized by the ids there are, not by every event */
+    if (idmap_init(&by_corr, ncorr) != 0 || idmap_init(&by_ext, next) != 0) goto out;
     for (size_t i = 0; i < t->nev; i++) {
         const op_event *e = &t->ev[i];
         if (!op_cat_is_host(e->cat)) continue;
         /* ref_summary keeps the last launch for a correlation id and the
          * first operator for an external id. */
         if (op_cat_is_launch(e->cat)) {
-            if (e->flags & OP_EV_HAS_CORR) idmap_put(&by_corr, e->correlation, (int32_t)i, 0);
+            if (e->flags & OP_EV_HAS_CORR) idmap_put(&by_corr, op_evx_of(t, e)->correlation, (int32_t)i, 0);
         } else if (e->flags & OP_EV_HAS_EXT) {
-            idmap_put(&by_ext, e->external_id, (int32_t)i, 1);
+            idmap_put(&by_ext, op_evx_of(t, e)->external_id, (int32_t)i, 1);
         }
     }
     for (size_t i = 0; i < t->nev; i++) {
         const op_event *d = &t->ev[i];
         if (!op_cat_is_device(d->cat)) continue;
         int32_t target = -1;
-        int32_t launch = (d->flags & OP_EV_HAS_CORR) ? idmap_get(&by_corr, d->correlation) : -1;
+        const op_evx *dx = op_evx_of(t, d);
+        int32_t launch = (d->flags & OP_EV_HAS_CORR) ? idmap_get(&by_corr, dx->correlation) : -1;
         if (launch >= 0) {
             target = t->ev[launch].parent;
             while (target >= 0 && op_cat_is_launch(t->ev[target].cat)) target = t->ev[target].parent;
         } else if (d->flags & OP_EV_HAS_EXT) {
-            target = idmap_get(&by_ext, d->external_id);
+            target = idmap_get(&by_ext, dx->external_id);
         }
-        if (target >= 0) t->ev[target].dev_self_ns = op_sat_add(t->ev[target].dev_self_ns, d->dur_ns, &sat);
+        if (target >= 0 && d->dur_ns) {
+            int64_t dur = d->dur_ns;
+            op_evx *tx = op_evx_add(t, &t->ev[target]);
+            if (!tx) goto out;
+            tx->dev_self_ns = op_sat_add(tx->dev_self_ns, dur, &sat);
+        }
     }
     for (size_t i = t->nev; i-- > 0;) {
         op_event *e = &t->ev[i];
-        if (!op_cat_is_host(e->cat)) continue;
-        e->dev_total_ns = op_sat_add(e->dev_total_ns, e->dev_self_ns, &sat);
-        if (e->parent >= 0)
-            t->ev[e->parent].dev_total_ns = op_sat_add(t->ev[e->parent].dev_total_ns, e->dev_total_ns, &sat);
+        if (!op_cat_is_host(e->cat) || !e->x) continue;
+        op_evx *x = &t->evx[e->x - 1];
+        x->dev_total_ns = op_sat_add(x->dev_total_ns, x->dev_self_ns, &sat);
+        int64_t total = x->dev_total_ns;
+        if (e->parent >= 0 && total) {
+            op_evx *px = op_evx_add(t, &t->ev[e->parent]);
+            if (!px) goto out;
+            px->dev_total_ns = op_sat_add(px->dev_total_ns, total, &sat);
+        }
     }
     if (sat) t->options |= OP_TRACE_SATURATED;
     rc = 0;
@@ -368,7 +315,7 @@ int op_trace_finish(opprof_trace *t)
 {
     if (!t) return op_fail(OPPROF_E_INVAL, "op_trace_finish: NULL trace");
     if (t->finished) return OPPROF_OK;
-    if (order_events(t) != 0 || build_tree(t) != 0 || attribute_memory(t) != 0 || charge_device_time(t) != 0)
+    if (op_order_events(t) != 0 || build_tree(t) != 0 || attribute_memory(t) != 0 || charge_device_time(t) != 0)
         return op_fail(OPPROF_E_NOMEM, "out of memory while building the event model (%zu events)", t->nev);
     t->finished = 1;
     return OPPROF_OK;

@@ -273,6 +273,7 @@ typedef struct collector {
         uint64_t end;
     } * open;
     size_t nopen, cap_open;
+    unsigned chunks_decoded; /* full-size chunks, for op_chunk_decoded */
 } collector;
 
 /* Nanoseconds of a tick of the current thread, its gaps taken out. */
@@ -360,16 +361,18 @@ static size_t decode_record(collector *cl, uint32_t thread, const op_word *p, co
     if (open_push(cl, (int32_t)(cl->tr->nev - 1), t1) != 0) return SIZE_MAX;
     cl->recorded++;
     if (hdr) {
+        op_evx *x = op_evx_add(cl->tr, ev); /* the record's extension: the event's cold part */
+        if (!x) return SIZE_MAX;
         const op_word *q = p + 4;
         uint64_t flops = UINT64_MAX;
         if (hdr & OP_EXT_HAS_FLOPS) flops = LOAD(q++);
         if (hdr & OP_EXT_HAS_STACK) {
             uint32_t st = op_stack_map_get(&cl->stacks, cl->tr, LOAD(q++));
             if (st == UINT32_MAX) return SIZE_MAX;
-            ev->stack = st;
+            x->stack = st;
         }
         if (hdr & OP_EXT_HAS_ARGS) {
-            uint32_t w = decode_args(cl->tr, &cl->args, q, (size_t)(p + len - q), &ev->args);
+            uint32_t w = decode_args(cl->tr, &cl->args, q, (size_t)(p + len - q), &x->args);
             if (w == UINT32_MAX) return SIZE_MAX;
             if (w == 0) { /* malformed: keep the event without its args; its tuple keeps its number */
                 if (OP_EXT_NINPUTS(hdr) && !(hdr & OP_EXT_INPUTS_REF) && (cl->opts & OP_OPT_SHAPES) &&
@@ -386,22 +389,22 @@ static size_t decode_record(collector *cl, uint32_t thread, const op_word *p, co
             uint32_t ord = OP_EXT_REF(hdr);
             if (ord < cl->ntuples && cl->tuples[ord] != UINT32_MAX) {
                 raw = cl->tuples[ord];
-                ev->shapes = cl->shapes.shapes[raw];
-                ev->types = cl->shapes.types[raw];
+                x->shapes = cl->shapes.shapes[raw];
+                x->types = cl->shapes.types[raw];
             }
         } else if (n && (cl->opts & OP_OPT_SHAPES)) {
-            if (cached_inputs(&cl->shapes, cl->tr, q, n, payload, &ev->shapes, &ev->types, &raw) != 0) return SIZE_MAX;
+            if (cached_inputs(&cl->shapes, cl->tr, q, n, payload, &x->shapes, &x->types, &raw) != 0) return SIZE_MAX;
             if (tuple_push(cl, raw) != 0) return SIZE_MAX;
         }
         if (cl->opts & OP_OPT_FLOPS) {
             if (flops != UINT64_MAX) {
-                ev->flops = flops;
+                x->flops = flops;
             } else if (site->flops) {
                 opprof_input in[OPPROF_MAX_INPUTS];
                 unsigned got = !(hdr & OP_EXT_INPUTS_REF) ? decode_inputs(q, n, in)
                                : raw != UINT32_MAX        ? raw_inputs(&cl->shapes, raw, in)
                                                           : 0;
-                ev->flops = site->flops(in, got);
+                x->flops = site->flops(in, got);
             }
         }
     }
@@ -495,6 +498,8 @@ static int collect_thread(collector *cl, op_tstate *t, uint64_t stop_ticks)
     cl->ntuples = 0;
     if (OP_LOAD(&t->has_gaps) && read_gaps(cl, t) != 0) return -1;
     const op_word *until = t->ring_until; /* a frozen ring is read up to where it was at the freeze */
+    /* A closed generation's chunks are not written again: their pages can go as they are decoded. */
+    int closed = !until && t->gen != op_gen_load_acquire();
     for (op_chunk *c = t->head; c;) {
         op_chunk *next;
         const op_word *end;
@@ -511,6 +516,7 @@ static int collect_thread(collector *cl, op_tstate *t, uint64_t stop_ticks)
             if (len == 0) break;
             p += len;
         }
+        if (closed && next && !last) op_chunk_decoded(c, &cl->chunks_decoded);
         c = last ? NULL : next;
     }
     cl->tr->dropped += atomic_load_explicit(&t->dropped, memory_order_relaxed);

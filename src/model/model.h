@@ -20,9 +20,26 @@ typedef struct op_thread {
     int32_t device;    /* -1 for host threads; device index for device streams */
 } op_thread;
 
+/* An event is a hot part of 40 bytes that every event has (times, name,
+ * place in the call tree, thread, category, flags) and, only for the events
+ * that have any, a cold part (op_evx) beside it: shapes, args, stacks, FLOPs,
+ * ids, memory and device sums. Most events of a large run have none, so the
+ * store costs 40 bytes an event. Read the cold part with op_evx_of(); a
+ * producer that sets one asks op_evx_add() for it. */
 typedef struct op_event {
     int64_t start_ns, dur_ns;
     int64_t self_ns;          /* computed */
+    int32_t parent;           /* computed: index, -1 top level */
+    uint32_t name;            /* strtab id */
+    uint32_t x;               /* index into the trace's evx + 1, 0 none */
+    uint32_t thread : 20;     /* index into threads (op_trace_thread keeps it below OP_MAX_THREADS) */
+    uint32_t cat : 4;         /* opprof_category */
+    uint32_t flags : 8;       /* OPPROF_EVENT_* and OP_EV_* */
+} op_event;
+
+#define OP_MAX_THREADS (1u << 20)
+
+typedef struct op_evx {
     int64_t mem_total;        /* computed: bytes, children included */
     int64_t mem_self;         /* computed */
     int64_t dev_total_ns;     /* computed: device time charged, children included */
@@ -30,17 +47,11 @@ typedef struct op_event {
     int64_t correlation;      /* runtime <-> device link; 0 none */
     int64_t external_id;      /* "External id"; 0 none */
     uint64_t flops;           /* 0 none */
-    int32_t parent;           /* computed: index, -1 top level */
-    uint32_t name;            /* strtab ids ... */
-    uint32_t shapes;          /* "[[1, 2], []]", 0 none */
+    uint32_t shapes;          /* strtab ids: "[[1, 2], []]", 0 none */
     uint32_t types;           /* "['float', '']", 0 none */
     uint32_t args;            /* extra args as JSON members `"k": v, ...`, 0 none */
-    uint32_t thread;          /* index into threads */
     uint32_t stack;           /* index into stacks + 1, 0 none */
-    uint16_t depth;           /* computed */
-    uint8_t cat;              /* opprof_category */
-    uint8_t flags;            /* OPPROF_EVENT_* and OP_EV_* */
-} op_event;
+} op_evx;
 
 /* Internal event flags, beside the public OPPROF_EVENT_* bits. */
 enum {
@@ -94,6 +105,8 @@ struct opprof_trace {
     size_t nthreads, cap_threads;
     op_event *ev;
     size_t nev, cap_ev;
+    op_evx *evx;              /* the cold parts, in the order producers asked for them */
+    size_t nevx, cap_evx;
     op_mem_event *mem;
     size_t nmem, cap_mem;
     op_stack *stacks;
@@ -134,13 +147,29 @@ enum {
 opprof_trace *op_trace_new(void);
 
 /* Adds a thread (or finds the one with that pid/tid); returns its index or
- * -1 when out of memory. */
+ * -1 when out of memory or past OP_MAX_THREADS threads (the reason is set
+ * with op_fail). */
 int64_t op_trace_thread(opprof_trace *t, int64_t pid, int64_t tid);
 
 /* Appends a zeroed event with the given name and returns it (NULL when out
  * of memory). The pointer is valid until the next append. */
 op_event *op_trace_add_event(opprof_trace *t, uint32_t thread, uint32_t name, int cat, int64_t start_ns,
                              int64_t dur_ns);
+
+/* The cold part of e: all zero when it has none. */
+static inline const op_evx *op_evx_of(const opprof_trace *t, const op_event *e)
+{
+    static const op_evx none;
+    return e->x ? &t->evx[e->x - 1] : &none;
+}
+
+/* The cold part of e for writing, added zeroed when e has none; NULL when
+ * out of memory. Valid until the next op_evx_add. */
+op_evx *op_evx_add(opprof_trace *t, op_event *e);
+
+/* e's depth in its thread's call tree (0 top level), counted along parents
+ * up to UINT16_MAX; the model does not store it. */
+uint32_t op_event_depth(const opprof_trace *t, const op_event *e);
 
 /* Appends a zeroed row of sums; NULL when out of memory. */
 op_aggrow *op_trace_add_agg(opprof_trace *t);

@@ -39,6 +39,7 @@ void opprof_trace_free(opprof_trace *t)
     free(t->stacks);
     free(t->threads);
     free(t->ev);
+    free(t->evx);
     free(t->mem);
     free(t->dropped_calls);
     free(t->agg);
@@ -49,7 +50,9 @@ int64_t op_trace_thread(opprof_trace *t, int64_t pid, int64_t tid)
 {
     for (size_t i = 0; i < t->nthreads; i++)
         if (t->threads[i].pid == pid && t->threads[i].tid == tid) return (int64_t)i;
-    if (grow((void **)&t->threads, &t->cap_threads, t->nthreads + 1, sizeof *t->threads)) return -1;
+    if (t->nthreads >= OP_MAX_THREADS) return op_fail(OPPROF_E_RANGE, "more than %u threads", OP_MAX_THREADS), -1;
+    if (grow((void **)&t->threads, &t->cap_threads, t->nthreads + 1, sizeof *t->threads))
+        return op_fail(OPPROF_E_NOMEM, "out of memory"), -1;
     op_thread *th = &t->threads[t->nthreads];
     memset(th, 0, sizeof *th);
     th->pid = pid;
@@ -61,16 +64,34 @@ int64_t op_trace_thread(opprof_trace *t, int64_t pid, int64_t tid)
 op_event *op_trace_add_event(opprof_trace *t, uint32_t thread, uint32_t name, int cat, int64_t start_ns,
                              int64_t dur_ns)
 {
+    if (thread >= OP_MAX_THREADS) return NULL; /* op_trace_thread never gives one */
     if (grow((void **)&t->ev, &t->cap_ev, t->nev + 1, sizeof *t->ev)) return NULL;
     op_event *e = &t->ev[t->nev++];
     memset(e, 0, sizeof *e);
     e->thread = thread;
     e->name = name;
-    e->cat = (uint8_t)cat;
+    e->cat = (unsigned)cat & 15u;
     e->start_ns = start_ns;
     e->dur_ns = dur_ns < 0 ? 0 : dur_ns;
     e->parent = -1;
     return e;
+}
+
+op_evx *op_evx_add(opprof_trace *t, op_event *e)
+{
+    if (e->x) return &t->evx[e->x - 1];
+    if (t->nevx >= UINT32_MAX - 1 || grow((void **)&t->evx, &t->cap_evx, t->nevx + 1, sizeof *t->evx)) return NULL;
+    op_evx *x = &t->evx[t->nevx++];
+    memset(x, 0, sizeof *x);
+    e->x = (uint32_t)t->nevx;
+    return x;
+}
+
+uint32_t op_event_depth(const opprof_trace *t, const op_event *e)
+{
+    uint32_t d = 0;
+    for (int32_t p = e->parent; p >= 0 && d < UINT16_MAX; p = t->ev[p].parent) d++;
+    return d;
 }
 
 op_mem_event *op_trace_add_mem(opprof_trace *t, uint32_t thread, int64_t ts_ns, uint64_t addr, int64_t bytes)
@@ -119,28 +140,30 @@ int opprof_trace_event(const opprof_trace *t, size_t i, opprof_event *out)
     out->dur_ns = e->dur_ns;
     out->self_ns = e->self_ns;
     out->parent = e->parent;
-    out->depth = e->depth;
-    out->input_shapes = op_strtab_get(&t->str, e->shapes);
-    out->input_types = op_strtab_get(&t->str, e->types);
-    out->flops = e->flops;
-    out->cpu_memory_usage = e->mem_total;
-    out->self_cpu_memory_usage = e->mem_self;
-    out->device_time_ns = e->dev_total_ns;
-    out->self_device_time_ns = e->dev_self_ns;
-    out->args = op_strtab_get(&t->str, e->args);
+    out->depth = op_event_depth(t, e);
+    const op_evx *x = op_evx_of(t, e);
+    out->input_shapes = op_strtab_get(&t->str, x->shapes);
+    out->input_types = op_strtab_get(&t->str, x->types);
+    out->flops = x->flops;
+    out->cpu_memory_usage = x->mem_total;
+    out->self_cpu_memory_usage = x->mem_self;
+    out->device_time_ns = x->dev_total_ns;
+    out->self_device_time_ns = x->dev_self_ns;
+    out->args = op_strtab_get(&t->str, x->args);
     return OPPROF_OK;
 }
 
 unsigned opprof_trace_event_stack_depth(const opprof_trace *t, size_t i)
 {
-    if (!t || i >= t->nev || !t->ev[i].stack || t->ev[i].stack > t->nstacks) return 0;
-    return t->stacks[t->ev[i].stack - 1].nframes;
+    if (!t || i >= t->nev) return 0;
+    uint32_t s = op_evx_of(t, &t->ev[i])->stack;
+    return s && s <= t->nstacks ? t->stacks[s - 1].nframes : 0;
 }
 
 const char *opprof_trace_event_frame(const opprof_trace *t, size_t i, unsigned k)
 {
     if (k >= opprof_trace_event_stack_depth(t, i)) return NULL;
-    return op_strtab_get(&t->str, t->stacks[t->ev[i].stack - 1].frames[k]);
+    return op_strtab_get(&t->str, t->stacks[op_evx_of(t, &t->ev[i])->stack - 1].frames[k]);
 }
 
 op_aggrow *op_trace_add_agg(opprof_trace *t)

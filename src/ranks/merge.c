@@ -66,16 +66,23 @@ static int add_rank(opprof_trace *out, const op_rank_trace *r, int64_t origin)
             rc = -1;
             break;
         }
-        n->shapes = copy_str(out, t, e->shapes);
-        n->types = copy_str(out, t, e->types);
-        n->args = copy_str(out, t, e->args);
-        if (n->name == UINT32_MAX || n->shapes == UINT32_MAX || n->types == UINT32_MAX || n->args == UINT32_MAX)
-            rc = -1;
-        n->flops = e->flops;
         n->flags = e->flags;
-        n->correlation = rank_id(r->rank, e->correlation);
-        n->external_id = rank_id(r->rank, e->external_id);
-        n->stack = e->stack && e->stack <= t->nstacks ? stack_of[e->stack - 1] : 0;
+        if (n->name == UINT32_MAX) rc = -1;
+        if (!e->x || rc) continue;
+        const op_evx *ex = op_evx_of(t, e);
+        op_evx *nx = op_evx_add(out, n);
+        if (!nx) {
+            rc = -1;
+            break;
+        }
+        nx->shapes = copy_str(out, t, ex->shapes);
+        nx->types = copy_str(out, t, ex->types);
+        nx->args = copy_str(out, t, ex->args);
+        if (nx->shapes == UINT32_MAX || nx->types == UINT32_MAX || nx->args == UINT32_MAX) rc = -1;
+        nx->flops = ex->flops;
+        nx->correlation = rank_id(r->rank, ex->correlation);
+        nx->external_id = rank_id(r->rank, ex->external_id);
+        nx->stack = ex->stack && ex->stack <= t->nstacks ? stack_of[ex->stack - 1] : 0;
     }
     for (size_t i = 0; i < t->nmem && rc == 0; i++) {
         const op_mem_event *m = &t->mem[i];

@@ -121,7 +121,7 @@ static void scan_rank(builder *b, const op_rank_trace *rt, size_t k, int64_t ori
         int64_t s = op_rank_time(rt, e->start_ns) - origin, end = s + e->dur_ns;
         if (s < first) first = s;
         if (end > last) last = end;
-        const char *args = op_strtab_get(&t->str, e->args);
+        const char *args = op_strtab_get(&t->str, op_evx_of(t, e)->args);
         if (!op_args_is_comm(args)) {
             if (e->cat == OPPROF_CAT_CPU_OP) op_ivals_add(&cpu[e->thread], s, end);
             continue;

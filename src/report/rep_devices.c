@@ -59,9 +59,9 @@ int rep_launches_build(rep_trace *r)
     for (size_t i = 0; i < t->nev; i++) {
         const op_event *e = &t->ev[i];
         r->launch_op[i] = -1;
-        if (op_cat_is_launch(e->cat) && (e->flags & OP_EV_HAS_CORR)) corr[nlaunch++] = (id_ev){e->correlation, (int32_t)i};
+        if (op_cat_is_launch(e->cat) && (e->flags & OP_EV_HAS_CORR)) corr[nlaunch++] = (id_ev){op_evx_of(t, e)->correlation, (int32_t)i};
         else if (op_cat_is_host(e->cat) && !op_cat_is_launch(e->cat) && (e->flags & OP_EV_HAS_EXT))
-            ext[next++] = (id_ev){e->external_id, (int32_t)i};
+            ext[next++] = (id_ev){op_evx_of(t, e)->external_id, (int32_t)i};
     }
     qsort(corr, nlaunch, sizeof *corr, by_id_then_ev);
     qsort(ext, next, sizeof *ext, by_id_then_ev);
@@ -69,12 +69,12 @@ int rep_launches_build(rep_trace *r)
         const op_event *d = &t->ev[i];
         if (!op_cat_is_device(d->cat)) continue;
         int32_t target = -1;
-        int32_t launch = (d->flags & OP_EV_HAS_CORR) ? find_id(corr, nlaunch, d->correlation, 1) : -1;
+        int32_t launch = (d->flags & OP_EV_HAS_CORR) ? find_id(corr, nlaunch, op_evx_of(t, d)->correlation, 1) : -1;
         if (launch >= 0) {
             target = t->ev[launch].parent;
             while (target >= 0 && op_cat_is_launch(t->ev[target].cat)) target = t->ev[target].parent;
         } else if (d->flags & OP_EV_HAS_EXT) {
-            target = find_id(ext, next, d->external_id, 0);
+            target = find_id(ext, next, op_evx_of(t, d)->external_id, 0);
         }
         r->launch_op[i] = target;
     }

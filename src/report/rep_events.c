@@ -107,19 +107,20 @@ static const field_def FIELDS[F_COUNT] = {
 static int64_t field_value(const rep_trace *r, ev_field f, size_t i)
 {
     const op_event *e = &r->t->ev[i];
+    const op_evx *x = op_evx_of(r->t, e);
     switch (f) {
     case F_START: return e->start_ns;
     case F_DUR: return e->dur_ns;
     case F_SELF: return e->self_ns;
     case F_NAME: return rep_sid(r, e->name);
     case F_CAT: return e->cat;
-    case F_SHAPES: return rep_sid(r, e->shapes);
-    case F_TYPES: return rep_sid(r, e->types);
-    case F_ARGS: return rep_sid(r, e->args);
-    case F_FLOPS: return (int64_t)e->flops;
-    case F_MEM: return e->mem_total;
-    case F_DEV: return e->dev_total_ns;
-    case F_STACK: return e->stack <= r->t->nstacks ? e->stack : 0;
+    case F_SHAPES: return rep_sid(r, x->shapes);
+    case F_TYPES: return rep_sid(r, x->types);
+    case F_ARGS: return rep_sid(r, x->args);
+    case F_FLOPS: return (int64_t)x->flops;
+    case F_MEM: return x->mem_total;
+    case F_DEV: return x->dev_total_ns;
+    case F_STACK: return x->stack <= r->t->nstacks ? x->stack : 0;
     case F_LAUNCH: return r->launch_op[i] < 0 ? 0 : (int64_t)r->pos[r->launch_op[i]] + 1;
     default: return 0;
     }

@@ -28,7 +28,8 @@ int rep_strings_build(rep_trace *r)
     }
     for (size_t i = 0; i < t->nev; i++) {
         const op_event *e = &t->ev[i];
-        uint32_t ids[4] = {e->name, e->shapes, e->types, e->args};
+        const op_evx *x = op_evx_of(t, e);
+        uint32_t ids[4] = {e->name, x->shapes, x->types, x->args};
         for (int k = 0; k < 4; k++)
             if (ids[k] < n) cnt[ids[k]]++;
     }

@@ -22,8 +22,9 @@ static int name_steps(opprof_trace *t)
     size_t klen = strlen(op_step_arg_key);
     for (size_t i = 0; i < t->nev; i++) {
         op_event *e = &t->ev[i];
-        if (e->name != base || !e->args) continue;
-        const char *a = op_strtab_get(&t->str, e->args); /* "opprof.step": N */
+        uint32_t args = op_evx_of(t, e)->args;
+        if (e->name != base || !args) continue;
+        const char *a = op_strtab_get(&t->str, args); /* "opprof.step": N */
         if (a[0] != '"' || strncmp(a + 1, op_step_arg_key, klen) != 0 || a[1 + klen] != '"') continue;
         const char *colon = strchr(a, ':');
         if (!colon) continue;
@@ -32,7 +33,7 @@ static int name_steps(opprof_trace *t)
         uint32_t id = op_trace_intern(t, name, (size_t)n);
         if (id == UINT32_MAX) return op_fail(OPPROF_E_NOMEM, "out of memory naming the steps");
         t->ev[i].name = id;
-        t->ev[i].args = 0;
+        t->evx[t->ev[i].x - 1].args = 0; /* args != 0: it has a cold part */
     }
     return OPPROF_OK;
 }

@@ -103,10 +103,10 @@ static void test_kernels_charge_the_operator_open_at_launch(void **state)
     const op_event *c2 = by_name(&f, "aten::conv2d", 0), *cv = by_name(&f, "aten::convolution", 0);
     assert_non_null(c2);
     assert_non_null(cv);
-    assert_int_equal(cv->dev_self_ns, 5000);
-    assert_int_equal(cv->dev_total_ns, 5000);
-    assert_int_equal(c2->dev_self_ns, 300);
-    assert_int_equal(c2->dev_total_ns, 5300);
+    assert_int_equal(op_evx_of(f.tr, cv)->dev_self_ns, 5000);
+    assert_int_equal(op_evx_of(f.tr, cv)->dev_total_ns, 5000);
+    assert_int_equal(op_evx_of(f.tr, c2)->dev_self_ns, 300);
+    assert_int_equal(op_evx_of(f.tr, c2)->dev_total_ns, 5300);
     /* The late launch was kept inside conv2d, as a direct child. */
     const op_event *l2 = by_name(&f, "cudaLaunchKernel", 1);
     assert_non_null(l2);
@@ -115,14 +115,14 @@ static void test_kernels_charge_the_operator_open_at_launch(void **state)
     assert_string_equal(op_strtab_get(&f.tr->str, f.tr->ev[l2->parent].name), "aten::conv2d");
     assert_int_equal(l2->cat, OPPROF_CAT_CUDA_RUNTIME);
     assert_true(l2->flags & OP_EV_HAS_CORR);
-    assert_int_equal(l2->correlation, 8);
+    assert_int_equal(op_evx_of(f.tr, l2)->correlation, 8);
     /* Operator, launch and kernel share the operator's external id. */
     const op_event *k = by_name(&f, "implicit_gemm", 0);
     assert_non_null(k);
     assert_true((k->flags & OP_EV_HAS_EXT) && (cv->flags & OP_EV_HAS_EXT));
-    assert_int_equal(k->external_id, cv->external_id);
-    assert_int_equal(by_name(&f, "cudaLaunchKernel", 0)->external_id, cv->external_id);
-    assert_true(c2->external_id != cv->external_id);
+    assert_int_equal(op_evx_of(f.tr, k)->external_id, op_evx_of(f.tr, cv)->external_id);
+    assert_int_equal(op_evx_of(f.tr, by_name(&f, "cudaLaunchKernel", 0))->external_id, op_evx_of(f.tr, cv)->external_id);
+    assert_true(op_evx_of(f.tr, c2)->external_id != op_evx_of(f.tr, cv)->external_id);
     teardown_fx(&f);
 }
 
@@ -163,17 +163,17 @@ static void test_device_threads_names_and_args(void **state)
     assert_int_equal(mt->device, 1);
     assert_int_equal(st->tid, 20);
     assert_int_equal(k->thread, m->thread); /* same device and stream */
-    const char *ka = op_strtab_get(&f.tr->str, k->args);
+    const char *ka = op_strtab_get(&f.tr->str, op_evx_of(f.tr, k)->args);
     assert_non_null(strstr(ka, "\"registers per thread\": 47"));
     assert_non_null(strstr(ka, "\"shared memory\": 3072"));
     assert_non_null(strstr(ka, "\"grid\": [864, 1, 1], \"block\": [256, 1, 1]"));
     assert_non_null(strstr(ka, "\"stream\": 7"));
-    const char *ma = op_strtab_get(&f.tr->str, m->args);
+    const char *ma = op_strtab_get(&f.tr->str, op_evx_of(f.tr, m)->args);
     assert_non_null(strstr(ma, "\"bytes\": 92928"));
     assert_non_null(strstr(ma, "\"memory bandwidth (GB/s)\": 7744"));
     assert_int_equal(by_name(&f, "cuLaunchKernel", 0)->cat, OPPROF_CAT_CUDA_DRIVER);
     /* the copy is charged to aten::copy_ through its external id */
-    assert_int_equal(by_name(&f, "aten::copy_", 0)->dev_self_ns, 12 + 4 + 100);
+    assert_int_equal(op_evx_of(f.tr, by_name(&f, "aten::copy_", 0))->dev_self_ns, 12 + 4 + 100);
     assert_int_equal(f.tr->dropped, 5);
     assert_true(f.tr->options & OP_TRACE_DEVICE);
     teardown_fx(&f);
@@ -198,7 +198,7 @@ static void test_noise_and_activity_before_the_recording_are_left_out(void **sta
     assert_null(by_name(&f, "cuCtxGetCurrent", 0));
     assert_null(by_name(&f, "warmup_kernel", 0));
     assert_non_null(by_name(&f, "unlinked", 0));
-    assert_int_equal(by_name(&f, "op", 0)->dev_self_ns, 100);
+    assert_int_equal(op_evx_of(f.tr, by_name(&f, "op", 0))->dev_self_ns, 100);
     teardown_fx(&f);
 }
 
@@ -211,7 +211,7 @@ static void test_lost_api_record_still_links_by_external_id(void **state)
     assert_int_equal(op_dev_batch_add_ext(&f.b, 9, 100), 0);
     kernel(&f, "gemm", 9, 7, 300, 450);
     map_and_finish(&f);
-    assert_int_equal(by_name(&f, "aten::linear", 0)->dev_self_ns, 150);
+    assert_int_equal(op_evx_of(f.tr, by_name(&f, "aten::linear", 0))->dev_self_ns, 150);
     teardown_fx(&f);
 }
 

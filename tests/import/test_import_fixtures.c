@@ -42,8 +42,8 @@ static sums *sum_rows(const opprof_trace *t, uint32_t *step_id)
             r->count++;
             r->self_cpu += e->self_ns;
             r->cpu += e->dur_ns;
-            r->self_dev += e->dev_self_ns;
-            r->dev += e->dev_total_ns;
+            r->self_dev += op_evx_of(t, e)->dev_self_ns;
+            r->dev += op_evx_of(t, e)->dev_total_ns;
         }
     }
     return s;

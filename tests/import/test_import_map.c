@@ -99,18 +99,18 @@ static void test_kineto_object(void **state)
     assert_int_equal(cp->cat, OPPROF_CAT_GPU_MEMCPY);
     assert_int_equal(leg->cat, OPPROF_CAT_CPU_OP);
     assert_true(launch->flags & OP_EV_HAS_CORR);
-    assert_int_equal(launch->correlation, 99);
+    assert_int_equal(op_evx_of(t, launch)->correlation, 99);
     assert_true(mm->flags & OP_EV_HAS_EXT);
-    assert_int_equal(mm->external_id, 7);
-    assert_string_equal(str(t, mm->shapes), "[[5, 3, 224, 224], [64, 3, 7, 7], []]");
-    assert_string_equal(str(t, mm->types), "[\"float\", \"float\", \"\"]");
-    assert_int_equal(mm->flops, 12345);
+    assert_int_equal(op_evx_of(t, mm)->external_id, 7);
+    assert_string_equal(str(t, op_evx_of(t, mm)->shapes), "[[5, 3, 224, 224], [64, 3, 7, 7], []]");
+    assert_string_equal(str(t, op_evx_of(t, mm)->types), "[\"float\", \"float\", \"\"]");
+    assert_int_equal(op_evx_of(t, mm)->flops, 12345);
     assert_true(t->options & OP_TRACE_SHAPES);
     assert_true(t->options & OP_TRACE_FLOPS);
     assert_true(t->options & OP_TRACE_DEVICE);
     /* The kernel through its launch, the memcpy through External id. */
-    assert_int_equal(mm->dev_self_ns, 34000);
-    assert_int_equal(launch->dev_self_ns, 0);
+    assert_int_equal(op_evx_of(t, mm)->dev_self_ns, 34000);
+    assert_int_equal(op_evx_of(t, launch)->dev_self_ns, 0);
     assert_int_equal(mm->start_ns, 0);
     assert_int_equal(opprof_trace_base_time_ns(t), 1711964646000000000LL + 1000000LL);
     /* Thread names and the device stream. */
@@ -147,7 +147,7 @@ static void test_memory_events(void **state)
     assert_int_equal(t->mem[1].device_type, 1);
     assert_int_equal(t->mem[1].device_id, 0);
     const op_event *e = find(t, "aten::empty");
-    assert_int_equal(e->mem_self, 4096); /* the allocation inside it; the free came after */
+    assert_int_equal(op_evx_of(t, e)->mem_self, 4096); /* the allocation inside it; the free came after */
     opprof_trace_free(t);
 }
 
@@ -186,7 +186,7 @@ static void test_lenient_where_python_is(void **state)
     const op_event *y = find(t, "y");
     assert_int_equal(y->dur_ns, 0);
     assert_false(y->flags & OP_EV_HAS_CORR);
-    assert_int_equal(y->external_id, 4);
+    assert_int_equal(op_evx_of(t, y)->external_id, 4);
     opprof_trace_free(t);
 }
 

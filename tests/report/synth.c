@@ -27,14 +27,14 @@ static void device_work(gen *g, uint32_t th, int64_t start, int64_t dur)
 {
     op_event *l = op_trace_add_event(g->t, th, g->launch, OPPROF_CAT_CUDA_RUNTIME, start + 1, 2);
     if (!l) { g->oom = 1; return; }
-    l->correlation = ++g->corr;
+    op_evx_add(g->t, l)->correlation = ++g->corr;
     l->flags |= OP_EV_HAS_CORR;
     int copy = rnd(g) % 5 == 0;
     uint32_t s = g->stream[copy];
     op_event *k = op_trace_add_event(g->t, s, copy ? g->memcpy_name : g->kernels[rnd(g) % 4],
                                      copy ? OPPROF_CAT_GPU_MEMCPY : OPPROF_CAT_KERNEL, start + 4, dur / 2 + 1);
     if (!k) { g->oom = 1; return; }
-    k->correlation = g->corr;
+    op_evx_add(g->t, k)->correlation = g->corr;
     k->flags |= OP_EV_HAS_CORR;
     g->made += 2;
 }
@@ -47,10 +47,10 @@ static void op(gen *g, uint32_t th, int depth, int64_t start, int64_t dur)
     if (!e) { g->oom = 1; return; }
     g->made++;
     if (r % 3 == 0) {
-        e->shapes = g->shapes[(r >> 8) % 8];
-        e->types = g->types;
+        op_evx_add(g->t, e)->shapes = g->shapes[(r >> 8) % 8];
+        op_evx_add(g->t, e)->types = g->types;
     }
-    if (r % 7 == 0) e->flops = 1000u + (r >> 12);
+    if (r % 7 == 0) op_evx_add(g->t, e)->flops = 1000u + (r >> 12);
     if (g->o->memory && r % 2 == 0 && dur > 4) {
         uint64_t a = ++g->addr;
         int64_t bytes = 256 + (int64_t)(r % 4096);
@@ -121,13 +121,13 @@ opprof_trace *synth_trace(const synth_opts *o)
     if (o->hostile && !g.oom) {
         op_event *e = op_trace_add_event(g.t, th[0], g.names[1], OPPROF_CAT_CPU_OP, cursor[0] + 10, 500);
         if (e) {
-            e->shapes = op_trace_intern(g.t, o->hostile, strlen(o->hostile));
+            op_evx_add(g.t, e)->shapes = op_trace_intern(g.t, o->hostile, strlen(o->hostile));
             char args[256];
             int n = snprintf(args, sizeof args, "\"note\": \"%.200s\"", o->hostile);
-            e->args = op_trace_intern(g.t, args, (size_t)n);
+            op_evx_add(g.t, e)->args = op_trace_intern(g.t, args, (size_t)n);
             uint32_t frames[2] = {op_trace_intern(g.t, o->hostile, strlen(o->hostile)),
                                   op_trace_intern(g.t, "synth.c(1): main", 16)};
-            e->stack = op_trace_add_stack(g.t, frames, 2);
+            op_evx_add(g.t, e)->stack = op_trace_add_stack(g.t, frames, 2);
             g.t->options |= OP_TRACE_STACK;
         } else {
             g.oom = 1;

@@ -199,7 +199,7 @@ static void test_columns_decode_to_the_trace(void **state)
         sf += flops[i];
         sc += cat[i];
         td += (double)t->ev[i].dur_ns;
-        tf += (double)t->ev[i].flops;
+        tf += (double)op_evx_of(t, &t->ev[i])->flops;
         tc += t->ev[i].cat;
     }
     assert_true(sd == td && sf == tf && sc == tc);

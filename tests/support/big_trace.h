@@ -26,7 +26,7 @@ static inline opprof_trace *big_trace(size_t n)
                  (unsigned long long)(i * 0x9E3779B97F4A7C15ull));
         op_event *e = op_trace_add_event(t, (uint32_t)th, op_trace_intern(t, name, strlen(name)), OPPROF_CAT_CPU_OP,
                                          (int64_t)i * 10000, 5000);
-        e->stack = stack;
+        op_evx_add(t, e)->stack = stack;
         op_trace_add_mem(t, (uint32_t)th, (int64_t)i * 10000 + 100, 0x10000 + 64 * i, 64);
     }
     t->options |= OP_TRACE_STACK | OP_TRACE_MEMORY;

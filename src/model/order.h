@@ -1,0 +1,19 @@
+/* The model's order of events: by start, the longer first (so parents
+ * precede their children), equal ones in the order they were added. */
+#ifndef OPPROF_MODEL_ORDER_H
+#define OPPROF_MODEL_ORDER_H
+
+#include "model/model.h"
+
+/* Puts t's events in the model's order and moves the producer's memory
+ * event links (op_mem_event.enclosing) with them. 0, or -1 when out of
+ * memory (the events are left as they were). */
+int op_order_events(opprof_trace *t);
+
+/* Sorts the indices k[0..n) stably: by before(ctx, a, b), equal ones in
+ * their order. A second array of n indices while it runs (a merge sort:
+ * qsort is neither stable nor fast enough for millions of events). 0, or -1
+ * when out of memory. */
+int op_sort_index(uint32_t *k, size_t n, int (*before)(const void *ctx, uint32_t a, uint32_t b), const void *ctx);
+
+#endif

@@ -72,6 +72,15 @@ static inline uint64_t *op_map_get(const op_map *m, uint64_t key)
     }
 }
 
+/* For maps of 32-bit ids: the value of key in *v, 1 found, 0 absent. */
+static inline int op_map_get_u32(const op_map *m, uint64_t key, uint32_t *v)
+{
+    const uint64_t *p = op_map_get(m, key);
+    if (!p) return 0;
+    *v = (uint32_t)*p;
+    return 1;
+}
+
 /* The value of key, added (set to 0) when absent, *added saying which
  * (added may be NULL); NULL when out of room. */
 uint64_t *op_map_at(op_map *m, uint64_t key, int *added);

@@ -22,7 +22,7 @@
 #include "common/error.h"
 #include "common/textesc.h"
 #include "export/stacksum.h"
-#include "import/buf.h"
+#include "common/buf.h"
 #include "model/model.h"
 
 enum { METRIC_SELF_CPU, METRIC_SELF_DEVICE };

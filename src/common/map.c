@@ -8,6 +8,24 @@
 
 #define MIN_CAP 64
 
+uint32_t op_hash_bytes(const void *p, size_t len)
+{
+    /* FNV-1a, folded 8 bytes at a time for long strings. */
+    const unsigned char *s = p;
+    uint64_t h = 1469598103934665603ull;
+    while (len >= 8) {
+        uint64_t w;
+        memcpy(&w, s, 8);
+        h = (h ^ w) * 1099511628211ull;
+        h ^= h >> 29;
+        s += 8;
+        len -= 8;
+    }
+    while (len--) h = (h ^ *s++) * 1099511628211ull;
+    h ^= h >> 32;
+    return (uint32_t)h;
+}
+
 void op_map_init_fixed(op_map *m, op_map_slot *slots, size_t cap)
 {
     memset(m, 0, sizeof *m);

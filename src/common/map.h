@@ -98,6 +98,10 @@ int op_map_next(const op_map *m, size_t *pos, uint64_t *key, uint64_t *val);
 
 /* ---- keyed by the caller's hash ---- */
 
+/* A hash of p[0 .. len) for keys made of bytes (FNV-1a, folded 8 bytes at a
+ * time for long keys). */
+uint32_t op_hash_bytes(const void *p, size_t len);
+
 /* The caller's hash as stored: 0 marks an empty slot. */
 static inline uint64_t op_map_hkey(uint64_t h)
 {

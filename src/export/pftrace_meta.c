@@ -17,16 +17,16 @@
 int op_pf_emit(pf_writer *pw)
 {
     op_pbw *p = &pw->pkt;
-    if (p->failed || p->depth) return -1;
+    if (p->out.failed || p->depth) return -1;
     unsigned char head[11];
     size_t k = 0;
     head[k++] = (PF_TRACE_PACKET << 3) | OP_PB_LEN;
-    for (uint64_t v = p->n; ; v >>= 7) {
+    for (uint64_t v = p->out.n; ; v >>= 7) {
         head[k++] = (unsigned char)(v < 0x80 ? v : (v & 0x7f) | 0x80);
         if (v < 0x80) break;
     }
     op_jw_put(pw->w, (const char *)head, k);
-    op_jw_put(pw->w, (const char *)p->p, p->n);
+    op_jw_put(pw->w, p->out.p, p->out.n);
     op_pbw_reset(p);
     return pw->w->status ? -1 : 0;
 }

@@ -5,24 +5,6 @@
 
 #define ARENA_BLOCK (64u * 1024u)
 
-uint32_t op_hash_bytes(const void *p, size_t len)
-{
-    /* FNV-1a, folded 8 bytes at a time for long strings. */
-    const unsigned char *s = p;
-    uint64_t h = 1469598103934665603ull;
-    while (len >= 8) {
-        uint64_t w;
-        memcpy(&w, s, 8);
-        h = (h ^ w) * 1099511628211ull;
-        h ^= h >> 29;
-        s += 8;
-        len -= 8;
-    }
-    while (len--) h = (h ^ *s++) * 1099511628211ull;
-    h ^= h >> 32;
-    return (uint32_t)h;
-}
-
 static char *arena_alloc(op_strtab *t, size_t n)
 {
     if (n > t->arena_cap - t->arena_used || !t->arena) {

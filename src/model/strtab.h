@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/map.h"
+
 typedef struct op_strtab {
     char **strs;      /* id -> NUL-terminated string */
     uint32_t *lens;   /* id -> length */
@@ -37,7 +39,5 @@ static inline uint32_t op_strtab_len(const op_strtab *t, uint32_t id)
 {
     return id < t->count ? t->lens[id] : 0;
 }
-
-uint32_t op_hash_bytes(const void *p, size_t len);
 
 #endif

@@ -6,7 +6,9 @@
 
 #include "analysis/keyavg.h"
 #include "common/error.h"
+#include "common/map.h"
 #include "common/satmath.h"
+#include "common/vec.h"
 #include "model/model.h"
 
 #define STEP_PREFIX "ProfilerStep#"
@@ -30,11 +32,9 @@ typedef struct builder {
     size_t ng, capg;
     uint32_t *canon;   /* name id -> canonical name id + 1; 0 not seen yet */
     uint32_t *by_name; /* canonical name * 2 + device -> group + 1 (name-only grouping) */
-    uint32_t *slots;   /* group + 1 by key hash (grouping by shapes or stacks) */
-    size_t nslots;
+    op_map groups;     /* key hash -> group (grouping by shapes or stacks) */
     uint32_t *sclass;  /* stack index -> class + 1; the class is a stack with the same top frames */
-    uint32_t *stab;    /* stack index + 1 by top-frames hash */
-    size_t nstab;
+    op_map classes;    /* top-frames hash -> stack index */
     uint32_t step_canon; /* canonical id of every ProfilerStep#N, + 1 */
     uint32_t no_shapes;  /* id of "[]": PyTorch's empty shape list, grouped with none */
     int saturated;       /* a sum passed the 64-bit range and stays at its limit */
@@ -45,9 +45,9 @@ static void builder_free(builder *b)
     free(b->g);
     free(b->canon);
     free(b->by_name);
-    free(b->slots);
+    op_map_free(&b->groups);
     free(b->sclass);
-    free(b->stab);
+    op_map_free(&b->classes);
 }
 
 static uint32_t canonical_name(builder *b, uint32_t name)
@@ -70,25 +70,34 @@ static uint32_t top_frames(const builder *b, uint32_t s)
     return n < lim ? n : lim;
 }
 
+typedef struct top_key {
+    const builder *b;
+    const uint32_t *f;
+    uint32_t n;
+} top_key;
+
+static int same_top(const void *ctx, uint64_t r)
+{
+    const top_key *k = ctx;
+    return top_frames(k->b, (uint32_t)r) == k->n && !memcmp(k->b->t->stacks[r].frames, k->f, k->n * sizeof *k->f);
+}
+
 /* Stacks that agree on their top N frames share a class (a stack index + 1);
  * 0 for none. */
 static uint32_t stack_class(builder *b, uint32_t stack)
 {
-    if (!stack || !b->nstab || stack > b->t->nstacks) return 0;
+    if (!stack || !b->sclass || stack > b->t->nstacks) return 0;
     uint32_t s = stack - 1;
     if (b->sclass[s]) return b->sclass[s];
     uint32_t n = top_frames(b, s);
     if (!n) return 0;
     const uint32_t *f = b->t->stacks[s].frames;
-    for (size_t i = op_hash_bytes(f, n * sizeof *f) & (b->nstab - 1);; i = (i + 1) & (b->nstab - 1)) {
-        uint32_t r = b->stab[i];
-        if (!r) {
-            b->stab[i] = s + 1;
-            return b->sclass[s] = s + 1;
-        }
-        if (top_frames(b, r - 1) == n && !memcmp(b->t->stacks[r - 1].frames, f, n * sizeof *f))
-            return b->sclass[s] = r;
-    }
+    uint64_t h = op_hash_bytes(f, n * sizeof *f);
+    top_key k = {b, f, n};
+    const uint64_t *r = op_map_find_h(&b->classes, h, same_top, &k);
+    if (r) return b->sclass[s] = (uint32_t)*r + 1;
+    op_map_add_h(&b->classes, h, s); /* reserved for every stack: cannot fail */
+    return b->sclass[s] = s + 1;
 }
 
 static size_t key_hash(uint32_t canon, uint32_t shapes, uint32_t sclass, uint32_t device)
@@ -99,35 +108,23 @@ static size_t key_hash(uint32_t canon, uint32_t shapes, uint32_t sclass, uint32_
     return (size_t)h;
 }
 
-static int grow_slots(builder *b)
+typedef struct group_key {
+    const builder *b;
+    uint32_t canon, shapes, sclass, device;
+} group_key;
+
+static int same_group(const void *ctx, uint64_t gi)
 {
-    size_t n = b->nslots ? b->nslots * 2 : 1024;
-    uint32_t *s = calloc(n, sizeof *s);
-    if (!s) return -1;
-    for (size_t gi = 0; gi < b->ng; gi++) {
-        const group *g = &b->g[gi];
-        if (g->kind == KIND_MEMORY) continue;
-        size_t i = key_hash(g->canon, g->shapes, g->sclass, g->device) & (n - 1);
-        while (s[i]) i = (i + 1) & (n - 1);
-        s[i] = (uint32_t)gi + 1;
-    }
-    free(b->slots);
-    b->slots = s;
-    b->nslots = n;
-    return 0;
+    const group_key *k = ctx;
+    const group *g = &k->b->g[gi];
+    return g->canon == k->canon && g->shapes == k->shapes && g->sclass == k->sclass && g->device == k->device;
 }
 
 /* Appends a group started by event e (NULL for the memory row); returns its
  * index or -1 when out of memory. */
 static int64_t new_group(builder *b, const op_event *e, uint32_t canon, uint32_t sclass, int kind)
 {
-    if (b->ng == b->capg) {
-        size_t c = b->capg ? b->capg * 2 : 64;
-        group *g = realloc(b->g, c * sizeof *g);
-        if (!g) return -1;
-        b->g = g;
-        b->capg = c;
-    }
+    if (op_grow(&b->g, &b->capg, b->ng + 1, sizeof *b->g) != 0) return -1;
     group *g = &b->g[b->ng];
     memset(g, 0, sizeof *g);
     g->kind = (uint8_t)kind;
@@ -156,16 +153,13 @@ static int64_t find_group(builder *b, const op_event *e)
     }
     uint32_t shapes = b->opt.group_by_input_shape && e->shapes != b->no_shapes ? e->shapes : 0;
     uint32_t sclass = stack_class(b, e->stack);
-    if (2 * (b->ng + 1) > b->nslots && grow_slots(b) != 0) return -1;
-    size_t i = key_hash(canon, shapes, sclass, dev) & (b->nslots - 1);
-    for (;; i = (i + 1) & (b->nslots - 1)) {
-        uint32_t s = b->slots[i];
-        if (!s) break;
-        const group *g = &b->g[s - 1];
-        if (g->canon == canon && g->shapes == shapes && g->sclass == sclass && g->device == dev) return s - 1;
-    }
+    uint64_t h = key_hash(canon, shapes, sclass, dev);
+    group_key k = {b, canon, shapes, sclass, dev};
+    const uint64_t *v = op_map_find_h(&b->groups, h, same_group, &k);
+    if (v) return (int64_t)*v;
+    if (op_map_reserve(&b->groups, b->groups.n + 1) != 0) return -1;
     int64_t gi = new_group(b, e, canon, sclass, kind);
-    if (gi >= 0) b->slots[i] = (uint32_t)gi + 1;
+    if (gi >= 0) op_map_add_h(&b->groups, h, (uint64_t)gi); /* reserved: cannot fail */
     return gi;
 }
 
@@ -366,13 +360,10 @@ static int builder_init(builder *b, const opprof_trace *t, const opprof_avg_opti
         return b->by_name ? 0 : -1;
     }
     if (b->opt.group_by_stack_n && t->nstacks) {
-        b->nstab = 16;
-        while (b->nstab < t->nstacks * 2) b->nstab *= 2;
-        b->stab = calloc(b->nstab, sizeof *b->stab);
         b->sclass = calloc(t->nstacks, sizeof *b->sclass);
-        if (!b->stab || !b->sclass) return -1;
+        if (!b->sclass || op_map_reserve(&b->classes, t->nstacks) != 0) return -1;
     }
-    return grow_slots(b);
+    return op_map_reserve(&b->groups, 512);
 }
 
 int opprof_key_averages_new(const opprof_trace *t, const opprof_avg_options *opt, opprof_key_averages **out)

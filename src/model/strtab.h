@@ -12,9 +12,7 @@ typedef struct op_strtab {
     char **strs;      /* id -> NUL-terminated string */
     uint32_t *lens;   /* id -> length */
     uint32_t count, cap;
-    uint32_t *slots;  /* open addressing: id + 1, 0 empty */
-    uint32_t *hashes; /* id -> hash, for rehashing */
-    size_t nslots;
+    op_map ix;        /* string hash -> id */
     char *arena;      /* current block */
     size_t arena_used, arena_cap;
     char **blocks;    /* every block, for freeing */

@@ -32,7 +32,7 @@ int op_buf_grow(op_buf *b, size_t extra);
 /* Room for `extra` more bytes (and the NUL after them): 0 or -1. */
 static inline int op_buf_reserve(op_buf *b, size_t extra)
 {
-    if (b->cap - b->n > extra && !b->failed) return 0;
+    if (b->cap - b->n > extra) return 0; /* a failed buffer has cap == n */
     return op_buf_grow(b, extra);
 }
 
@@ -63,10 +63,12 @@ int op_buf_fill(op_buf *b, char c, size_t n);
 
 int op_buf_printf(op_buf *b, const char *fmt, ...) OP_PRINTF(2, 3);
 
-/* Puts the buffer in the failed state; returns -1. */
+/* Puts the buffer in the failed state; returns -1. Its room is forgotten
+ * (cap = n), so the inline fast path needs no test of its own. */
 static inline int op_buf_fail(op_buf *b)
 {
     b->failed = 1;
+    b->cap = b->n;
     return -1;
 }
 

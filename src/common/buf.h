@@ -9,9 +9,10 @@
  * tests the call's -1; both see the same state. Code that fails for a reason
  * of its own while filling a buffer may call op_buf_fail() to join it.
  *
- * p[0 .. n) is the content. While not failed, p[n] is a NUL whenever p is
- * not NULL (the room for it is always reserved), so text reads as a C
- * string. */
+ * p[0 .. n) is the content. Room for one byte more is always reserved, and
+ * every append here writes a NUL there, so text reads as a C string; code
+ * that writes bytes at p + n itself after op_buf_reserve (encoders) or
+ * empties the buffer by n = 0 need not. */
 #ifndef OPPROF_COMMON_BUF_H
 #define OPPROF_COMMON_BUF_H
 

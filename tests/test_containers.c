@@ -80,7 +80,7 @@ static void buf_appends_and_stays_a_string(void **state)
     assert_int_equal(op_buf_putc(&b, 'c'), 0);
     assert_int_equal(op_buf_fill(&b, '-', 3), 0);
     assert_int_equal(op_buf_printf(&b, "%d/%s", 42, "x"), 0);
-    assert_string_equal(b.p, "abc---42/x");
+    assert_string_equal(op_buf_str(&b), "abc---42/x");
     assert_int_equal(b.n, 10);
     /* longer than the first formatting attempt's room */
     char big[1000];
@@ -88,7 +88,7 @@ static void buf_appends_and_stays_a_string(void **state)
     big[sizeof big - 1] = '\0';
     assert_int_equal(op_buf_printf(&b, "[%s]", big), 0);
     assert_int_equal(b.n, 10 + 1001);
-    assert_int_equal(strlen(b.p), b.n);
+    assert_int_equal(strlen(op_buf_str(&b)), b.n);
     assert_int_equal(b.p[10], '[');
     assert_int_equal(b.p[b.n - 1], ']');
     for (int i = 0; i < 100000; i++) assert_int_equal(op_buf_putc(&b, (char)('a' + i % 26)), 0);
@@ -102,10 +102,12 @@ static void buf_appends_and_stays_a_string(void **state)
     free(s);
 }
 
-static void buf_take_of_nothing_is_empty_string(void **state)
+static void buf_of_nothing_is_empty_string(void **state)
 {
     (void)state;
     op_buf b = {0};
+    assert_string_equal(op_buf_str(&b), "");
+    assert_null(b.p); /* and allocated nothing */
     char *s = op_buf_take(&b);
     assert_non_null(s);
     assert_string_equal(s, "");
@@ -135,7 +137,7 @@ static void buf_out_of_memory_is_sticky(void **state)
     assert_null(b.p);
     assert_false(b.failed);
     assert_int_equal(op_buf_puts(&b, "new"), 0);
-    assert_string_equal(b.p, "new");
+    assert_string_equal(op_buf_str(&b), "new");
     op_buf_free(&b);
 }
 
@@ -359,7 +361,7 @@ int main(void)
         cmocka_unit_test_teardown(vec_out_of_memory_keeps_the_array, reset_hook),
         cmocka_unit_test_teardown(grow_refuses_sizes_that_overflow, reset_hook),
         cmocka_unit_test_teardown(buf_appends_and_stays_a_string, reset_hook),
-        cmocka_unit_test_teardown(buf_take_of_nothing_is_empty_string, reset_hook),
+        cmocka_unit_test_teardown(buf_of_nothing_is_empty_string, reset_hook),
         cmocka_unit_test_teardown(buf_out_of_memory_is_sticky, reset_hook),
         cmocka_unit_test_teardown(buf_fail_joins_the_state, reset_hook),
         cmocka_unit_test_teardown(map_puts_and_gets_many_keys, reset_hook),

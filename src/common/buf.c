@@ -31,7 +31,6 @@ int op_buf_fill(op_buf *b, char c, size_t n)
     if (op_buf_reserve(b, n) != 0) return -1;
     memset(b->p + b->n, c, n);
     b->n += n;
-    b->p[b->n] = '\0';
     return 0;
 }
 
@@ -46,10 +45,7 @@ int op_buf_printf(op_buf *b, const char *fmt, ...)
     va_start(ap, fmt);
     int n = vsnprintf(b->p + b->n, room, fmt, ap);
     va_end(ap);
-    if (n < 0) {
-        b->p[b->n] = '\0';
-        return op_buf_fail(b);
-    }
+    if (n < 0) return op_buf_fail(b);
     if ((size_t)n >= room) {
         if (op_buf_reserve(b, (size_t)n) != 0) return -1;
         va_start(ap, fmt);

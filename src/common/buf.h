@@ -9,10 +9,11 @@
  * tests the call's -1; both see the same state. Code that fails for a reason
  * of its own while filling a buffer may call op_buf_fail() to join it.
  *
- * p[0 .. n) is the content. Room for one byte more is always reserved, and
- * every append here writes a NUL there, so text reads as a C string; code
- * that writes bytes at p + n itself after op_buf_reserve (encoders) or
- * empties the buffer by n = 0 need not. */
+ * p[0 .. n) is the content, not NUL-terminated as it grows (a store per
+ * byte the import's hot loop would pay); room for one byte more is always
+ * reserved, so op_buf_str() and op_buf_take() end it with a NUL without
+ * allocating. Encoders may write at p + n themselves after op_buf_reserve,
+ * and n = 0 empties the buffer. */
 #ifndef OPPROF_COMMON_BUF_H
 #define OPPROF_COMMON_BUF_H
 
@@ -42,7 +43,6 @@ static inline int op_buf_put(op_buf *b, const void *s, size_t n)
     if (op_buf_reserve(b, n) != 0) return -1;
     if (n) memcpy(b->p + b->n, s, n);
     b->n += n;
-    b->p[b->n] = '\0';
     return 0;
 }
 
@@ -50,7 +50,6 @@ static inline int op_buf_putc(op_buf *b, char c)
 {
     if (op_buf_reserve(b, 1) != 0) return -1;
     b->p[b->n++] = c;
-    b->p[b->n] = '\0';
     return 0;
 }
 
@@ -71,6 +70,15 @@ static inline int op_buf_fail(op_buf *b)
     b->failed = 1;
     b->cap = b->n;
     return -1;
+}
+
+/* The content as a C string, "" when nothing was ever added. Good until
+ * the next change of the buffer. */
+static inline const char *op_buf_str(op_buf *b)
+{
+    if (!b->p) return "";
+    b->p[b->n] = '\0';
+    return b->p;
 }
 
 /* The content as an allocated C string the caller frees ("" when empty),

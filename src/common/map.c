@@ -8,24 +8,6 @@
 
 #define MIN_CAP 64
 
-uint32_t op_hash_bytes(const void *p, size_t len)
-{
-    /* FNV-1a, folded 8 bytes at a time for long strings. */
-    const unsigned char *s = p;
-    uint64_t h = 1469598103934665603ull;
-    while (len >= 8) {
-        uint64_t w;
-        memcpy(&w, s, 8);
-        h = (h ^ w) * 1099511628211ull;
-        h ^= h >> 29;
-        s += 8;
-        len -= 8;
-    }
-    while (len--) h = (h ^ *s++) * 1099511628211ull;
-    h ^= h >> 32;
-    return (uint32_t)h;
-}
-
 void op_map_init_fixed(op_map *m, op_map_slot *slots, size_t cap)
 {
     memset(m, 0, sizeof *m);
@@ -57,9 +39,8 @@ static void place(op_map_slot *slots, size_t cap, uint64_t key, uint64_t val)
 static int rehash(op_map *m, size_t cap)
 {
     if (cap > SIZE_MAX / sizeof(op_map_slot)) return -1;
-    op_map_slot *slots = op_realloc(NULL, cap * sizeof *slots);
+    op_map_slot *slots = op_calloc(cap, sizeof *slots); /* fresh zero pages: no memset for big tables */
     if (!slots) return -1;
-    memset(slots, 0, cap * sizeof *slots);
     for (size_t i = 0; i < m->cap; i++)
         if (m->slots[i].key) place(slots, cap, m->slots[i].key, m->slots[i].val);
     free(m->slots);
@@ -88,7 +69,7 @@ static op_map_slot *probe(op_map *m, uint64_t key)
     }
 }
 
-uint64_t *op_map_at(op_map *m, uint64_t key, int *added)
+uint64_t *op_map_at_grow(op_map *m, uint64_t key, int *added)
 {
     int dummy;
     if (!added) added = &dummy;

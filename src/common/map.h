@@ -24,6 +24,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 typedef struct op_map_slot {
     uint64_t key; /* 0: empty (key 0 itself lives in zero_val) */
@@ -81,9 +82,29 @@ static inline int op_map_get_u32(const op_map *m, uint64_t key, uint32_t *v)
     return 1;
 }
 
+/* Slow path of op_map_at: key 0, an empty table, or one that must grow. */
+uint64_t *op_map_at_grow(op_map *m, uint64_t key, int *added);
+
 /* The value of key, added (set to 0) when absent, *added saying which
  * (added may be NULL); NULL when out of room. */
-uint64_t *op_map_at(op_map *m, uint64_t key, int *added);
+static inline uint64_t *op_map_at(op_map *m, uint64_t key, int *added)
+{
+    if (!key || (m->n + 1) * 2 > m->cap) return op_map_at_grow(m, key, added);
+    size_t mask = m->cap - 1;
+    for (size_t i = (size_t)op_map_mix(key) & mask;; i = (i + 1) & mask) {
+        op_map_slot *s = &m->slots[i];
+        if (s->key == key || !s->key) {
+            int fresh = !s->key;
+            if (fresh) {
+                s->key = key;
+                s->val = 0;
+                m->n++;
+            }
+            if (added) *added = fresh;
+            return &s->val;
+        }
+    }
+}
 
 /* Sets key to val: 0, or -1 when out of room. */
 int op_map_put(op_map *m, uint64_t key, uint64_t val);
@@ -99,8 +120,24 @@ int op_map_next(const op_map *m, size_t *pos, uint64_t *key, uint64_t *val);
 /* ---- keyed by the caller's hash ---- */
 
 /* A hash of p[0 .. len) for keys made of bytes (FNV-1a, folded 8 bytes at a
- * time for long keys). */
-uint32_t op_hash_bytes(const void *p, size_t len);
+ * time for long keys). Inline: the string table hashes every name it
+ * reads. */
+static inline uint32_t op_hash_bytes(const void *p, size_t len)
+{
+    const unsigned char *s = p;
+    uint64_t h = 1469598103934665603ull;
+    while (len >= 8) {
+        uint64_t w;
+        memcpy(&w, s, 8);
+        h = (h ^ w) * 1099511628211ull;
+        h ^= h >> 29;
+        s += 8;
+        len -= 8;
+    }
+    while (len--) h = (h ^ *s++) * 1099511628211ull;
+    h ^= h >> 32;
+    return (uint32_t)h;
+}
 
 /* The caller's hash as stored: 0 marks an empty slot. */
 static inline uint64_t op_map_hkey(uint64_t h)
@@ -109,9 +146,15 @@ static inline uint64_t op_map_hkey(uint64_t h)
 }
 
 /* The value v with hash h for which eq(ctx, v) holds; NULL when none.
- * Inline so that a constant eq is inlined too. */
-static inline uint64_t *op_map_find_h(const op_map *m, uint64_t h, int (*eq)(const void *ctx, uint64_t val),
-                                      const void *ctx)
+ * Always inline, so that the caller's eq is inlined too. */
+#if defined(__GNUC__)
+#define OP_MAP_INLINE inline __attribute__((always_inline))
+#else
+#define OP_MAP_INLINE inline
+#endif
+
+static OP_MAP_INLINE uint64_t *op_map_find_h(const op_map *m, uint64_t h,
+                                             int (*eq)(const void *ctx, uint64_t val), const void *ctx)
 {
     if (!m->cap) return NULL;
     h = op_map_hkey(h);

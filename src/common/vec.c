@@ -11,15 +11,25 @@ void op_alloc_fail_after(long n)
     __atomic_store_n(&g_fail_after, n, __ATOMIC_RELAXED);
 }
 
+/* 1 when the test hook fails this allocation. One relaxed load per growth
+ * (not per element): free when unused. */
+static int hook_fails(void)
+{
+    long left = __atomic_load_n(&g_fail_after, __ATOMIC_RELAXED);
+    if (left < 0) return 0;
+    if (left == 0) return 1;
+    __atomic_store_n(&g_fail_after, left - 1, __ATOMIC_RELAXED);
+    return 0;
+}
+
 void *op_realloc(void *p, size_t n)
 {
-    /* One relaxed load per growth (not per element): free when unused. */
-    long left = __atomic_load_n(&g_fail_after, __ATOMIC_RELAXED);
-    if (left >= 0) {
-        if (left == 0) return NULL;
-        __atomic_store_n(&g_fail_after, left - 1, __ATOMIC_RELAXED);
-    }
-    return realloc(p, n);
+    return hook_fails() ? NULL : realloc(p, n);
+}
+
+void *op_calloc(size_t n, size_t size)
+{
+    return hook_fails() ? NULL : calloc(n, size);
 }
 
 int op_grow(void *pp, size_t *cap, size_t need, size_t elem)

@@ -23,6 +23,9 @@ int op_grow(void *pp, size_t *cap, size_t need, size_t elem);
  * containers goes through it. */
 void *op_realloc(void *p, size_t n);
 
+/* calloc(n, size) through the same hook. */
+void *op_calloc(size_t n, size_t size);
+
 /* Tests: the next `n` allocations through op_realloc succeed and the ones
  * after fail, until called again; n < 0 (the default) never fails. */
 void op_alloc_fail_after(long n);

@@ -33,7 +33,7 @@ typedef struct probe {
     size_t len;
 } probe;
 
-static int same(const void *ctx, uint64_t id)
+static inline int same(const void *ctx, uint64_t id)
 {
     const probe *p = ctx;
     return p->t->lens[id] == p->len && memcmp(p->t->strs[id], p->s, p->len) == 0;

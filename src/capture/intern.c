@@ -19,7 +19,7 @@ static uint64_t hash_name(const char *s, int cat)
 {
     uint64_t h = 1469598103934665603ull ^ (uint64_t)(unsigned)cat;
     for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
+    return op_map_mix(h); /* FNV's low bits see only the bytes' low bits */
 }
 
 typedef struct probe {

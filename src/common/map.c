@@ -23,14 +23,21 @@ void op_map_free(op_map *m)
     memset(m, 0, sizeof *m);
 }
 
-static size_t home(const op_map *m, uint64_t key)
+/* Where key's probe starts in a table of cap slots: a key is mixed, the
+ * caller's hash is used as it is. */
+static size_t home_in(const op_map *m, uint64_t key, size_t cap)
 {
-    return (size_t)op_map_mix(key) & (m->cap - 1);
+    return (size_t)(m->hashed ? key : op_map_mix(key)) & (cap - 1);
 }
 
-static void place(op_map_slot *slots, size_t cap, uint64_t key, uint64_t val)
+static size_t home(const op_map *m, uint64_t key)
 {
-    size_t i = (size_t)op_map_mix(key) & (cap - 1);
+    return home_in(m, key, m->cap);
+}
+
+static void place(const op_map *m, op_map_slot *slots, size_t cap, uint64_t key, uint64_t val)
+{
+    size_t i = home_in(m, key, cap);
     while (slots[i].key) i = (i + 1) & (cap - 1);
     slots[i].key = key;
     slots[i].val = val;
@@ -42,7 +49,7 @@ static int rehash(op_map *m, size_t cap)
     op_map_slot *slots = op_calloc(cap, sizeof *slots); /* fresh zero pages: no memset for big tables */
     if (!slots) return -1;
     for (size_t i = 0; i < m->cap; i++)
-        if (m->slots[i].key) place(slots, cap, m->slots[i].key, m->slots[i].val);
+        if (m->slots[i].key) place(m, slots, cap, m->slots[i].key, m->slots[i].val);
     free(m->slots);
     m->slots = slots;
     m->cap = cap;
@@ -162,7 +169,8 @@ int op_map_next(const op_map *m, size_t *pos, uint64_t *key, uint64_t *val)
 int op_map_add_h(op_map *m, uint64_t h, uint64_t val)
 {
     if (op_map_reserve(m, m->n + 1) != 0) return -1;
-    place(m->slots, m->cap, op_map_hkey(h), val);
+    m->hashed = 1;
+    place(m, m->slots, m->cap, op_map_hkey(h), val);
     m->n++;
     return 0;
 }

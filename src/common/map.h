@@ -7,7 +7,8 @@
  *  - by the caller's hash, for keys that are not one number (strings,
  *    tuples): the map holds hash -> value (usually an index into the
  *    caller's array, where the key lives) and several values may share a
- *    hash; op_map_find_h asks the caller's eq which is the one.
+ *    hash; op_map_find_h asks the caller's eq which is the one. The hash is
+ *    used as it is (its low bits choose the slot), so it must be mixed.
  *    op_map_add_h adds. A table is used one way or the other, not both.
  *
  * Storage: grown with op_realloc (out of memory: -1 / NULL, the map as it
@@ -37,6 +38,7 @@ typedef struct op_map {
     uint64_t zero_val; /* the value of key 0, when has_zero */
     int has_zero;
     int fixed;         /* slots are the caller's */
+    int hashed;        /* keyed by the caller's hash (op_map_add_h) */
 } op_map;
 
 /* Uses slots[0 .. cap) (cap a power of two), zeroed here, as the whole
@@ -64,12 +66,13 @@ static inline uint64_t op_map_mix(uint64_t k)
 static inline uint64_t *op_map_get(const op_map *m, uint64_t key)
 {
     if (!key) return m->has_zero ? (uint64_t *)&m->zero_val : NULL;
-    if (!m->cap) return NULL;
+    op_map_slot *slots = m->slots;
     size_t mask = m->cap - 1;
+    if (!slots) return NULL;
     for (size_t i = (size_t)op_map_mix(key) & mask;; i = (i + 1) & mask) {
-        op_map_slot *s = &m->slots[i];
-        if (s->key == key) return &s->val;
-        if (!s->key) return NULL;
+        uint64_t k = slots[i].key;
+        if (k == key) return &slots[i].val;
+        if (!k) return NULL;
     }
 }
 
@@ -142,7 +145,7 @@ static inline uint32_t op_hash_bytes(const void *p, size_t len)
 /* The caller's hash as stored: 0 marks an empty slot. */
 static inline uint64_t op_map_hkey(uint64_t h)
 {
-    return h ? h : 1;
+    return h | (h == 0);
 }
 
 /* The value v with hash h for which eq(ctx, v) holds; NULL when none.
@@ -156,13 +159,14 @@ static inline uint64_t op_map_hkey(uint64_t h)
 static OP_MAP_INLINE uint64_t *op_map_find_h(const op_map *m, uint64_t h,
                                              int (*eq)(const void *ctx, uint64_t val), const void *ctx)
 {
-    if (!m->cap) return NULL;
-    h = op_map_hkey(h);
+    op_map_slot *slots = m->slots; /* locals: eq's stores cannot alias them */
     size_t mask = m->cap - 1;
-    for (size_t i = (size_t)op_map_mix(h) & mask;; i = (i + 1) & mask) {
-        op_map_slot *s = &m->slots[i];
-        if (!s->key) return NULL;
-        if (s->key == h && eq(ctx, s->val)) return &s->val;
+    if (!slots) return NULL;
+    h = op_map_hkey(h);
+    for (size_t i = (size_t)h & mask;; i = (i + 1) & mask) {
+        uint64_t k = slots[i].key;
+        if (!k) return NULL;
+        if (k == h && eq(ctx, slots[i].val)) return &slots[i].val;
     }
 }
 

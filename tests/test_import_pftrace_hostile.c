@@ -121,9 +121,9 @@ static void test_every_truncation_and_corruption(void **state)
 static size_t frame(unsigned char *out, const op_pbw *b)
 {
     op_pbw f = {0};
-    op_pbw_bytes(&f, PF_TRACE_PACKET, b->p, b->n);
-    memcpy(out, f.p, f.n);
-    size_t n = f.n;
+    op_pbw_bytes(&f, PF_TRACE_PACKET, b->out.p, b->out.n);
+    memcpy(out, f.out.p, f.out.n);
+    size_t n = f.out.n;
     op_pbw_free(&f);
     return n;
 }

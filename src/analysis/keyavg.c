@@ -6,7 +6,9 @@
 
 #include "analysis/keyavg.h"
 #include "common/error.h"
+#include "common/map.h"
 #include "common/satmath.h"
+#include "common/vec.h"
 #include "model/model.h"
 
 #define STEP_PREFIX "ProfilerStep#"
@@ -30,11 +32,12 @@ typedef struct builder {
     size_t ng, capg;
     uint32_t *canon;   /* name id -> canonical name id + 1; 0 not seen yet */
     uint32_t *by_name; /* canonical name * 2 + device -> group + 1 (name-only grouping) */
-    uint32_t *slots;   /* group + 1 by key hash (grouping by shapes or stacks) */
+    uint32_t *slots;   /* group + 1 by key hash (grouping by shapes or stacks); its own table, not
+                        * op_map: probed once per event, and op_map_find_h cost 140 M more
+                        * instructions over bench_keyavg's 7 million lookups (callgrind) */
     size_t nslots;
     uint32_t *sclass;  /* stack index -> class + 1; the class is a stack with the same top frames */
-    uint32_t *stab;    /* stack index + 1 by top-frames hash */
-    size_t nstab;
+    op_map classes;    /* top-frames hash -> stack index */
     uint32_t step_canon; /* canonical id of every ProfilerStep#N, + 1 */
     uint32_t no_shapes;  /* id of "[]": PyTorch's empty shape list, grouped with none */
     int saturated;       /* a sum passed the 64-bit range and stays at its limit */
@@ -47,7 +50,7 @@ static void builder_free(builder *b)
     free(b->by_name);
     free(b->slots);
     free(b->sclass);
-    free(b->stab);
+    op_map_free(&b->classes);
 }
 
 static uint32_t canonical_name(builder *b, uint32_t name)
@@ -70,25 +73,34 @@ static uint32_t top_frames(const builder *b, uint32_t s)
     return n < lim ? n : lim;
 }
 
+typedef struct top_key {
+    const builder *b;
+    const uint32_t *f;
+    uint32_t n;
+} top_key;
+
+static int same_top(const void *ctx, uint64_t r)
+{
+    const top_key *k = ctx;
+    return top_frames(k->b, (uint32_t)r) == k->n && !memcmp(k->b->t->stacks[r].frames, k->f, k->n * sizeof *k->f);
+}
+
 /* Stacks that agree on their top N frames share a class (a stack index + 1);
  * 0 for none. */
 static uint32_t stack_class(builder *b, uint32_t stack)
 {
-    if (!stack || !b->nstab || stack > b->t->nstacks) return 0;
+    if (!stack || !b->sclass || stack > b->t->nstacks) return 0;
     uint32_t s = stack - 1;
     if (b->sclass[s]) return b->sclass[s];
     uint32_t n = top_frames(b, s);
     if (!n) return 0;
     const uint32_t *f = b->t->stacks[s].frames;
-    for (size_t i = op_hash_bytes(f, n * sizeof *f) & (b->nstab - 1);; i = (i + 1) & (b->nstab - 1)) {
-        uint32_t r = b->stab[i];
-        if (!r) {
-            b->stab[i] = s + 1;
-            return b->sclass[s] = s + 1;
-        }
-        if (top_frames(b, r - 1) == n && !memcmp(b->t->stacks[r - 1].frames, f, n * sizeof *f))
-            return b->sclass[s] = r;
-    }
+    uint64_t h = op_hash_bytes(f, n * sizeof *f);
+    top_key k = {b, f, n};
+    const uint64_t *r = op_map_find_h(&b->classes, h, same_top, &k);
+    if (r) return b->sclass[s] = (uint32_t)*r + 1;
+    op_map_add_h(&b->classes, h, s); /* reserved for every stack: cannot fail */
+    return b->sclass[s] = s + 1;
 }
 
 static size_t key_hash(uint32_t canon, uint32_t shapes, uint32_t sclass, uint32_t device)
@@ -121,13 +133,7 @@ static int grow_slots(builder *b)
  * index or -1 when out of memory. */
 static int64_t new_group(builder *b, const op_event *e, const op_evx *x, uint32_t canon, uint32_t sclass, int kind)
 {
-    if (b->ng == b->capg) {
-        size_t c = b->capg ? b->capg * 2 : 64;
-        group *g = realloc(b->g, c * sizeof *g);
-        if (!g) return -1;
-        b->g = g;
-        b->capg = c;
-    }
+    if (op_grow(&b->g, &b->capg, b->ng + 1, sizeof *b->g) != 0) return -1;
     group *g = &b->g[b->ng];
     memset(g, 0, sizeof *g);
     g->kind = (uint8_t)kind;
@@ -368,11 +374,8 @@ static int builder_init(builder *b, const opprof_trace *t, const opprof_avg_opti
         return b->by_name ? 0 : -1;
     }
     if (b->opt.group_by_stack_n && t->nstacks) {
-        b->nstab = 16;
-        while (b->nstab < t->nstacks * 2) b->nstab *= 2;
-        b->stab = calloc(b->nstab, sizeof *b->stab);
         b->sclass = calloc(t->nstacks, sizeof *b->sclass);
-        if (!b->stab || !b->sclass) return -1;
+        if (!b->sclass || op_map_reserve(&b->classes, t->nstacks) != 0) return -1;
     }
     return grow_slots(b);
 }

@@ -10,7 +10,7 @@
 
 #include "analysis/keyavg.h"
 #include "analysis/pyfmt.h"
-#include "analysis/textbuf.h"
+#include "common/buf.h"
 #include "common/error.h"
 #include "common/textesc.h"
 #include "common/writeall.h"
@@ -57,26 +57,26 @@ static cell str_cell(const char *s)
 
 /* One line: each cell padded to its column ('{: >w}' or '{: <w}', never
  * cut) and followed by two spaces, as Python's row_format does. */
-static void emit(op_textbuf *b, const layout *l, const cell *c)
+static void emit(op_buf *b, const layout *l, const cell *c)
 {
     for (size_t i = 0; i < l->ncol; i++) {
         size_t w = op_utf8_len(c[i].s, c[i].len);
         size_t pad = w < l->width[i] ? l->width[i] - w : 0;
-        if (!l->left[i]) op_textbuf_fill(b, ' ', pad);
-        op_textbuf_put(b, c[i].s, c[i].len);
-        if (l->left[i]) op_textbuf_fill(b, ' ', pad);
-        op_textbuf_fill(b, ' ', SPACING);
+        if (!l->left[i]) op_buf_fill(b, ' ', pad);
+        op_buf_put(b, c[i].s, c[i].len);
+        if (l->left[i]) op_buf_fill(b, ' ', pad);
+        op_buf_fill(b, ' ', SPACING);
     }
-    op_textbuf_put(b, "\n", 1);
+    op_buf_put(b, "\n", 1);
 }
 
-static void emit_rule(op_textbuf *b, const layout *l)
+static void emit_rule(op_buf *b, const layout *l)
 {
     for (size_t i = 0; i < l->ncol; i++) {
-        op_textbuf_fill(b, '-', l->width[i]);
-        op_textbuf_fill(b, ' ', SPACING);
+        op_buf_fill(b, '-', l->width[i]);
+        op_buf_fill(b, ' ', SPACING);
     }
-    op_textbuf_put(b, "\n", 1);
+    op_buf_put(b, "\n", 1);
 }
 
 /* The length of the longest stack frame of a row (code points). */
@@ -190,7 +190,7 @@ static cell frame_cell(scratch *sc, const char *s, size_t n, size_t width)
     return (cell){sc->frame, n - off + 3};
 }
 
-static void emit_row(op_textbuf *b, const layout *l, const op_avg *a, scratch *sc)
+static void emit_row(op_buf *b, const layout *l, const op_avg *a, scratch *sc)
 {
     const opprof_avg_row *r = &a->r;
     cell c[MAX_COLS];
@@ -260,7 +260,7 @@ static void emit_row(op_textbuf *b, const layout *l, const op_avg *a, scratch *s
     emit(b, l, c);
 }
 
-static int build(const opprof_key_averages *ka, const char *sort_by, int row_limit, op_textbuf *b)
+static int build(const opprof_key_averages *ka, const char *sort_by, int row_limit, op_buf *b)
 {
     if (!ka) return op_fail(OPPROF_E_INVAL, "opprof_table: NULL key averages");
     op_avg_greater_fn greater = NULL;
@@ -275,8 +275,8 @@ static int build(const opprof_key_averages *ka, const char *sort_by, int row_lim
             plan(&l, ka);
             char t1[64], t2[64];
             if (ka->opt.top_level_only) {
-                op_textbuf_fill(b, '=', l.line_len);
-                op_textbuf_puts(b, "\nThis report only display top-level ops statistics\n");
+                op_buf_fill(b, '=', l.line_len);
+                op_buf_puts(b, "\nThis report only display top-level ops statistics\n");
             }
             emit_rule(b, &l);
             cell h[MAX_COLS];
@@ -287,10 +287,10 @@ static int build(const opprof_key_averages *ka, const char *sort_by, int row_lim
                 emit_row(b, &l, &ka->rows[order[i]], sc);
             emit_rule(b, &l);
             op_fmt_time(t1, sizeof t1, l.self_cpu_us);
-            op_textbuf_printf(b, "Self CPU time total: %s\n", t1);
+            op_buf_printf(b, "Self CPU time total: %s\n", t1);
             if (l.has_dev) {
                 op_fmt_time(t2, sizeof t2, l.self_dev_us);
-                op_textbuf_printf(b, "Self CUDA time total: %s\n", t2);
+                op_buf_printf(b, "Self CUDA time total: %s\n", t2);
             }
         }
         free(order);
@@ -298,13 +298,13 @@ static int build(const opprof_key_averages *ka, const char *sort_by, int row_lim
         if (rc) return rc;
     }
     if (ka->trace_options & OP_TRACE_SATURATED)
-        op_textbuf_puts(b, "Saturated: some sums passed the 64-bit range and are shown at its limit\n");
+        op_buf_puts(b, "Saturated: some sums passed the 64-bit range and are shown at its limit\n");
     if (ka->dropped) {
-        op_textbuf_printf(b, "Dropped events: %" PRIu64, ka->dropped);
-        if (ka->attempted) op_textbuf_printf(b, " of %" PRIu64, ka->attempted);
-        op_textbuf_puts(b, " (not recorded: the figures above leave them out)\n");
+        op_buf_printf(b, "Dropped events: %" PRIu64, ka->dropped);
+        if (ka->attempted) op_buf_printf(b, " of %" PRIu64, ka->attempted);
+        op_buf_puts(b, " (not recorded: the figures above leave them out)\n");
     }
-    if (b->oom) return op_fail(OPPROF_E_NOMEM, "out of memory printing a table of %zu rows", ka->n);
+    if (b->failed) return op_fail(OPPROF_E_NOMEM, "out of memory printing a table of %zu rows", ka->n);
     return OPPROF_OK;
 }
 
@@ -312,24 +312,23 @@ int opprof_table_string(const opprof_key_averages *ka, const char *sort_by, int 
 {
     if (!out) return op_fail(OPPROF_E_INVAL, "opprof_table_string: NULL out");
     *out = NULL;
-    op_textbuf b = {0};
+    op_buf b = {0};
     int rc = build(ka, sort_by, row_limit, &b);
-    if (rc == OPPROF_OK && !b.p) op_textbuf_put(&b, "", 0);
-    if (rc != OPPROF_OK || b.oom) {
-        op_textbuf_free(&b);
-        return rc != OPPROF_OK ? rc : op_fail(OPPROF_E_NOMEM, "out of memory printing a table");
+    if (rc != OPPROF_OK) {
+        op_buf_free(&b);
+        return rc;
     }
-    *out = b.p;
+    if (!(*out = op_buf_take(&b))) return op_fail(OPPROF_E_NOMEM, "out of memory printing a table");
     return OPPROF_OK;
 }
 
 int opprof_table_write(const opprof_key_averages *ka, const char *sort_by, int row_limit, FILE *f)
 {
     if (!f) return op_fail(OPPROF_E_INVAL, "opprof_table_write: NULL file");
-    op_textbuf b = {0};
+    op_buf b = {0};
     int rc = build(ka, sort_by, row_limit, &b);
     if (rc == OPPROF_OK && b.n && op_write_all_stream(f, b.p, b.n) != 0)
         rc = op_fail(OPPROF_E_IO, "could not write the table (%zu bytes): %s", b.n, strerror(errno));
-    op_textbuf_free(&b);
+    op_buf_free(&b);
     return rc;
 }

@@ -5,7 +5,10 @@
 #include "capture/drops.h"
 
 /* The owner writes, a collector may read beside it: relaxed atomics, plain
- * moves on x86-64 and aarch64. */
+ * moves on x86-64 and aarch64. That, and a table made by mmap on the record
+ * path (which may run in a signal handler or a malloc interposer), is why
+ * this is not the common op_map: its stores are plain and it grows with
+ * realloc. */
 #define STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
 
 #define TAB_BYTES (OP_DROP_SLOTS * sizeof(op_dropsite))

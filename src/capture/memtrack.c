@@ -42,7 +42,9 @@ static inline uint64_t mix(uint64_t x)
  * are short enough that linear probing does not pile them into long
  * clusters. (Measured here: one random slot per block cost 2.7x more per
  * operation at 10M live blocks than on an empty table, whole 4 KiB pages per
- * run 4x from clustering, 256-byte lines 1.8x.) */
+ * run 4x from clustering, 256-byte lines 1.8x.) This placement, tables
+ * from mmap (the tracker runs inside malloc) and a spin lock per shard are
+ * why this is not the common op_map. */
 static inline uint64_t line_hash(uint64_t addr)
 {
     return mix(addr >> 8);

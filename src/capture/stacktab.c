@@ -3,7 +3,10 @@
  * libunwind's unw_backtrace walks the stack with its per-thread cache of
  * frame descriptions: after the first walk through a code address it costs a
  * few nanoseconds per frame and allocates nothing. Memory comes from mmap,
- * never malloc, because a begin may run inside a malloc interposer. */
+ * never malloc, because a begin may run inside a malloc interposer. For the
+ * same reason its index is not the common op_map (common/map.h), which grows
+ * with realloc: slots are mmap'd and hold the entries' addresses, and a failed
+ * growth keeps probing the full table rather than failing the record. */
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 #include <string.h>

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "capture/state.h"
+#include "common/map.h"
 #include "device/activity.h"
 #include "device/cupti.h"
 #include "device/cupti_decode.h"
@@ -212,11 +213,7 @@ static const char *api_name(CUpti_CallbackDomain dom, uint32_t cbid, void *ctx)
 }
 
 /* Raw kernel name (interned: a stable key) -> demangled name. */
-static struct {
-    const opprof_site **keys;
-    const char **vals;
-    size_t cap, n;
-} g_kn;
+static op_map g_kn; /* kernel site -> its demangled name */
 
 static const char *kernel_name(const char *raw, void *ctx)
 {
@@ -226,41 +223,20 @@ static const char *kernel_name(const char *raw, void *ctx)
     if (!key) return NULL;
     if (!L.demangle || strncmp(raw, "_Z", 2) != 0) return key->name;
     pthread_mutex_lock(&g_names_lock);
-    if ((g_kn.n + 1) * 2 > g_kn.cap) {
-        size_t cap = g_kn.cap ? g_kn.cap * 2 : 256;
-        const opprof_site **k = calloc(cap, sizeof *k);
-        const char **v = calloc(cap, sizeof *v);
-        if (!k || !v) {
-            free(k);
-            free(v);
-            pthread_mutex_unlock(&g_names_lock);
-            return key->name;
-        }
-        for (size_t i = 0; i < g_kn.cap; i++) {
-            if (!g_kn.keys[i]) continue;
-            size_t j = ((uintptr_t)g_kn.keys[i] >> 4) & (cap - 1);
-            while (k[j]) j = (j + 1) & (cap - 1);
-            k[j] = g_kn.keys[i];
-            v[j] = g_kn.vals[i];
-        }
-        free(g_kn.keys);
-        free(g_kn.vals);
-        g_kn.keys = k;
-        g_kn.vals = v;
-        g_kn.cap = cap;
+    int added;
+    uint64_t *v = op_map_at(&g_kn, (uint64_t)(uintptr_t)key, &added);
+    if (!v) {
+        pthread_mutex_unlock(&g_names_lock);
+        return key->name;
     }
-    size_t j = ((uintptr_t)key >> 4) & (g_kn.cap - 1);
-    while (g_kn.keys[j] && g_kn.keys[j] != key) j = (j + 1) & (g_kn.cap - 1);
-    if (!g_kn.keys[j]) {
+    if (added) {
         int st = -1;
         char *dm = L.demangle(raw, NULL, NULL, &st);
         const opprof_site *s = st == 0 && dm ? opprof_intern(dm, OPPROF_CAT_OTHER) : NULL;
         free(dm);
-        g_kn.keys[j] = key;
-        g_kn.vals[j] = s ? s->name : key->name;
-        g_kn.n++;
+        *v = (uint64_t)(uintptr_t)(s ? s->name : key->name);
     }
-    const char *name = g_kn.vals[j];
+    const char *name = (const char *)(uintptr_t)*v;
     pthread_mutex_unlock(&g_names_lock);
     return name;
 }

@@ -22,7 +22,7 @@
 #include "common/error.h"
 #include "common/textesc.h"
 #include "export/stacksum.h"
-#include "import/buf.h"
+#include "common/buf.h"
 #include "model/model.h"
 
 enum { METRIC_SELF_CPU, METRIC_SELF_DEVICE };
@@ -141,7 +141,7 @@ int opprof_write_stacks(const opprof_trace *t, FILE *f, const char *metric, int 
     for (size_t i = 0; i < sum.n; i++) {
         int64_t us = sum.lines[i].ns / 1000; /* Python's int(): toward zero */
         if (us <= 0) continue;
-        fwrite(sum.text + sum.lines[i].off, 1, sum.lines[i].len, f);
+        fwrite(sum.text.p + sum.lines[i].off, 1, sum.lines[i].len, f);
         fprintf(f, " %" PRId64 "\n", us);
     }
     op_stacksum_free(&sum);

@@ -3,23 +3,23 @@
  * opened and closed like brackets; the length is written when the message
  * closes (one byte reserved, moved up in the rare case it needs more).
  *
- * Errors are sticky (out of memory): check op_pbw.failed once per packet. */
+ * The bytes are a common op_buf, with its sticky out-of-memory state: check
+ * op_pbw.out.failed once per packet. */
 #ifndef OPPROF_EXPORT_PBW_H
 #define OPPROF_EXPORT_PBW_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/buf.h"
 #include "common/pfschema.h" /* the wire types */
 
 #define OP_PBW_DEPTH 8
 
 typedef struct op_pbw {
-    unsigned char *p;
-    size_t n, cap;
+    op_buf out; /* the encoded bytes */
     size_t open[OP_PBW_DEPTH]; /* where each open message's length byte is */
     int depth;
-    int failed;
 } op_pbw;
 
 void op_pbw_varint(op_pbw *b, uint64_t v);
@@ -51,7 +51,7 @@ void op_pbw_end(op_pbw *b);
 
 static inline void op_pbw_reset(op_pbw *b)
 {
-    b->n = 0;
+    b->out.n = 0;
     b->depth = 0;
 }
 

@@ -120,9 +120,9 @@ static int emit_event(seq *s, uint64_t ts)
     op_pbw *p = &pw->pkt;
     op_pbw_uint(p, PF_PKT_TIMESTAMP, ts - s->last_ts);
     s->last_ts = ts;
-    if (pw->te.failed || pw->in.failed) return -1;
-    op_pbw_bytes(p, PF_PKT_TRACK_EVENT, pw->te.p, pw->te.n);
-    if (pw->in.n) op_pbw_bytes(p, PF_PKT_INTERNED_DATA, pw->in.p, pw->in.n);
+    if (pw->te.out.failed || pw->in.out.failed) return -1;
+    op_pbw_bytes(p, PF_PKT_TRACK_EVENT, pw->te.out.p, pw->te.out.n);
+    if (pw->in.out.n) op_pbw_bytes(p, PF_PKT_INTERNED_DATA, pw->in.out.p, pw->in.out.n);
     op_pbw_uint(p, PF_PKT_SEQUENCE_ID, s->id);
     op_pbw_uint(p, PF_PKT_SEQUENCE_FLAGS, PF_SEQ_NEEDS_INCREMENTAL_STATE);
     op_pbw_reset(&pw->te);

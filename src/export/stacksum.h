@@ -8,18 +8,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/buf.h"
+#include "common/map.h"
+
 typedef struct op_stacksum_line {
     size_t off, len; /* into text */
     int64_t ns;
 } op_stacksum_line;
 
 typedef struct op_stacksum {
-    char *text;
-    size_t text_n, text_cap;
+    op_buf text;
     op_stacksum_line *lines;
     size_t n, cap;
-    uint32_t *slots; /* line index + 1; 0 empty */
-    size_t nslots;
+    op_map ix; /* line hash -> line index */
 } op_stacksum;
 
 /* Adds ns to the line s[0..len); 0, or -1 when out of memory. */

@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 
-#include "import/buf.h"
+#include "common/buf.h"
 #include "import/json.h"
 
 typedef enum op_field {

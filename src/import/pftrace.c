@@ -47,7 +47,7 @@ int op_pf_sniff(const unsigned char *b, size_t n)
 static pf_seq *seq_of(pf_reader *r, uint64_t id)
 {
     uint32_t k;
-    if (op_u64map_get(&r->seq_ix, id, &k)) return &r->seqs[k];
+    if (op_map_get_u32(&r->seq_ix, id, &k)) return &r->seqs[k];
     if (r->nseqs == r->cap_seqs) {
         size_t c = r->cap_seqs ? r->cap_seqs * 2 : 8;
         pf_seq *s = realloc(r->seqs, c * sizeof *s);
@@ -55,7 +55,7 @@ static pf_seq *seq_of(pf_reader *r, uint64_t id)
         r->seqs = s;
         r->cap_seqs = c;
     }
-    if (op_u64map_put(&r->seq_ix, id, (uint32_t)r->nseqs) != 0) return NULL;
+    if (op_map_put(&r->seq_ix, id, (uint32_t)r->nseqs) != 0) return NULL;
     pf_seq *s = &r->seqs[r->nseqs++];
     memset(s, 0, sizeof *s);
     return s;
@@ -63,10 +63,10 @@ static pf_seq *seq_of(pf_reader *r, uint64_t id)
 
 static void seq_clear(pf_seq *s)
 {
-    op_u64map_free(&s->names);
-    op_u64map_free(&s->cats);
-    op_u64map_free(&s->anns);
-    op_u64map_free(&s->strs);
+    op_map_free(&s->names);
+    op_map_free(&s->cats);
+    op_map_free(&s->anns);
+    op_map_free(&s->strs);
     memset(s, 0, sizeof *s);
 }
 
@@ -170,7 +170,7 @@ static int interned_entry(pf_reader *r, pf_seq *s, uint32_t kind, op_pbr e)
     if (rc < 0) return op_pf_fail(r, OPPROF_E_PARSE, e.p, "interned data: %s", why);
     if (!name) name = (const unsigned char *)"";
     uint32_t v;
-    op_u64map *m;
+    op_map *m;
     switch (kind) {
     case PF_ID_CATEGORIES: m = &s->cats; v = category_of((const char *)name, n); break;
     case PF_ID_ANNOTATION_NAMES: m = &s->anns; v = annotation_of((const char *)name, n); break;
@@ -178,7 +178,7 @@ static int interned_entry(pf_reader *r, pf_seq *s, uint32_t kind, op_pbr e)
     default: m = &s->strs; v = op_trace_intern(r->t, (const char *)name, n); break;
     }
     if (v == UINT32_MAX && (m == &s->names || m == &s->strs)) return op_pf_fail(r, OPPROF_E_NOMEM, e.p, "out of memory");
-    if (op_u64map_put(m, iid, v) != 0) return op_pf_fail(r, OPPROF_E_NOMEM, e.p, "out of memory");
+    if (op_map_put(m, iid, v) != 0) return op_pf_fail(r, OPPROF_E_NOMEM, e.p, "out of memory");
     return 0;
 }
 
@@ -200,7 +200,7 @@ static int interned(pf_reader *r, pf_seq *s, op_pbr d)
 static int add_track(pf_reader *r, uint64_t uuid, int kind, uint32_t thread, const unsigned char *at)
 {
     uint32_t k;
-    if (op_u64map_get(&r->track_ix, uuid, &k)) return 0; /* declared again: the first stays */
+    if (op_map_get_u32(&r->track_ix, uuid, &k)) return 0; /* declared again: the first stays */
     if (r->ntracks == r->cap_tracks) {
         size_t c = r->cap_tracks ? r->cap_tracks * 2 : 16;
         pf_track *t = realloc(r->tracks, c * sizeof *t);
@@ -208,7 +208,7 @@ static int add_track(pf_reader *r, uint64_t uuid, int kind, uint32_t thread, con
         r->tracks = t;
         r->cap_tracks = c;
     }
-    if (op_u64map_put(&r->track_ix, uuid, (uint32_t)r->ntracks) != 0)
+    if (op_map_put(&r->track_ix, uuid, (uint32_t)r->ntracks) != 0)
         return op_pf_fail(r, OPPROF_E_NOMEM, at, "out of memory");
     r->tracks[r->ntracks++] = (pf_track){kind, thread, NULL, 0, 0};
     return 0;
@@ -265,7 +265,7 @@ static int track_descriptor(pf_reader *r, op_pbr d)
         return add_track(r, uuid, PF_TK_THREAD, (uint32_t)th, at);
     }
     uint32_t k;
-    if (!other && has_parent && op_u64map_get(&r->track_ix, parent, &k) && r->tracks[k].kind == PF_TK_THREAD)
+    if (!other && has_parent && op_map_get_u32(&r->track_ix, parent, &k) && r->tracks[k].kind == PF_TK_THREAD)
         return add_track(r, uuid, PF_TK_THREAD, r->tracks[k].thread, at);
     return add_track(r, uuid, !other && !has_parent && meta ? PF_TK_META : PF_TK_OTHER, 0, at);
 }
@@ -455,8 +455,8 @@ static void reader_free(pf_reader *r)
     for (size_t i = 0; i < r->ntracks; i++) free(r->tracks[i].open);
     free(r->seqs);
     free(r->tracks);
-    op_u64map_free(&r->seq_ix);
-    op_u64map_free(&r->track_ix);
+    op_map_free(&r->seq_ix);
+    op_map_free(&r->track_ix);
     op_thread_map_free(&r->threads);
     op_buf_free(&r->scratch);
     op_pf_inflate_free(r);

@@ -16,11 +16,11 @@
 
 #include <stdint.h>
 
-#include "import/buf.h"
+#include "common/buf.h"
 #include "import/pbr.h"
 #include "import/source.h"
 #include "import/threads.h"
-#include "import/u64map.h"
+#include "common/map.h"
 #include "model/model.h"
 
 /* The most one packet may hold: as the JSON reader's largest token. */
@@ -48,7 +48,7 @@ typedef struct pf_clock {
 } pf_clock;
 
 typedef struct pf_seq {
-    op_u64map names, cats, anns, strs; /* iid -> strtab id, category, PF_ANN_*, strtab id */
+    op_map names, cats, anns, strs; /* iid -> strtab id, category, PF_ANN_*, strtab id */
     uint32_t def_clock;
     int has_def_track;
     uint64_t def_track;
@@ -58,7 +58,7 @@ typedef struct pf_seq {
 typedef struct pf_reader {
     opprof_trace *t;
     op_thread_map threads;
-    op_u64map seq_ix, track_ix;
+    op_map seq_ix, track_ix;
     pf_seq *seqs;
     size_t nseqs, cap_seqs;
     pf_track *tracks;

@@ -52,7 +52,7 @@ static int category_iid(pf_reader *r, pf_seq *s, const op_pbf *f, const unsigned
         return 0;
     }
     uint32_t c;
-    if (!op_u64map_get(&s->cats, iid, &c))
+    if (!op_map_get_u32(&s->cats, iid, &c))
         return op_pf_fail(r, OPPROF_E_PARSE, at, "track event: category iid %llu is not interned on its sequence", (unsigned long long)iid);
     if (c == UINT32_MAX) e->skip_cat = 1;
     else e->cat = (int)c;
@@ -73,7 +73,7 @@ static int fields(pf_reader *r, pf_seq *s, op_pbr te, pf_te *e)
             e->track = f.v;
             e->has_track = 1;
         } else if (f.field == PF_TE_NAME_IID && f.wire == OP_PB_VARINT) {
-            if (!op_u64map_get(&s->names, f.v, &e->name))
+            if (!op_map_get_u32(&s->names, f.v, &e->name))
                 return op_pf_fail(r, OPPROF_E_PARSE, te.p, "track event: name iid %llu is not interned on its sequence",
                                   (unsigned long long)f.v);
             e->has_name = 1;
@@ -112,7 +112,7 @@ static int annotation(pf_reader *r, pf_seq *s, op_pbr d, pf_ann *a)
     int has_num = 0, has_str = 0;
     while ((rc = op_pbr_next(&d, &f, &why)) > 0) {
         if (f.field == PF_DA_NAME_IID && f.wire == OP_PB_VARINT) {
-            if (!op_u64map_get(&s->anns, f.v, &kind)) kind = UINT32_MAX;
+            if (!op_map_get_u32(&s->anns, f.v, &kind)) kind = UINT32_MAX;
         } else if (f.field == PF_DA_NAME && f.wire == OP_PB_LEN) {
             kind = UINT32_MAX;
             for (int k = 0; k < PF_ANN_COUNT_; k++)
@@ -128,7 +128,7 @@ static int annotation(pf_reader *r, pf_seq *s, op_pbr d, pf_ann *a)
             if (str == UINT32_MAX) return nomem(r, f.sub.p);
             has_str = 1;
         } else if (f.field == PF_DA_STRING_IID && f.wire == OP_PB_VARINT) {
-            if (!op_u64map_get(&s->strs, f.v, &str))
+            if (!op_map_get_u32(&s->strs, f.v, &str))
                 return op_pf_fail(r, OPPROF_E_PARSE, d.p, "debug annotation: string iid %llu is not interned on its "
                                   "sequence", (unsigned long long)f.v);
             has_str = 1;
@@ -328,7 +328,7 @@ int op_pf_track_event(pf_reader *r, pf_seq *s, op_pbr te, int64_t ns)
     pf_te f;
     if (fields(r, s, te, &f) != 0) return -1;
     uint32_t k;
-    if (!f.has_track || !op_u64map_get(&r->track_ix, f.track, &k)) return 0; /* no track we know: skipped */
+    if (!f.has_track || !op_map_get_u32(&r->track_ix, f.track, &k)) return 0; /* no track we know: skipped */
     pf_track *tr = &r->tracks[k];
     switch (f.type) {
     case PF_TYPE_SLICE_BEGIN: return begin(r, s, te, &f, tr, ns);

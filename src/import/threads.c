@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/vec.h"
+
 static uint64_t key_hash(const op_thread_key *k)
 {
     uint64_t h = (uint64_t)k->pid * 0x9e3779b97f4a7c15ull ^ ((uint64_t)k->tid + 0x632be59bd9b4e019ull);
@@ -13,27 +15,17 @@ static uint64_t key_hash(const op_thread_key *k)
     return h ^ (h >> 29);
 }
 
-static int same(const opprof_trace *t, const op_thread_map *m, uint32_t idx, const op_thread_key *k)
-{
-    const op_thread *th = &t->threads[idx];
-    return th->pid == k->pid && th->tid == k->tid && m->flags[idx] == (k->pid_str | k->tid_str << 1);
-}
+typedef struct probe {
+    const opprof_trace *t;
+    const op_thread_map *m;
+    const op_thread_key *k;
+} probe;
 
-static int rehash(op_thread_map *m, const opprof_trace *t, size_t cap)
+static int same(const void *ctx, uint64_t idx)
 {
-    uint32_t *s = calloc(cap, sizeof *s);
-    if (!s) return -1;
-    for (size_t i = 0; i < t->nthreads; i++) {
-        op_thread_key k = {t->threads[i].pid, t->threads[i].tid, (uint8_t)(m->flags[i] & 1),
-                           (uint8_t)(m->flags[i] >> 1)};
-        size_t p = key_hash(&k) & (cap - 1);
-        while (s[p]) p = (p + 1) & (cap - 1);
-        s[p] = (uint32_t)i + 1;
-    }
-    free(m->slots);
-    m->slots = s;
-    m->cap = cap;
-    return 0;
+    const probe *p = ctx;
+    const op_thread *th = &p->t->threads[idx];
+    return th->pid == p->k->pid && th->tid == p->k->tid && p->m->flags[idx] == (p->k->pid_str | p->k->tid_str << 1);
 }
 
 /* The model's op_trace_thread() scans every thread; a file may hold a
@@ -41,20 +33,9 @@ static int rehash(op_thread_map *m, const opprof_trace *t, size_t cap)
 static int64_t append(op_thread_map *m, opprof_trace *t, const op_thread_key *k)
 {
     if (t->nthreads >= OP_MAX_THREADS) return -1; /* the event's thread field holds no more */
-    if (t->nthreads == t->cap_threads) {
-        size_t c = t->cap_threads ? t->cap_threads * 2 : 16;
-        op_thread *th = realloc(t->threads, c * sizeof *th);
-        if (!th) return -1;
-        t->threads = th;
-        t->cap_threads = c;
-    }
-    if (t->nthreads == m->cap_flags) {
-        size_t c = m->cap_flags ? m->cap_flags * 2 : 16;
-        uint8_t *f = realloc(m->flags, c);
-        if (!f) return -1;
-        m->flags = f;
-        m->cap_flags = c;
-    }
+    if (op_grow(&t->threads, &t->cap_threads, t->nthreads + 1, sizeof *t->threads) != 0 ||
+        op_grow(&m->flags, &m->cap_flags, t->nthreads + 1, 1) != 0)
+        return -1;
     op_thread *th = &t->threads[t->nthreads];
     memset(th, 0, sizeof *th);
     th->pid = k->pid;
@@ -67,15 +48,13 @@ static int64_t append(op_thread_map *m, opprof_trace *t, const op_thread_key *k)
 
 int64_t op_thread_map_get(op_thread_map *m, opprof_trace *t, const op_thread_key *k)
 {
-    if ((t->nthreads + 1) * 2 > m->cap && rehash(m, t, m->cap ? m->cap * 2 : 64) != 0) return -1;
-    size_t p = key_hash(k) & (m->cap - 1);
-    while (m->slots[p]) {
-        uint32_t idx = m->slots[p] - 1;
-        if (same(t, m, idx, k)) return idx;
-        p = (p + 1) & (m->cap - 1);
-    }
+    uint64_t h = key_hash(k);
+    probe p = {t, m, k};
+    const uint64_t *v = op_map_find_h(&m->ix, h, same, &p);
+    if (v) return (int64_t)*v;
+    if (op_map_reserve(&m->ix, m->ix.n + 1) != 0) return -1;
     int64_t idx = append(m, t, k);
-    if (idx >= 0) m->slots[p] = (uint32_t)idx + 1;
+    if (idx >= 0 && op_map_add_h(&m->ix, h, (uint64_t)idx) != 0) return -1; /* reserved: cannot fail */
     return idx;
 }
 
@@ -120,15 +99,13 @@ static int number_strings(op_thread_map *m, opprof_trace *t, unsigned bit)
 int op_thread_map_finish(op_thread_map *m, opprof_trace *t)
 {
     if (number_strings(m, t, 1) != 0 || number_strings(m, t, 2) != 0) return -1;
-    free(m->slots); /* keys changed: the table no longer applies */
-    m->slots = NULL;
-    m->cap = 0;
+    op_map_free(&m->ix); /* keys changed: the table no longer applies */
     return 0;
 }
 
 void op_thread_map_free(op_thread_map *m)
 {
-    free(m->slots);
+    op_map_free(&m->ix);
     free(m->flags);
     memset(m, 0, sizeof *m);
 }

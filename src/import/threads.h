@@ -10,6 +10,7 @@
 
 #include <stdint.h>
 
+#include "common/map.h"
 #include "model/model.h"
 
 typedef struct op_thread_key {
@@ -18,8 +19,7 @@ typedef struct op_thread_key {
 } op_thread_key;
 
 typedef struct op_thread_map {
-    uint32_t *slots; /* thread index + 1; 0 empty */
-    size_t cap;
+    op_map ix;       /* key hash -> thread index */
     uint8_t *flags;  /* per thread: 1 pid was a string, 2 tid was a string */
     size_t cap_flags;
 } op_thread_map;

@@ -6,7 +6,7 @@
 #ifndef OPPROF_IMPORT_VALUE_TEXT_H
 #define OPPROF_IMPORT_VALUE_TEXT_H
 
-#include "import/buf.h"
+#include "common/buf.h"
 #include "import/json.h"
 
 /* Consumes the value whose first token `t` was just returned and appends its

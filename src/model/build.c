@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/error.h"
+#include "common/map.h"
 #include "common/satmath.h"
 #include "model/model.h"
 #include "model/order.h"
@@ -192,54 +193,21 @@ static int attribute_memory(opprof_trace *t)
     return 0;
 }
 
-/* An int64 -> int32 map for correlation and external ids. */
-typedef struct idmap {
-    int64_t *keys;
-    int32_t *vals;
-    size_t cap;
-} idmap;
-
-static uint64_t mix64(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    return x;
-}
-
-static int idmap_init(idmap *m, size_t n)
-{
-    m->cap = 16;
-    while (m->cap < n * 2) m->cap *= 2;
-    m->keys = malloc(m->cap * sizeof *m->keys);
-    m->vals = malloc(m->cap * sizeof *m->vals);
-    if (!m->keys || !m->vals) return -1;
-    for (size_t i = 0; i < m->cap; i++) m->vals[i] = -1;
-    return 0;
-}
+/* Correlation and external ids (int64) -> event index, in op_maps reserved
+ * for every event so that a put cannot fail. */
 
 /* Inserts key -> v; with keep_first an existing key keeps its value. */
-static void idmap_put(idmap *m, int64_t key, int32_t v, int keep_first)
+static void idmap_put(op_map *m, int64_t key, int32_t v, int keep_first)
 {
-    for (size_t i = mix64((uint64_t)key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-        if (m->vals[i] < 0) {
-            m->keys[i] = key;
-            m->vals[i] = v;
-            return;
-        }
-        if (m->keys[i] == key) {
-            if (!keep_first) m->vals[i] = v;
-            return;
-        }
-    }
+    int added;
+    uint64_t *p = op_map_at(m, (uint64_t)key, &added);
+    if (p && (added || !keep_first)) *p = (uint64_t)v;
 }
 
-static int32_t idmap_get(const idmap *m, int64_t key)
+static int32_t idmap_get(const op_map *m, int64_t key)
 {
-    for (size_t i = mix64((uint64_t)key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-        if (m->vals[i] < 0) return -1;
-        if (m->keys[i] == key) return m->vals[i];
-    }
+    const uint64_t *p = op_map_get(m, (uint64_t)key);
+    return p ? (int32_t)*p : -1;
 }
 
 static int charge_device_time(opprof_trace *t)
@@ -255,10 +223,10 @@ static int charge_device_time(opprof_trace *t)
     }
     if (!ndev) return 0;
     t->options |= OP_TRACE_DEVICE;
-    idmap by_corr = {0}, by_ext = {0};
+    op_map by_corr = {0}, by_ext = {0};
     int rc = -1, sat = 0;
     /* sized by the ids there are, not by every event */
-    if (idmap_init(&by_corr, ncorr) != 0 || idmap_init(&by_ext, next) != 0) goto out;
+    if (op_map_reserve(&by_corr, ncorr) != 0 || op_map_reserve(&by_ext, next) != 0) goto out;
     for (size_t i = 0; i < t->nev; i++) {
         const op_event *e = &t->ev[i];
         if (!op_cat_is_host(e->cat)) continue;
@@ -304,10 +272,8 @@ static int charge_device_time(opprof_trace *t)
     if (sat) t->options |= OP_TRACE_SATURATED;
     rc = 0;
 out:
-    free(by_corr.keys);
-    free(by_corr.vals);
-    free(by_ext.keys);
-    free(by_ext.vals);
+    op_map_free(&by_corr);
+    op_map_free(&by_ext);
     return rc;
 }
 

@@ -8,7 +8,9 @@
 
 #include "capture/memtrack.h"
 #include "capture/state.h"
+#include "common/buf.h"
 #include "common/error.h"
+#include "common/map.h"
 #include "common/jsonesc.h"
 #include "model/collect.h"
 #include "model/collect_agg.h"
@@ -20,45 +22,13 @@
 
 /* site address -> name id, so that each event costs a probe, not a hash of
  * its name. */
-typedef struct site_map {
-    const opprof_site **keys;
-    uint32_t *vals;
-    size_t cap, n;
-} site_map;
-
-static uint32_t site_name(site_map *m, opprof_trace *tr, const opprof_site *s)
+static uint32_t site_name(op_map *m, opprof_trace *tr, const opprof_site *s)
 {
-    if ((m->n + 1) * 2 > m->cap) {
-        size_t cap = m->cap ? m->cap * 2 : 256;
-        const opprof_site **keys = calloc(cap, sizeof *keys);
-        uint32_t *vals = malloc(cap * sizeof *vals);
-        if (!keys || !vals) {
-            free(keys);
-            free(vals);
-            return UINT32_MAX;
-        }
-        for (size_t i = 0; i < m->cap; i++) {
-            if (!m->keys[i]) continue;
-            size_t j = ((uintptr_t)m->keys[i] >> 3) & (cap - 1);
-            while (keys[j]) j = (j + 1) & (cap - 1);
-            keys[j] = m->keys[i];
-            vals[j] = m->vals[i];
-        }
-        free(m->keys);
-        free(m->vals);
-        m->keys = keys;
-        m->vals = vals;
-        m->cap = cap;
-    }
-    size_t j = ((uintptr_t)s >> 3) & (m->cap - 1);
-    for (; m->keys[j]; j = (j + 1) & (m->cap - 1))
-        if (m->keys[j] == s) return m->vals[j];
+    uint32_t id;
+    if (op_map_get_u32(m, (uint64_t)(uintptr_t)s, &id)) return id;
     const char *name = s->name ? s->name : "(null)";
-    uint32_t id = op_trace_intern(tr, name, strlen(name));
-    if (id == UINT32_MAX) return id;
-    m->keys[j] = s;
-    m->vals[j] = id;
-    m->n++;
+    id = op_trace_intern(tr, name, strlen(name));
+    if (id == UINT32_MAX || op_map_put(m, (uint64_t)(uintptr_t)s, id) != 0) return UINT32_MAX;
     return id;
 }
 
@@ -69,38 +39,6 @@ typedef struct shape_cache {
     uint32_t *types;  /* raw id -> type string id */
     size_t cap;
 } shape_cache;
-
-typedef struct text {
-    char *p;
-    size_t n, cap;
-} text;
-
-/* Room for n more bytes and a terminating NUL. */
-static int text_reserve(text *b, size_t n)
-{
-    if (b->n + n + 1 <= b->cap) return 0;
-    size_t cap = b->cap ? b->cap * 2 : 256;
-    while (cap < b->n + n + 1) cap *= 2;
-    char *p = realloc(b->p, cap);
-    if (!p) return -1;
-    b->p = p;
-    b->cap = cap;
-    return 0;
-}
-
-static int text_put(text *b, const char *s, size_t n)
-{
-    if (text_reserve(b, n) != 0) return -1;
-    memcpy(b->p + b->n, s, n);
-    b->n += n;
-    b->p[b->n] = '\0';
-    return 0;
-}
-
-static int text_str(text *b, const char *s)
-{
-    return text_put(b, s, strlen(s));
-}
 
 /* Decodes an extension's inputs into opprof_input form. */
 static unsigned decode_inputs(const op_word *desc, unsigned n, opprof_input *in)
@@ -118,34 +56,34 @@ static unsigned decode_inputs(const op_word *desc, unsigned n, opprof_input *in)
 
 static int format_inputs(opprof_trace *tr, const opprof_input *in, unsigned n, uint32_t *shapes, uint32_t *types)
 {
-    text s = {0}, ty = {0};
+    op_buf s = {0}, ty = {0};
     char num[32];
-    int rc = text_str(&s, "[");
-    rc |= text_str(&ty, "[");
+    int rc = op_buf_puts(&s, "[");
+    rc |= op_buf_puts(&ty, "[");
     for (unsigned i = 0; i < n; i++) {
         if (i) {
-            rc |= text_str(&s, ", ");
-            rc |= text_str(&ty, ", ");
+            rc |= op_buf_puts(&s, ", ");
+            rc |= op_buf_puts(&ty, ", ");
         }
-        rc |= text_str(&s, "[");
+        rc |= op_buf_puts(&s, "[");
         for (unsigned k = 0; k < in[i].ndim; k++) {
             int len = snprintf(num, sizeof num, "%s%" PRId64, k ? ", " : "", in[i].dims[k]);
-            rc |= text_put(&s, num, (size_t)len);
+            rc |= op_buf_put(&s, num, (size_t)len);
         }
-        rc |= text_str(&s, "]");
-        rc |= text_str(&ty, "\"");
-        rc |= text_str(&ty, opprof_dtype_name(in[i].dtype));
-        rc |= text_str(&ty, "\"");
+        rc |= op_buf_puts(&s, "]");
+        rc |= op_buf_puts(&ty, "\"");
+        rc |= op_buf_puts(&ty, opprof_dtype_name(in[i].dtype));
+        rc |= op_buf_puts(&ty, "\"");
     }
-    rc |= text_str(&s, "]");
-    rc |= text_str(&ty, "]");
+    rc |= op_buf_puts(&s, "]");
+    rc |= op_buf_puts(&ty, "]");
     if (rc == 0) {
         *shapes = op_trace_intern(tr, s.p, s.n);
         *types = op_trace_intern(tr, ty.p, ty.n);
         if (*shapes == UINT32_MAX || *types == UINT32_MAX) rc = -1;
     }
-    free(s.p);
-    free(ty.p);
+    op_buf_free(&s);
+    op_buf_free(&ty);
     return rc;
 }
 
@@ -196,11 +134,11 @@ static unsigned raw_inputs(const shape_cache *c, uint32_t raw, opprof_input *in)
 }
 
 /* Appends s as a JSON string. */
-static int text_json_str(text *b, const char *s)
+static int text_json_str(op_buf *b, const char *s)
 {
     if (!s) s = "";
     size_t n = strlen(s);
-    if (text_reserve(b, op_json_escaped_max(n)) != 0) return -1;
+    if (op_buf_reserve(b, op_json_escaped_max(n)) != 0) return -1;
     b->n = (size_t)(op_json_escape(b->p + b->n, s, n) - b->p);
     b->p[b->n] = '\0';
     return 0;
@@ -208,7 +146,7 @@ static int text_json_str(text *b, const char *s)
 
 /* An args block (state.h) as the model's JSON members, `"k": v, ...`.
  * Returns the block's length in words, 0 when it does not fit in avail. */
-static uint32_t decode_args(opprof_trace *tr, text *b, const op_word *p, size_t avail, uint32_t *out)
+static uint32_t decode_args(opprof_trace *tr, op_buf *b, const op_word *p, size_t avail, uint32_t *out)
 {
     if (avail < 1) return 0;
     uint64_t head = LOAD(&p[0]);
@@ -220,27 +158,27 @@ static uint32_t decode_args(opprof_trace *tr, text *b, const op_word *p, size_t 
     for (unsigned i = 0; i < n; i++) {
         const char *key = (const char *)(uintptr_t)LOAD(&p[1 + 2 * i]);
         uint64_t v = LOAD(&p[2 + 2 * i]);
-        if (i) rc |= text_str(b, ", ");
+        if (i) rc |= op_buf_puts(b, ", ");
         rc |= text_json_str(b, key);
-        rc |= text_str(b, ": ");
+        rc |= op_buf_puts(b, ": ");
         switch (OP_ARGS_TYPE(head, i)) {
         case OPPROF_ARG_DOUBLE: {
             double d;
             memcpy(&d, &v, sizeof d);
             if (d != d || d - d != 0) {
-                rc |= text_str(b, "null");
+                rc |= op_buf_puts(b, "null");
                 break;
             }
             /* The shortest of 15 or 17 digits that reads back the same. */
             snprintf(num, sizeof num, "%.15g", d);
             if (strtod(num, NULL) != d) snprintf(num, sizeof num, "%.17g", d);
-            rc |= text_str(b, num);
+            rc |= op_buf_puts(b, num);
             break;
         }
         case OPPROF_ARG_STR: rc |= text_json_str(b, (const char *)(uintptr_t)v); break;
         default:
             snprintf(num, sizeof num, "%" PRId64, (int64_t)v);
-            rc |= text_str(b, num);
+            rc |= op_buf_puts(b, num);
             break;
         }
     }
@@ -253,10 +191,10 @@ typedef struct collector {
     opprof_trace *tr;
     const op_timebase *tb;
     uint32_t opts;
-    site_map sites;
+    op_map sites; /* site address -> name id (site_name) */
     shape_cache shapes;
     op_stack_map stacks;
-    text args; /* scratch for decode_args */
+    op_buf args; /* scratch for decode_args */
     op_gaps gaps; /* the current thread's gap records */
     /* The current thread's input tuples recorded in full, in order: their
      * payloads' ids in shapes.raw, for the records that refer back
@@ -537,13 +475,12 @@ int op_collect(uint64_t gen, const op_timebase *tb, uint64_t stop_ticks, uint32_
     op_registry_reap(gen);
     op_registry_unlock();
     op_collect_agg_sort(tr);
-    free(cl.sites.keys);
-    free(cl.sites.vals);
+    op_map_free(&cl.sites);
     op_strtab_free(&cl.shapes.raw);
     free(cl.shapes.shapes);
     free(cl.shapes.types);
     op_stack_map_free(&cl.stacks);
-    free(cl.args.p);
+    op_buf_free(&cl.args);
     free(cl.open);
     free(cl.tuples);
     op_gaps_free(&cl.gaps);

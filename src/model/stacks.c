@@ -7,77 +7,11 @@
 #include <string.h>
 
 #include "capture/stacktab.h"
+#include "common/vec.h"
 #include "stacks/symbolize.h"
 
 #define OWN_PREFIX "opprof_"
 #define HOOK_NAME "__cyg_profile_func_enter"
-
-static size_t mix(uint64_t k)
-{
-    k ^= k >> 33;
-    k *= 0xff51afd7ed558ccdull;
-    k ^= k >> 33;
-    return (size_t)k;
-}
-
-static uint32_t *u64map_find(op_u64map *m, uint64_t key)
-{
-    if (!m->cap) return NULL;
-    for (size_t i = mix(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-        if (m->keys[i] == key) return &m->vals[i];
-        if (!m->keys[i]) return NULL;
-    }
-}
-
-static int u64map_put(op_u64map *m, uint64_t key, uint32_t val)
-{
-    if ((m->n + 1) * 2 > m->cap) {
-        size_t cap = m->cap ? m->cap * 2 : 256;
-        uint64_t *keys = calloc(cap, sizeof *keys);
-        uint32_t *vals = malloc(cap * sizeof *vals);
-        if (!keys || !vals) {
-            free(keys);
-            free(vals);
-            return -1;
-        }
-        for (size_t i = 0; i < m->cap; i++) {
-            if (!m->keys[i]) continue;
-            size_t j = mix(m->keys[i]) & (cap - 1);
-            while (keys[j]) j = (j + 1) & (cap - 1);
-            keys[j] = m->keys[i];
-            vals[j] = m->vals[i];
-        }
-        free(m->keys);
-        free(m->vals);
-        m->keys = keys;
-        m->vals = vals;
-        m->cap = cap;
-    }
-    size_t j = mix(key) & (m->cap - 1);
-    while (m->keys[j]) j = (j + 1) & (m->cap - 1);
-    m->keys[j] = key;
-    m->vals[j] = val;
-    m->n++;
-    return 0;
-}
-
-static void u64map_free(op_u64map *m)
-{
-    free(m->keys);
-    free(m->vals);
-}
-
-static int grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap) return 0;
-    size_t n = *cap ? *cap : 64;
-    while (n < need) n *= 2;
-    void *q = realloc(*p, n * elem);
-    if (!q) return -1;
-    *p = q;
-    *cap = n;
-    return 0;
-}
 
 typedef struct emit_ctx {
     op_stack_map *m;
@@ -90,7 +24,7 @@ static int add_frame(void *arg, const char *frame, size_t len)
     emit_ctx *c = arg;
     op_stack_map *m = c->m;
     uint32_t id = op_trace_intern(c->tr, frame, len);
-    if (id == UINT32_MAX || grow((void **)&m->pool, &m->cap_pool, m->npool + 1, sizeof *m->pool)) {
+    if (id == UINT32_MAX || op_grow(&m->pool, &m->cap_pool, m->npool + 1, sizeof *m->pool)) {
         c->failed = 1;
         return 1;
     }
@@ -101,11 +35,7 @@ static int add_frame(void *arg, const char *frame, size_t len)
 /* The frames of code address ip: k with pool[off[k]] .. + cnt[k]. */
 static int ip_frames(op_stack_map *m, opprof_trace *tr, uint64_t ip, uint32_t *k_out)
 {
-    uint32_t *v = u64map_find(&m->ips, ip);
-    if (v) {
-        *k_out = *v;
-        return 0;
-    }
+    if (op_map_get_u32(&m->ips, ip, k_out)) return 0;
     if (m->nips == m->cap_ips) {
         size_t cap = m->cap_ips ? m->cap_ips * 2 : 256;
         uint32_t *off = realloc(m->off, cap * sizeof *off);
@@ -123,7 +53,7 @@ static int ip_frames(op_stack_map *m, opprof_trace *tr, uint64_t ip, uint32_t *k
     uint32_t k = (uint32_t)m->nips++;
     m->off[k] = (uint32_t)first;
     m->cnt[k] = (uint32_t)(m->npool - first);
-    if (u64map_put(&m->ips, ip, k)) return -1;
+    if (op_map_put(&m->ips, ip, k)) return -1;
     *k_out = k;
     return 0;
 }
@@ -154,7 +84,7 @@ static uint32_t new_stack(op_stack_map *m, opprof_trace *tr, const uint64_t *ips
     for (uint32_t i = 0; i < n; i++) {
         uint32_t k;
         if (ip_frames(m, tr, ips[i], &k) != 0) goto out;
-        if (grow((void **)&ids, &cap, nids + m->cnt[k], sizeof *ids)) goto out;
+        if (op_grow(&ids, &cap, nids + m->cnt[k], sizeof *ids)) goto out;
         memcpy(ids + nids, m->pool + m->off[k], m->cnt[k] * sizeof *ids);
         nids += m->cnt[k];
     }
@@ -167,7 +97,7 @@ static uint32_t new_stack(op_stack_map *m, opprof_trace *tr, const uint64_t *ips
     if (seq == UINT32_MAX) goto out;
     if (seq >= m->cap_seq) {
         size_t old = m->cap_seq;
-        if (grow((void **)&m->seq_stack, &m->cap_seq, (size_t)seq + 1, sizeof *m->seq_stack)) goto out;
+        if (op_grow(&m->seq_stack, &m->cap_seq, (size_t)seq + 1, sizeof *m->seq_stack)) goto out;
         memset(m->seq_stack + old, 0, (m->cap_seq - old) * sizeof *m->seq_stack);
     }
     if (!m->seq_stack[seq]) {
@@ -184,22 +114,22 @@ out:
 uint32_t op_stack_map_get(op_stack_map *m, opprof_trace *tr, uint64_t entry)
 {
     if (!entry) return 0;
-    uint32_t *v = u64map_find(&m->entries, entry);
-    if (v) return *v;
+    uint32_t v;
+    if (op_map_get_u32(&m->entries, entry, &v)) return v;
     if (!m->ready) {
         if (op_strtab_init(&m->seqs) != 0) return UINT32_MAX;
         m->ready = 1;
     }
     const uint64_t *e = (const uint64_t *)(uintptr_t)entry;
     uint32_t s = new_stack(m, tr, OP_STACK_FRAMES(e), OP_STACK_NFRAMES(e));
-    if (s == UINT32_MAX || u64map_put(&m->entries, entry, s)) return UINT32_MAX;
+    if (s == UINT32_MAX || op_map_put(&m->entries, entry, s)) return UINT32_MAX;
     return s;
 }
 
 void op_stack_map_free(op_stack_map *m)
 {
-    u64map_free(&m->entries);
-    u64map_free(&m->ips);
+    op_map_free(&m->entries);
+    op_map_free(&m->ips);
     free(m->off);
     free(m->cnt);
     free(m->pool);

@@ -7,18 +7,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/map.h"
 #include "model/model.h"
 
-/* Nonzero 64-bit keys to 32-bit values, open addressing. */
-typedef struct op_u64map {
-    uint64_t *keys; /* 0: empty */
-    uint32_t *vals;
-    size_t cap, n;
-} op_u64map;
-
 typedef struct op_stack_map {
-    op_u64map entries; /* stack entry address -> model stack (index + 1) */
-    op_u64map ips;     /* code address -> k: its frames are pool[off[k]] .. + cnt[k] */
+    op_map entries;    /* stack entry address -> model stack (index + 1) */
+    op_map ips;        /* code address -> k: its frames are pool[off[k]] .. + cnt[k] */
     uint32_t *off, *cnt;
     size_t nips, cap_ips;
     uint32_t *pool;    /* frame string ids */

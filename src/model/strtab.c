@@ -5,24 +5,6 @@
 
 #define ARENA_BLOCK (64u * 1024u)
 
-uint32_t op_hash_bytes(const void *p, size_t len)
-{
-    /* FNV-1a, folded 8 bytes at a time for long strings. */
-    const unsigned char *s = p;
-    uint64_t h = 1469598103934665603ull;
-    while (len >= 8) {
-        uint64_t w;
-        memcpy(&w, s, 8);
-        h = (h ^ w) * 1099511628211ull;
-        h ^= h >> 29;
-        s += 8;
-        len -= 8;
-    }
-    while (len--) h = (h ^ *s++) * 1099511628211ull;
-    h ^= h >> 32;
-    return (uint32_t)h;
-}
-
 static char *arena_alloc(op_strtab *t, size_t n)
 {
     if (n > t->arena_cap - t->arena_used || !t->arena) {
@@ -45,20 +27,16 @@ static char *arena_alloc(op_strtab *t, size_t n)
     return r;
 }
 
-static int grow_slots(op_strtab *t)
+typedef struct probe {
+    const op_strtab *t;
+    const char *s;
+    size_t len;
+} probe;
+
+static inline int same(const void *ctx, uint64_t id)
 {
-    size_t n = t->nslots ? t->nslots * 2 : 1024;
-    uint32_t *slots = calloc(n, sizeof *slots);
-    if (!slots) return -1;
-    for (uint32_t id = 0; id < t->count; id++) {
-        size_t i = t->hashes[id] & (n - 1);
-        while (slots[i]) i = (i + 1) & (n - 1);
-        slots[i] = id + 1;
-    }
-    free(t->slots);
-    t->slots = slots;
-    t->nslots = n;
-    return 0;
+    const probe *p = ctx;
+    return p->t->lens[id] == p->len && memcmp(p->t->strs[id], p->s, p->len) == 0;
 }
 
 int op_strtab_init(op_strtab *t)
@@ -73,35 +51,25 @@ void op_strtab_free(op_strtab *t)
     free(t->blocks);
     free(t->strs);
     free(t->lens);
-    free(t->hashes);
-    free(t->slots);
+    op_map_free(&t->ix);
     memset(t, 0, sizeof *t);
 }
 
 uint32_t op_strtab_find(const op_strtab *t, const char *s, size_t len)
 {
-    if (!t->nslots) return UINT32_MAX;
-    uint32_t h = op_hash_bytes(s, len);
-    for (size_t i = h & (t->nslots - 1);; i = (i + 1) & (t->nslots - 1)) {
-        uint32_t v = t->slots[i];
-        if (!v) return UINT32_MAX;
-        uint32_t id = v - 1;
-        if (t->hashes[id] == h && t->lens[id] == len && memcmp(t->strs[id], s, len) == 0) return id;
-    }
+    probe p = {t, s, len};
+    const uint64_t *id = op_map_find_h(&t->ix, op_hash_bytes(s, len), same, &p);
+    return id ? (uint32_t)*id : UINT32_MAX;
 }
 
 uint32_t op_strtab_intern(op_strtab *t, const char *s, size_t len)
 {
     if (len > UINT32_MAX - 1) return UINT32_MAX;
-    if ((size_t)(t->count + 1) * 2 > t->nslots && grow_slots(t) != 0) return UINT32_MAX;
     uint32_t h = op_hash_bytes(s, len);
-    size_t i = h & (t->nslots - 1);
-    for (;; i = (i + 1) & (t->nslots - 1)) {
-        uint32_t v = t->slots[i];
-        if (!v) break;
-        uint32_t id = v - 1;
-        if (t->hashes[id] == h && t->lens[id] == len && memcmp(t->strs[id], s, len) == 0) return id;
-    }
+    probe p = {t, s, len};
+    const uint64_t *found = op_map_find_h(&t->ix, h, same, &p);
+    if (found) return (uint32_t)*found;
+    if (op_map_reserve(&t->ix, (size_t)t->count + 1) != 0) return UINT32_MAX;
     if (t->count == t->cap) {
         uint32_t cap = t->cap ? t->cap * 2 : 256;
         char **strs = realloc(t->strs, cap * sizeof *strs);
@@ -110,9 +78,6 @@ uint32_t op_strtab_intern(op_strtab *t, const char *s, size_t len)
         uint32_t *lens = realloc(t->lens, cap * sizeof *lens);
         if (!lens) return UINT32_MAX;
         t->lens = lens;
-        uint32_t *hashes = realloc(t->hashes, cap * sizeof *hashes);
-        if (!hashes) return UINT32_MAX;
-        t->hashes = hashes;
         t->cap = cap;
     }
     char *copy = arena_alloc(t, len + 1);
@@ -122,7 +87,6 @@ uint32_t op_strtab_intern(op_strtab *t, const char *s, size_t len)
     uint32_t id = t->count++;
     t->strs[id] = copy;
     t->lens[id] = (uint32_t)len;
-    t->hashes[id] = h;
-    t->slots[i] = id + 1;
+    op_map_add_h(&t->ix, h, id); /* reserved: cannot fail */
     return id;
 }

@@ -6,13 +6,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/map.h"
+
 typedef struct op_strtab {
     char **strs;      /* id -> NUL-terminated string */
     uint32_t *lens;   /* id -> length */
     uint32_t count, cap;
-    uint32_t *slots;  /* open addressing: id + 1, 0 empty */
-    uint32_t *hashes; /* id -> hash, for rehashing */
-    size_t nslots;
+    op_map ix;        /* string hash -> id */
     char *arena;      /* current block */
     size_t arena_used, arena_cap;
     char **blocks;    /* every block, for freeing */
@@ -37,7 +37,5 @@ static inline uint32_t op_strtab_len(const op_strtab *t, uint32_t id)
 {
     return id < t->count ? t->lens[id] : 0;
 }
-
-uint32_t op_hash_bytes(const void *p, size_t len);
 
 #endif

@@ -3,18 +3,14 @@
 
 #include <stdlib.h>
 
+#include "common/vec.h"
+
 void op_ivals_add(op_ivals *a, int64_t s, int64_t e)
 {
     if (e <= s || a->oom) return;
-    if (a->n == a->cap) {
-        size_t cap = a->cap ? a->cap * 2 : 64;
-        op_ival *v = realloc(a->v, cap * sizeof *v);
-        if (!v) {
-            a->oom = 1;
-            return;
-        }
-        a->v = v;
-        a->cap = cap;
+    if (op_grow(&a->v, &a->cap, a->n + 1, sizeof *a->v) != 0) {
+        a->oom = 1;
+        return;
     }
     a->v[a->n++] = (op_ival){s, e};
 }

@@ -8,6 +8,7 @@
 
 #include "common/error.h"
 #include "common/satmath.h"
+#include "common/vec.h"
 #include "ranks/intervals.h"
 #include "ranks/ranks.h"
 #include "ranks/report.h"
@@ -51,30 +52,22 @@ static uint32_t arg_str_id(builder *b, const char *args, const char *key)
     return op_args_str(args, key, &s, &n) ? intern_raw(b, s, n) : 0;
 }
 
-static void *grow(void *p, size_t *cap, size_t need, size_t elem, int *oom)
+/* Room for one more element at *pp; out of memory sets b->oom. */
+static int room(builder *b, void *pp, size_t *cap, size_t n, size_t elem)
 {
-    if (need <= *cap) return p;
-    size_t c = *cap ? *cap * 2 : 64;
-    while (c < need) c *= 2;
-    void *q = realloc(p, c * elem);
-    if (!q) {
-        *oom = 1;
-        return p;
-    }
-    *cap = c;
-    return q;
+    if (op_grow(pp, cap, n + 1, elem) == 0) return 1;
+    b->oom = 1;
+    return 0;
 }
 
 static void add_part(builder *b, const part *p)
 {
-    b->parts = grow(b->parts, &b->cap_parts, b->nparts + 1, sizeof *b->parts, &b->oom);
-    if (b->nparts < b->cap_parts) b->parts[b->nparts++] = *p;
+    if (room(b, &b->parts, &b->cap_parts, b->nparts, sizeof *b->parts)) b->parts[b->nparts++] = *p;
 }
 
 static void add_completion(builder *b, rank_scan *rs, const completion *c)
 {
-    rs->c = grow(rs->c, &rs->cap, rs->n + 1, sizeof *rs->c, &b->oom);
-    if (rs->n < rs->cap) rs->c[rs->n++] = *c;
+    if (room(b, &rs->c, &rs->cap, rs->n, sizeof *rs->c)) rs->c[rs->n++] = *c;
 }
 
 static int by_req(const void *x, const void *y)
@@ -134,8 +127,7 @@ static void scan_rank(builder *b, const op_rank_trace *rt, size_t k, int64_t ori
             continue;
         }
         if (req > 0) {
-            posts = grow(posts, &cap_posts, nposts + 1, sizeof *posts, &b->oom);
-            if (nposts < cap_posts) posts[nposts++] = (completion){req, s, end, 0};
+            if (room(b, &posts, &cap_posts, nposts, sizeof *posts)) posts[nposts++] = (completion){req, s, end, 0};
         }
         uint32_t group = arg_str_id(b, args, "Process Group Name");
         if (!group || !op_args_int(args, "Seq", &seq) || seq < 1) continue;
@@ -295,8 +287,7 @@ static int compare_ops(builder *b, const op_rank_trace *rt, size_t n)
                 nslot = m;
             }
             if (!slot[id]) {
-                r->ops = grow(r->ops, &cap_ops, r->nops + 1, sizeof *r->ops, &b->oom);
-                if (r->nops >= cap_ops) break;
+                if (!room(b, &r->ops, &cap_ops, r->nops, sizeof *r->ops)) break;
                 r->ops[r->nops] =
                     (op_op_rec){.name = id, .min_ns = INT64_MAX, .max_ns = INT64_MIN, .min_rank = -1, .max_rank = -1};
                 slot[id] = (uint32_t)++r->nops;

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/buf.h"
 #include "common/error.h"
 #include "model/model.h"
 
@@ -35,20 +36,13 @@ static inline void rep_json_cstr(rep_out *o, const char *s)
 void rep_json_key(rep_out *o, const char *key);
 void rep_base64(rep_out *o, const uint8_t *p, size_t n);
 
-/* ---- varint buffer --------------------------------------------------- */
+/* ---- varints into a common op_buf (sticky when memory runs out) ----- */
 
-typedef struct rep_buf {
-    uint8_t *p;
-    size_t n, cap;
-    int oom;
-} rep_buf;
-
-void rep_buf_uv(rep_buf *b, uint64_t v);              /* LEB128 */
-static inline void rep_buf_sv(rep_buf *b, int64_t v) /* zigzag, then LEB128 */
+void rep_buf_uv(op_buf *b, uint64_t v);              /* LEB128 */
+static inline void rep_buf_sv(op_buf *b, int64_t v) /* zigzag, then LEB128 */
 {
     rep_buf_uv(b, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
 }
-void rep_buf_free(rep_buf *b);
 
 /* One column of a binary block: JS decodes `n` values of `kind` from
  * [off, off+len) into an array of `type` ("f64", "u32", "u16", "u8").
@@ -83,10 +77,10 @@ typedef struct rep_trace {
     uint16_t *row;      /* model index -> flame-chart row */
     uint32_t *levels;   /* (thread, row, count) triples in page order */
     size_t nlevels;
-    rep_buf ev;         /* event columns */
+    op_buf ev;          /* event columns */
     rep_col ev_cols[20];
     size_t ev_ncols;
-    rep_buf mem;        /* memory event columns */
+    op_buf mem;         /* memory event columns */
     rep_col mem_cols[4];
     size_t mem_ncols;
 } rep_trace;

@@ -141,7 +141,7 @@ static size_t gather(const rep_trace *r, ev_field f, int64_t *vals)
     return nz;
 }
 
-static void put_value(rep_buf *b, const char *kind, int64_t v)
+static void put_value(op_buf *b, const char *kind, int64_t v)
 {
     if (kind[0] == 'z' || kind[0] == 'd' || kind[0] == 'g') rep_buf_sv(b, v);
     else rep_buf_uv(b, (uint64_t)v);
@@ -173,7 +173,7 @@ static int put_column(rep_trace *r, ev_field f, const int64_t *vals, size_t nz, 
     int sparse = d->may_be_sparse && nz * 3 < n;
     static const char *const sparse_kind[2] = {"su", "sz"};
     *c = (rep_col){d->name, sparse ? sparse_kind[d->kind[0] == 'z'] : d->kind, d->type, r->ev.n, 0};
-    rep_buf *b = &r->ev;
+    op_buf *b = &r->ev;
     if (sparse) {
         rep_buf_uv(b, nz);
         size_t prev = 0;
@@ -209,7 +209,7 @@ int rep_events_build(rep_trace *r)
     }
     free(vals);
     free(dur);
-    return r->ev.oom ? -1 : 0;
+    return r->ev.failed ? -1 : 0;
 }
 
 void rep_levels_json(rep_out *o, const rep_trace *r)

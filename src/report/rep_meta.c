@@ -32,7 +32,7 @@ int rep_memory_build(rep_trace *r)
         }
         c->len = r->mem.n - c->off;
     }
-    return r->mem.oom ? -1 : 0;
+    return r->mem.failed ? -1 : 0;
 }
 
 void rep_memory_json(rep_out *o, const rep_trace *r)

@@ -88,30 +88,15 @@ void rep_base64(rep_out *o, const uint8_t *p, size_t n)
     rep_write(o, buf, k);
 }
 
-void rep_buf_uv(rep_buf *b, uint64_t v)
+void rep_buf_uv(op_buf *b, uint64_t v)
 {
-    if (b->oom) return;
-    if (b->n + 10 > b->cap) {
-        size_t c = b->cap ? b->cap * 2 : 1u << 16;
-        uint8_t *q = realloc(b->p, c);
-        if (!q) {
-            b->oom = 1;
-            return;
-        }
-        b->p = q;
-        b->cap = c;
-    }
+    if (op_buf_reserve(b, 10) != 0) return;
+    unsigned char *d = (unsigned char *)b->p;
     while (v >= 0x80) {
-        b->p[b->n++] = (uint8_t)(v | 0x80);
+        d[b->n++] = (unsigned char)(v | 0x80);
         v >>= 7;
     }
-    b->p[b->n++] = (uint8_t)v;
-}
-
-void rep_buf_free(rep_buf *b)
-{
-    free(b->p);
-    memset(b, 0, sizeof *b);
+    d[b->n++] = (unsigned char)v;
 }
 
 void rep_cols_json(rep_out *o, size_t n, const rep_col *cols, size_t ncols)

@@ -30,8 +30,8 @@ void rep_trace_free(rep_trace *r)
     free(r->pos);
     free(r->row);
     free(r->levels);
-    rep_buf_free(&r->ev);
-    rep_buf_free(&r->mem);
+    op_buf_free(&r->ev);
+    op_buf_free(&r->mem);
 }
 
 static void options_json(rep_out *o, const opprof_trace *t)
@@ -99,9 +99,9 @@ static int data_blocks(rep_out *o, rep_trace *rt, size_t n, const char *const *l
         rep_printf(o, "<script type=\"application/json\" id=\"opprof-strings-%zu\">", k);
         rep_strings_json(o, &rt[k]);
         rep_printf(o, "</script>\n<script type=\"application/octet-stream\" id=\"opprof-events-%zu\">", k);
-        rep_base64(o, rt[k].ev.p, rt[k].ev.n);
+        rep_base64(o, (const uint8_t *)rt[k].ev.p, rt[k].ev.n);
         rep_printf(o, "</script>\n<script type=\"application/octet-stream\" id=\"opprof-memory-%zu\">", k);
-        rep_base64(o, rt[k].mem.p, rt[k].mem.n);
+        rep_base64(o, (const uint8_t *)rt[k].mem.p, rt[k].mem.n);
         rep_puts(o, "</script>\n");
     }
     return OPPROF_OK;

@@ -13,6 +13,7 @@
 
 #include "capture/state.h"
 #include "common/error.h"
+#include "common/map.h"
 #include "opprof_trace.h"
 #include "stacks/symbolize.h"
 
@@ -23,37 +24,10 @@ typedef struct fn_entry {
 } fn_entry;
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
-static fn_entry **g_slots; /* by address; NULL empty */
-static size_t g_nslots, g_n;
+static op_map g_fns; /* function address -> its fn_entry */
 static char **g_name_pats, **g_file_pats;
 static size_t g_nname, g_nfile;
 static int g_patterns_set;
-
-static size_t slot_of(const void *fn, size_t n)
-{
-    uint64_t k = (uint64_t)(uintptr_t)fn;
-    k ^= k >> 29;
-    k *= 0xbf58476d1ce4e5b9ull;
-    k ^= k >> 32;
-    return (size_t)k & (n - 1);
-}
-
-static int grow(void)
-{
-    size_t n = g_nslots ? g_nslots * 2 : 1024;
-    fn_entry **s = calloc(n, sizeof *s);
-    if (!s) return -1;
-    for (size_t i = 0; i < g_nslots; i++) {
-        if (!g_slots[i]) continue;
-        size_t j = slot_of(g_slots[i]->fn, n);
-        while (s[j]) j = (j + 1) & (n - 1);
-        s[j] = g_slots[i];
-    }
-    free(g_slots);
-    g_slots = s;
-    g_nslots = n;
-    return 0;
-}
 
 static void free_patterns(void)
 {
@@ -165,18 +139,13 @@ const opprof_site *opprof_function_site(const void *fn)
     pthread_mutex_lock(&g_lock);
     fn_entry *e = NULL;
     if (!g_patterns_set && set_patterns(getenv("OPPROF_EXCLUDE")) != OPPROF_OK) goto out;
-    if ((g_n + 1) * 2 > g_nslots && grow() != 0) goto out;
-    size_t i = slot_of(fn, g_nslots);
-    for (; g_slots[i]; i = (i + 1) & (g_nslots - 1)) {
-        if (g_slots[i]->fn == fn) {
-            e = g_slots[i];
-            goto out;
-        }
+    const uint64_t *v = op_map_get(&g_fns, (uint64_t)(uintptr_t)fn);
+    if (v) {
+        e = (fn_entry *)(uintptr_t)*v;
+        goto out;
     }
-    if ((e = make_entry(fn)) != NULL) {
-        g_slots[i] = e;
-        g_n++;
-    }
+    if (op_map_reserve(&g_fns, g_fns.n + 1) != 0) goto out;
+    if ((e = make_entry(fn)) != NULL) op_map_put(&g_fns, (uint64_t)(uintptr_t)fn, (uint64_t)(uintptr_t)e); /* reserved */
     made = 1;
 out:
     pthread_mutex_unlock(&g_lock);

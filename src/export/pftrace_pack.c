@@ -53,8 +53,8 @@ static size_t len_head(unsigned char *d, uint32_t field, uint64_t n)
 static int flush_batch(pf_writer *pw)
 {
     op_pbw *b = &pw->batch;
-    if (b->failed) return -1;
-    if (!b->n) return 0;
+    if (b->out.failed) return -1;
+    if (!b->out.n) return 0;
     z_stream *z = pw->z;
     if (!z) {
         if (!(z = calloc(1, sizeof *z))) return -1;
@@ -66,15 +66,15 @@ static int flush_batch(pf_writer *pw)
     } else if (deflateReset(z) != Z_OK) {
         return -1;
     }
-    size_t need = deflateBound(z, (uLong)b->n);
+    size_t need = deflateBound(z, (uLong)b->out.n);
     if (pw->zout_cap < need) {
         unsigned char *o = realloc(pw->zout, need);
         if (!o) return -1;
         pw->zout = o;
         pw->zout_cap = need;
     }
-    z->next_in = b->p;
-    z->avail_in = (uInt)b->n;
+    z->next_in = (Bytef *)b->out.p;
+    z->avail_in = (uInt)b->out.n;
     z->next_out = pw->zout;
     z->avail_out = (uInt)pw->zout_cap;
     if (deflate(z, Z_FINISH) != Z_STREAM_END) return -1; /* deflateBound is room enough */
@@ -92,19 +92,19 @@ static int flush_batch(pf_writer *pw)
 int op_pf_emit(pf_writer *pw)
 {
     op_pbw *p = &pw->pkt;
-    if (p->failed || p->depth) return -1;
+    if (p->out.failed || p->depth) return -1;
     unsigned char head[16];
-    size_t k = len_head(head, PF_TRACE_PACKET, p->n);
-    if (pw->zlevel && k + p->n <= PF_BATCH_MAX) {
-        if (pw->batch.n + k + p->n > PF_BATCH_MAX && flush_batch(pw) != 0) return -1;
+    size_t k = len_head(head, PF_TRACE_PACKET, p->out.n);
+    if (pw->zlevel && k + p->out.n <= PF_BATCH_MAX) {
+        if (pw->batch.out.n + k + p->out.n > PF_BATCH_MAX && flush_batch(pw) != 0) return -1;
         op_pbw_raw(&pw->batch, head, k);
-        op_pbw_raw(&pw->batch, p->p, p->n);
+        op_pbw_raw(&pw->batch, p->out.p, p->out.n);
         op_pbw_reset(p);
-        return pw->batch.failed ? -1 : 0;
+        return pw->batch.out.failed ? -1 : 0;
     }
     if (flush_batch(pw) != 0) return -1; /* packets stay in order */
     op_jw_put(pw->w, (const char *)head, k);
-    op_jw_put(pw->w, (const char *)p->p, p->n);
+    op_jw_put(pw->w, (const char *)p->out.p, p->out.n);
     op_pbw_reset(p);
     return pw->w->status ? -1 : 0;
 }

@@ -72,8 +72,13 @@ int main(int argc, char **argv)
     exec_argv[n++] = table;
     exec_argv[n++] = "--row-limit";
     exec_argv[n++] = "-1";
-    exec_argv[n++] = "--max-events";
-    exec_argv[n++] = "64000000";
+    /* A streamed trace (--trace) has no cap; a cap would keep its events to the end. */
+    int trace = 0;
+    for (int i = first_extra; i < argc; i++) trace |= !strcmp(argv[i], "--trace");
+    if (!trace) {
+        exec_argv[n++] = "--max-events";
+        exec_argv[n++] = "64000000";
+    }
     for (int i = first_extra; i < argc && n < 60; i++) exec_argv[n++] = argv[i];
     exec_argv[n++] = "--";
     exec_argv[n++] = work;

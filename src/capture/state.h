@@ -107,7 +107,8 @@ enum {
     OP_OPT_MEMORY = 1u << 1,
     OP_OPT_FLOPS = 1u << 2,
     OP_OPT_STACK = 1u << 3,
-    OP_OPT_AGG = 1u << 4 /* online key averages instead of records (capture/agg.h) */
+    OP_OPT_AGG = 1u << 4,   /* online key averages instead of records (capture/agg.h) */
+    OP_OPT_STREAM = 1u << 5 /* full chunks go to the trace's writer (capture/spill.h) */
 };
 
 typedef struct op_tstate {

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "capture/agg.h"
+#include "capture/spill.h"
 #include "capture/state.h"
 
 op_global op_g;
@@ -339,6 +340,7 @@ static int reset_for(op_tstate *t, uint64_t g)
 
 op_tstate *op_thread_attach(uint64_t g)
 {
+    if (op_spill_norecord) return NULL; /* a streamed trace's writer */
     pthread_once(&g_key_once, make_key);
     op_tstate *t = op_tls;
     pthread_mutex_lock(&g_reg_lock);
@@ -421,6 +423,7 @@ static int make_room(op_tstate *t, uint32_t words)
     op_word *cur = atomic_load_explicit(&t->cur, memory_order_relaxed);
     if (cur + words <= t->lim) return 0;
     if (t->ring_max) return op_ring_advance(t, cur);
+    if (t->opts & OP_OPT_STREAM) return op_spill_advance(t, cur);
     op_chunk *c = chunk_new(POOL_FULL);
     if (!c) return -1;
     op_chunk_link(t, cur, c);

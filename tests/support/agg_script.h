@@ -1,0 +1,108 @@
+/* One recording script for the tests of sums (test_aggregate.c) and of
+ * streamed traces (test_stream.c): every shape of nesting the event path
+ * handles, under an injected clock (fake_clock) so that two sessions that
+ * run it record the same times. */
+#ifndef OPPROF_TESTS_AGG_SCRIPT_H
+#define OPPROF_TESTS_AGG_SCRIPT_H
+
+#include <stdint.h>
+
+#include "opprof.h"
+
+static int64_t g_now, g_step, g_last;
+
+static int64_t fake_clock(void *ctx)
+{
+    (void)ctx;
+    int64_t v = g_now;
+    g_now += g_step;
+    g_last = v;
+    return v;
+}
+
+OPPROF_SITE(site_a, "A");
+OPPROF_SITE(site_b, "B");
+OPPROF_SITE(site_b2, "B"); /* another site, the same name: one row */
+OPPROF_SITE(site_c, "C");
+
+/* 2 * product of the first input's dims: known for any shape. */
+static uint64_t mm_flops(const opprof_input *in, unsigned n)
+{
+    uint64_t f = n ? 2 : 0;
+    for (unsigned i = 0; n && i < in[0].ndim; i++) f *= (uint64_t)in[0].dims[i];
+    return f;
+}
+
+static const opprof_site site_mm = OPPROF_SITE_INIT("mm", OPPROF_CAT_CPU_OP, mm_flops);
+static char g_blocks[8][64];
+
+static __attribute__((noinline)) int looked_up(int x)
+{
+    return x * 5 + 2;
+}
+
+/* Every shape of nesting the event path handles: siblings, recursion, two
+ * sites of one name, an end that closes the ranges above it, args and
+ * inputs (not part of a name's sums), an annotation, a first-call lookup,
+ * and a range still open at stop. */
+static void script(void)
+{
+    opprof_input in[1] = {{OPPROF_DTYPE_FLOAT, 2, {4, 8}}};
+    opprof_input in2[2] = {{OPPROF_DTYPE_FLOAT, 3, {2, 3, 5}}, {OPPROF_DTYPE_INT64, 0, {0}}};
+    opprof_arg args[1] = {{"k", OPPROF_ARG_INT, {.i = 3}}};
+    for (int i = 0; i < 3; i++) {
+        g_now += 7; opprof_begin(&site_a);
+        g_now += 3; opprof_begin(&site_b);
+        g_now += 5; opprof_begin(&site_c);
+        g_now += 11; opprof_end(&site_c);
+        g_now += 2; opprof_end(&site_b);
+        g_now += 1; i % 2 ? opprof_begin_inputs(&site_b2, in, 1) : opprof_begin_inputs(&site_b2, in2, 2);
+        g_now += 4; opprof_begin_args(&site_a, args, 1); /* recursion */
+        g_now += 6; opprof_end(&site_a);
+        g_now += 1; opprof_end(&site_b2);
+        g_now += 2; opprof_end(&site_a);
+    }
+    /* Memory outside every range (the [memory] row), inside, freed in a
+     * parent; FLOPs from the hook, from opprof_end_flops, and none. */
+    g_now += 2; opprof_record_alloc(g_blocks[0], 100);
+    g_now += 2; opprof_begin(&site_a);
+    g_now += 2; opprof_record_alloc(g_blocks[1], 1000);
+    g_now += 2; opprof_begin_inputs(&site_mm, in, 1);
+    g_now += 2; opprof_record_alloc(g_blocks[2], 64);
+    g_now += 2; opprof_end(&site_mm);
+    g_now += 2; opprof_begin_inputs(&site_mm, in, 1);
+    g_now += 2; opprof_end_flops(&site_mm, 12345);
+    g_now += 2; opprof_begin(&site_mm); /* no inputs: the hook gets none */
+    g_now += 2; opprof_end(&site_mm);
+    g_now += 2; opprof_record_free(g_blocks[2]);
+    g_now += 2; opprof_end(&site_a);
+    g_now += 2; opprof_record_free(g_blocks[1]);
+    const opprof_site *ann = opprof_annotation_begin("step work");
+    g_now += 5; opprof_begin(&site_b);
+    g_now += 5; opprof_begin(&site_c);
+    g_now += 5; opprof_end(&site_b); /* closes C too, forced */
+    g_now += 5; opprof_end(ann);
+    /* A lookup taking 1 ms of the clock inside B: taken out of B. */
+    g_now += 3; opprof_begin(&site_b);
+    g_now += 3;
+    g_step = 1000000;
+    const opprof_site *f = opprof_function_site((const void *)looked_up);
+    g_step = 0;
+    g_now = g_last;
+    assert_non_null(f);
+    g_now += 4; opprof_begin(f);
+    g_now += 4; opprof_end(f);
+    g_now += 4; opprof_end(&site_b);
+    g_now += 9; opprof_begin(&site_a); /* open at stop */
+    g_now += 9; opprof_begin(&site_c);
+    g_now += 9; opprof_record_alloc(g_blocks[3], 7);
+    g_now += 9; opprof_end(&site_c);
+    g_now += 9; opprof_begin_inputs(&site_mm, in, 1); /* open at stop too, with its memory and FLOPs */
+    g_now += 9; opprof_record_alloc(g_blocks[4], 9);
+    g_now += 9;
+    opprof_record_free(g_blocks[0]);
+    opprof_record_free(g_blocks[3]);
+    opprof_record_free(g_blocks[4]);
+}
+
+#endif

@@ -18,6 +18,8 @@
 
 #include "agg_script.h"
 
+enum { NTHREADS = 4, PER_THREAD = 20000 };
+
 static int g_memory_flops; /* record() profiles memory and FLOPs */
 static int g_shapes;       /* record() records input shapes */
 
@@ -259,35 +261,6 @@ static void test_null_site_and_unbalanced_end(void **state)
     opprof_trace_free(t);
 }
 
-enum { NTHREADS = 4, PER_THREAD = 20000 };
-
-static void *worker(void *arg)
-{
-    (void)arg;
-    for (int i = 0; i < PER_THREAD; i++) {
-        opprof_begin(&site_a);
-        opprof_begin(&site_b);
-        opprof_end(&site_b);
-        opprof_end(&site_a);
-    }
-    opprof_begin(&site_c); /* open at exit: closed there */
-    return NULL;
-}
-
-static uint64_t count_of(const opprof_trace *t, const char *name)
-{
-    opprof_key_averages *ka = NULL;
-    assert_int_equal(opprof_key_averages(t, NULL, &ka), OPPROF_OK);
-    uint64_t n = 0;
-    for (size_t i = 0; i < opprof_key_averages_count(ka); i++) {
-        opprof_avg_row r;
-        assert_int_equal(opprof_key_averages_row(ka, i, &r), OPPROF_OK);
-        if (!strcmp(r.name, name)) n = r.count;
-    }
-    opprof_key_averages_free(ka);
-    return n;
-}
-
 /* Threads that record at once and exit before stop: counts exact, and each
  * parent's self time is its total less its children's. */
 static void test_threads_counts_exact(void **state)
@@ -296,6 +269,7 @@ static void test_threads_counts_exact(void **state)
     opprof_config cfg;
     opprof_config_init(&cfg);
     cfg.aggregate = 1;
+    g_per_thread = PER_THREAD;
     assert_int_equal(opprof_start(&cfg), OPPROF_OK);
     pthread_t th[NTHREADS];
     for (int i = 0; i < NTHREADS; i++) assert_int_equal(pthread_create(&th[i], NULL, worker, NULL), 0);
@@ -320,18 +294,6 @@ static void test_threads_counts_exact(void **state)
     assert_true(llabs(a_total - b_total - a_self) <= 4);
     opprof_key_averages_free(ka);
     opprof_trace_free(t);
-}
-
-static void *until_stopped(void *arg)
-{
-    volatile int *stop = arg;
-    while (!__atomic_load_n(stop, __ATOMIC_RELAXED)) {
-        opprof_begin(&site_a);
-        opprof_begin(&site_b);
-        opprof_end(&site_b);
-        opprof_end(&site_a);
-    }
-    return NULL;
 }
 
 /* A stop while threads still record (and a second session after it): the

@@ -24,6 +24,7 @@
 #include "capture/state.h"
 #include "slurp.h"
 #include "tmpdir.h"
+#include "trace_check.h"
 
 static char g_dir[] = "/tmp/opprof_stream_XXXXXX";
 
@@ -129,6 +130,11 @@ static void test_streamed_equals_event_path(void **state)
         assert_int_equal(opprof_trace_aggregated(sums), opprof_trace_event_count(ev));
         assert_int_equal(opprof_trace_dropped(sums), 0);
         tables_equal(ev, sums);
+        if (trace_check_available()) { /* strict JSON, as Python's json reads it */
+            char *ok = trace_check(streamed);
+            if (!ok) fail_msg("%s failed the strict JSON check (see stderr)", streamed);
+            free(ok);
+        }
         assert_int_equal(opprof_export_chrome_trace(ev, exported), OPPROF_OK);
         opprof_trace *a = NULL, *b = NULL;
         assert_int_equal(opprof_trace_load(exported, &a), OPPROF_OK);
@@ -211,45 +217,6 @@ static void test_memory_bounded_for_a_long_run(void **state)
 
 enum { NTHREADS = 4, PER_THREAD = 60000 };
 
-static void *worker(void *arg)
-{
-    (void)arg;
-    for (int i = 0; i < PER_THREAD; i++) {
-        opprof_begin(&site_a);
-        opprof_begin(&site_b);
-        opprof_end(&site_b);
-        opprof_end(&site_a);
-    }
-    opprof_begin(&site_c); /* open at exit: closed there */
-    return NULL;
-}
-
-static void *until_stopped(void *arg)
-{
-    volatile int *stop = arg;
-    while (!__atomic_load_n(stop, __ATOMIC_RELAXED)) {
-        opprof_begin(&site_a);
-        opprof_begin(&site_b);
-        opprof_end(&site_b);
-        opprof_end(&site_a);
-    }
-    return NULL;
-}
-
-static uint64_t count_of(const opprof_trace *t, const char *name)
-{
-    opprof_key_averages *ka = NULL;
-    assert_int_equal(opprof_key_averages(t, NULL, &ka), OPPROF_OK);
-    uint64_t n = 0;
-    for (size_t i = 0; i < opprof_key_averages_count(ka); i++) {
-        opprof_avg_row r;
-        assert_int_equal(opprof_key_averages_row(ka, i, &r), OPPROF_OK);
-        if (!strcmp(r.name, name)) n = r.count;
-    }
-    opprof_key_averages_free(ka);
-    return n;
-}
-
 /* Threads that exit before stop and threads still recording at stop: the
  * exact counts of the first, the file readable, and a stop cut short
  * (opprof_stop_incomplete) says so in the file. */
@@ -261,6 +228,7 @@ static void test_threads_exit_and_record_through_stop(void **state)
     opprof_config cfg;
     opprof_config_init(&cfg);
     cfg.stream_trace = path;
+    g_per_thread = PER_THREAD;
     assert_int_equal(opprof_start(&cfg), OPPROF_OK);
     pthread_t th[NTHREADS], busy[2];
     volatile int stop = 0;
@@ -325,6 +293,31 @@ static void test_refusals(void **state)
     free(text);
 }
 
+/* A file that cannot be written (a full disk): the stop says so, the sums
+ * are handed out all the same, and the program's threads never wait on a
+ * writer that gave up. */
+static void test_write_failure_is_reported(void **state)
+{
+    (void)state;
+    opprof_config cfg;
+    opprof_config_init(&cfg);
+    cfg.stream_trace = "/dev/full";
+    op_spill_limit((size_t)2 << 20);
+    assert_int_equal(opprof_start(&cfg), OPPROF_OK);
+    for (int i = 0; i < 300000; i++) { /* several chunks: the writer fails early and drains the rest */
+        opprof_begin(&site_leaf);
+        opprof_end(&site_leaf);
+    }
+    opprof_trace *t = NULL;
+    int rc = opprof_stop(&t);
+    op_spill_limit(0);
+    assert_int_equal(rc, OPPROF_E_IO);
+    assert_non_null(strstr(opprof_last_error(), "/dev/full"));
+    assert_non_null(t);
+    assert_int_equal(count_of(t, "leaf"), 300000);
+    opprof_trace_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -332,6 +325,7 @@ int main(void)
         cmocka_unit_test(test_memory_bounded_for_a_long_run),
         cmocka_unit_test(test_threads_exit_and_record_through_stop),
         cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_write_failure_is_reported),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -26,7 +26,8 @@ static struct {
 } W;
 
 /* Keeps the first failure and its detail; the writer goes on taking chunks
- * (so that no recording thread waits for it) but writes nothing more. */
+ * (so that no recording thread waits for it) and summing their records for
+ * the tables, but writes nothing more. */
 static void fail(int rc)
 {
     if (W.status || rc == OPPROF_OK) return;
@@ -36,8 +37,7 @@ static void fail(int rc)
 
 static void write_batch(void)
 {
-    if (W.status) return;
-    fail(op_chrome_stream_events(W.cs, op_sdec_trace(W.dec)));
+    if (!W.status) fail(op_chrome_stream_events(W.cs, op_sdec_trace(W.dec)));
     op_sdec_clear(W.dec);
 }
 
@@ -53,7 +53,7 @@ static void *writer_main(void *arg)
     if (!W.dec) fail(op_fail(OPPROF_E_NOMEM, "out of memory starting the streamed trace's writer"));
     op_spill_item it;
     while (op_spill_take(&it) == 0) {
-        if (W.status) {
+        if (!W.dec) {
             op_spill_free(it.chunks);
             continue;
         }

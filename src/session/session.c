@@ -202,8 +202,16 @@ int op_session_close_gen(int keep, opprof_trace **out)
     op_timebase_finish(&S.tb);
     opprof_trace *tr = NULL;
     if (S.ring) op_ring_freeze(); /* a thread still in its last record must not overwrite what is read */
-    int rc = op_stream_running() ? op_stream_stop(gen, &S.tb, stop, S.stopping_incomplete, &tr)
-                                 : op_collect(gen, &S.tb, stop, S.opts, &tr);
+    int rc;
+    if (op_stream_running()) {
+        rc = op_stream_stop(gen, &S.tb, stop, S.stopping_incomplete, &tr);
+        if (rc != OPPROF_OK && tr) { /* the file failed, the sums did not: the stop says so, the trace goes out */
+            if (!S.status) S.status = rc;
+            rc = OPPROF_OK;
+        }
+    } else {
+        rc = op_collect(gen, &S.tb, stop, S.opts, &tr);
+    }
     if (S.ring) op_ring_thaw();
     if (!S.step_site) step_sites_recycle(); /* an open step range keeps them (a stop racing with a step) */
     int drc = op_device_collect(rc == OPPROF_OK && keep ? tr : NULL, &S.tb);

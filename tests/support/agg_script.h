@@ -1,13 +1,15 @@
 /* One recording script for the tests of sums (test_aggregate.c) and of
  * streamed traces (test_stream.c): every shape of nesting the event path
  * handles, under an injected clock (fake_clock) so that two sessions that
- * run it record the same times. */
+ * run it record the same times; and the threads both run, with the
+ * count of a name in a trace's key averages. Include after cmocka.h. */
 #ifndef OPPROF_TESTS_AGG_SCRIPT_H
 #define OPPROF_TESTS_AGG_SCRIPT_H
 
 #include <stdint.h>
+#include <string.h>
 
-#include "opprof.h"
+#include "opprof_trace.h"
 
 static int64_t g_now, g_step, g_last;
 
@@ -103,6 +105,49 @@ static void script(void)
     opprof_record_free(g_blocks[0]);
     opprof_record_free(g_blocks[3]);
     opprof_record_free(g_blocks[4]);
+}
+
+static int g_per_thread = 20000; /* worker's pairs of ranges */
+
+/* A then B inside it, g_per_thread times, then C left open at its exit. */
+static void *worker(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < g_per_thread; i++) {
+        opprof_begin(&site_a);
+        opprof_begin(&site_b);
+        opprof_end(&site_b);
+        opprof_end(&site_a);
+    }
+    opprof_begin(&site_c); /* open at exit: closed there */
+    return NULL;
+}
+
+/* A then B inside it until *arg (an int) becomes nonzero. */
+static void *until_stopped(void *arg)
+{
+    volatile int *stop = arg;
+    while (!__atomic_load_n(stop, __ATOMIC_RELAXED)) {
+        opprof_begin(&site_a);
+        opprof_begin(&site_b);
+        opprof_end(&site_b);
+        opprof_end(&site_a);
+    }
+    return NULL;
+}
+
+static uint64_t count_of(const opprof_trace *t, const char *name)
+{
+    opprof_key_averages *ka = NULL;
+    assert_int_equal(opprof_key_averages(t, NULL, &ka), OPPROF_OK);
+    uint64_t n = 0;
+    for (size_t i = 0; i < opprof_key_averages_count(ka); i++) {
+        opprof_avg_row r;
+        assert_int_equal(opprof_key_averages_row(ka, i, &r), OPPROF_OK);
+        if (!strcmp(r.name, name)) n = r.count;
+    }
+    opprof_key_averages_free(ka);
+    return n;
 }
 
 #endif

@@ -13,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -318,6 +320,55 @@ static void test_write_failure_is_reported(void **state)
     opprof_trace_free(t);
 }
 
+/* A child forked while the parent streams has no session; it may stream
+ * its own, and each file is whole. */
+static void test_fork_child_streams_its_own(void **state)
+{
+    (void)state;
+    char mine[600], childs[600];
+    path_in(mine, sizeof mine, "parent.json");
+    path_in(childs, sizeof childs, "child.json");
+    opprof_config cfg;
+    opprof_config_init(&cfg);
+    cfg.stream_trace = mine;
+    assert_int_equal(opprof_start(&cfg), OPPROF_OK);
+    pthread_t busy;
+    volatile int stop = 0;
+    assert_int_equal(pthread_create(&busy, NULL, until_stopped, (void *)&stop), 0); /* hands chunks over meanwhile */
+    opprof_begin(&site_a);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int ok = !opprof_is_active();
+        cfg.stream_trace = childs;
+        ok = ok && opprof_start(&cfg) == OPPROF_OK;
+        opprof_begin(&site_c);
+        opprof_end(&site_c);
+        opprof_trace *t = NULL;
+        ok = ok && opprof_stop(&t) == OPPROF_OK && opprof_trace_aggregated(t) == 1;
+        opprof_trace_free(t);
+        _exit(ok ? 0 : 1);
+    }
+    int st = 0;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 0);
+    opprof_end(&site_a);
+    opprof_trace *t = NULL;
+    assert_int_equal(opprof_stop(&t), OPPROF_OK);
+    __atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+    pthread_join(busy, NULL);
+    opprof_trace *p = NULL, *c = NULL;
+    assert_int_equal(opprof_trace_load(mine, &p), OPPROF_OK);
+    assert_int_equal(opprof_trace_load(childs, &c), OPPROF_OK);
+    assert_int_equal(count_of(p, "A"), count_of(t, "A"));
+    assert_int_equal(count_of(c, "C"), 1);
+    assert_int_equal(count_of(c, "A"), 0);
+    opprof_trace_free(p);
+    opprof_trace_free(c);
+    opprof_trace_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -326,6 +377,7 @@ int main(void)
         cmocka_unit_test(test_threads_exit_and_record_through_stop),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_write_failure_is_reported),
+        cmocka_unit_test(test_fork_child_streams_its_own),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -33,6 +33,24 @@ static size_t chain_bytes(const op_chunk *c)
 }
 
 static size_t g_default_max = DEFAULT_MAX_BYTES;
+static pthread_once_t g_fork_once = PTHREAD_ONCE_INIT;
+
+/* A forked child has no session and no writer: an empty, closed queue,
+ * whose lock another thread of the parent may have held at the fork. */
+static void fork_child(void)
+{
+    pthread_mutex_init(&Q.lock, NULL);
+    pthread_cond_init(&Q.more, NULL);
+    pthread_cond_init(&Q.room, NULL);
+    Q.gen = 0;
+    Q.head = Q.n = 0;
+    Q.bytes = 0;
+}
+
+static void install_fork_handler(void)
+{
+    pthread_atfork(NULL, NULL, fork_child);
+}
 
 void op_spill_limit(size_t max_bytes)
 {
@@ -43,6 +61,7 @@ void op_spill_limit(size_t max_bytes)
 
 void op_spill_open(uint64_t gen, size_t max_bytes)
 {
+    pthread_once(&g_fork_once, install_fork_handler);
     pthread_mutex_lock(&Q.lock);
     Q.gen = gen;
     Q.max_bytes = max_bytes ? max_bytes : g_default_max;

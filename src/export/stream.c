@@ -25,6 +25,20 @@ static struct {
     char path[4096];
 } W;
 
+static pthread_once_t g_fork_once = PTHREAD_ONCE_INIT;
+
+/* A forked child has no session: it forgets the parent's stream (whose
+ * temporary file is the parent's to finish) without touching it. */
+static void fork_child(void)
+{
+    memset(&W, 0, sizeof W);
+}
+
+static void install_fork_handler(void)
+{
+    pthread_atfork(NULL, NULL, fork_child);
+}
+
 /* Keeps the first failure and its detail; the writer goes on taking chunks
  * (so that no recording thread waits for it) and summing their records for
  * the tables, but writes nothing more. */
@@ -66,6 +80,7 @@ static void *writer_main(void *arg)
 
 int op_stream_open(const char *path)
 {
+    pthread_once(&g_fork_once, install_fork_handler);
     if (W.opened || W.running) return op_fail(OPPROF_E_ACTIVE, "a streamed trace is already being written");
     if (!path || !*path) return op_fail(OPPROF_E_INVAL, "stream_trace: no file name given");
     if (op_pf_path(path))

@@ -53,26 +53,8 @@ static opprof_trace *record(const char *stream, int shapes_memory_flops)
     opprof_config cfg;
     opprof_config_init(&cfg);
     cfg.profile_memory = cfg.with_flops = cfg.record_shapes = shapes_memory_flops;
-    cfg.clock = fake_clock;
     cfg.stream_trace = stream;
-    g_now = 1000;
-    g_step = 0;
-    assert_int_equal(opprof_start(&cfg), OPPROF_OK);
-    script();
-    opprof_trace *t = NULL;
-    assert_int_equal(opprof_stop(&t), OPPROF_OK);
-    assert_non_null(t);
-    return t;
-}
-
-static char *table_of(const opprof_trace *t, const opprof_avg_options *opt, const char *sort)
-{
-    opprof_key_averages *ka = NULL;
-    assert_int_equal(opprof_key_averages(t, opt, &ka), OPPROF_OK);
-    char *text = NULL;
-    assert_int_equal(opprof_table_string(ka, sort, -1, &text), OPPROF_OK);
-    opprof_key_averages_free(ka);
-    return text;
+    return script_session(&cfg);
 }
 
 static void tables_equal(const opprof_trace *a, const opprof_trace *b)

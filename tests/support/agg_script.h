@@ -7,6 +7,7 @@
 #define OPPROF_TESTS_AGG_SCRIPT_H
 
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "opprof_trace.h"
@@ -105,6 +106,31 @@ static void script(void)
     opprof_record_free(g_blocks[0]);
     opprof_record_free(g_blocks[3]);
     opprof_record_free(g_blocks[4]);
+}
+
+/* A session of cfg (its clock made fake_clock) that runs the script. */
+static opprof_trace *script_session(opprof_config *cfg)
+{
+    cfg->clock = fake_clock;
+    g_now = 1000;
+    g_step = 0;
+    assert_int_equal(opprof_start(cfg), OPPROF_OK);
+    script();
+    opprof_trace *t = NULL;
+    assert_int_equal(opprof_stop(&t), OPPROF_OK);
+    assert_non_null(t);
+    return t;
+}
+
+/* t's key averages as the table text, every row. */
+static char *table_of(const opprof_trace *t, const opprof_avg_options *opt, const char *sort)
+{
+    opprof_key_averages *ka = NULL;
+    assert_int_equal(opprof_key_averages(t, opt, &ka), OPPROF_OK);
+    char *text = NULL;
+    assert_int_equal(opprof_table_string(ka, sort, -1, &text), OPPROF_OK);
+    opprof_key_averages_free(ka);
+    return text;
 }
 
 static int g_per_thread = 20000; /* worker's pairs of ranges */

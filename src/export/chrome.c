@@ -410,8 +410,8 @@ static int cw_fit(cw *c, const opprof_trace *t)
     c->t = t;
     size_t ns = t->str.count ? t->str.count : 1, nt = t->nthreads ? t->nthreads : 1;
     if (ns > c->nstr) {
-        if (grow_zero(&c->name_at, c->nstr, ns, sizeof *c->name_at) || grow_zero(&c->name_len, c->nstr, ns, sizeof *c->name_len) ||
-            grow_zero(&c->valid, c->nstr, ns, 1))
+        if (grow_zero(&c->name_at, c->nstr, ns, sizeof *c->name_at) ||
+            grow_zero(&c->name_len, c->nstr, ns, sizeof *c->name_len) || grow_zero(&c->valid, c->nstr, ns, 1))
             return -1;
         c->nstr = ns;
     }

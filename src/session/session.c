@@ -142,8 +142,8 @@ static uint32_t opts_of(const opprof_config *c)
     if (c->profile_memory) o |= OP_OPT_MEMORY;
     if (c->with_flops) o |= OP_OPT_FLOPS;
     if (c->with_stack) o |= OP_OPT_STACK;
-    /* Sums hold no stacks or device activity: events are kept. */
     if (c->stream_trace) return o | OP_OPT_STREAM; /* records for the file; its writer sums them */
+    /* Sums hold no stacks or device activity: events are kept. */
     if (c->aggregate && !(o & OP_OPT_STACK) && !(c->activities & OPPROF_ACTIVITY_CUDA)) o |= OP_OPT_AGG;
     return o;
 }

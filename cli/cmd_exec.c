@@ -40,8 +40,9 @@ typedef struct exec_opts {
 static const cli_option OPTIONS[] = {
     {"--trace", "FILE", CLI_OPT_STRING, FIELD(trace), 0, 0, NULL,
      "the Chrome trace (FILE.gz: compressed), for chrome://tracing, Perfetto," CLI_CONT
-     "speedscope or opprof summary; also written, marked incomplete, when the" CLI_CONT
-     "program gets SIGINT or SIGTERM"},
+     "speedscope or opprof summary; written as the program runs, in bounded" CLI_CONT
+     "memory (not with --stacks, --with-stack, --max-events or FILE.pftrace);" CLI_CONT
+     "also written, marked incomplete, when the program gets SIGINT or SIGTERM"},
     {"--table", "FILE", CLI_OPT_STRING, FIELD(table), 0, 0, NULL,
      "the key averages, in --format (\"-\": stderr, the default when no other" CLI_CONT
      "output is asked for)"},
@@ -61,7 +62,8 @@ static const cli_option OPTIONS[] = {
     {"--stack-depth", "N", CLI_OPT_LONG, FIELD(stack_depth), 1, 128, NULL, "frames per stack (default 32)"},
     {"--memory", NULL, CLI_OPT_FLAG, FIELD(memory), 0, 0, NULL, "profile memory (preloads libopprof_malloc.so too)"},
     {"--max-events", "N", CLI_OPT_LONG, FIELD(max_events), 1, LONG_MAX, NULL,
-     "cap on recorded events (default 16777216, OPPROF_DEFAULT_MAX_EVENTS)"},
+     "cap on recorded events (default 16777216, OPPROF_DEFAULT_MAX_EVENTS); a" CLI_CONT
+     "table alone or a streamed --trace has none"},
     {"--on-demand", NULL, CLI_OPT_FLAG, FIELD(on_demand), 0, 0, NULL,
      "profiling idle until opprof trigger PID asks for a recording"},
     {"--flight", "SIZE", CLI_OPT_STRING, FIELD(flight), 0, 0, NULL,

@@ -424,7 +424,9 @@ static void on_trace_ready(const opprof_trace *tr, void *user)
     if (out->rank != 0) return; /* rank 0 speaks for the job */
     if (o->schedule) print_steps(tr);
     if ((rc = print_table(tr, o))) fail_out(out, rc, "the table");
-    if (o->trace && (rc = opprof_export_chrome_trace(tr, o->trace))) fail_out(out, rc, o->trace);
+    /* A streamed trace is in its file already (its writer reports its own failures). */
+    if (o->trace && !opprof_trace_streamed(tr) && (rc = opprof_export_chrome_trace(tr, o->trace)))
+        fail_out(out, rc, o->trace);
     if (o->memory_timeline && (rc = write_memory_timeline(tr, o->memory_timeline))) fail_out(out, rc, o->memory_timeline);
     if (o->stacks_out && (rc = opprof_export_stacks(tr, o->stacks_out, o->stacks_metric)))
         fail_out(out, rc, o->stacks_out);
@@ -447,6 +449,14 @@ static int configure(const run_opts *o, run_out *out, opprof_config *cfg)
     cfg->aggregate = !o->trace && !o->trace_dir && !o->memory_timeline && !o->stacks_out && !o->report &&
                      !o->schedule && !o->distributed && !o->memory && !o->fl.ring;
     cfg->activities = activity_bits(o);
+    /* Only the table and a JSON trace: the trace written as the passes run,
+     * in bounded memory, and the table from the same records summed. */
+    size_t tl = o->trace ? strlen(o->trace) : 0;
+    int pftrace = tl >= 8 && !strcmp(o->trace + tl - 8, ".pftrace");
+    if (o->trace && !pftrace && !o->trace_dir && !o->memory_timeline && !o->stacks_out && !o->report &&
+        !o->schedule && !o->distributed && !o->memory && !o->fl.ring && !o->stack && !o->max_events &&
+        !(cfg->activities & OPPROF_ACTIVITY_CUDA))
+        cfg->stream_trace = o->trace;
     cfg->on_trace_ready = on_trace_ready;
     cfg->user = out;
     if (o->schedule && opprof_schedule_parse(o->schedule, &cfg->schedule)) return OPPROF_E_PARSE;

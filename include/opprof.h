@@ -266,6 +266,18 @@ typedef struct opprof_config {
      * CUDA activity. */
     int aggregate;
     int reserved_; /* 0 */
+    /* Streams the trace to this file (.json, or .json.gz compressed) while
+     * the session records: a background thread writes each thread's full
+     * chunks of records as they fill, so memory stays a few MiB per thread
+     * plus the writer's queue (64 MiB; a thread that gets that far ahead
+     * waits for the writer, and the wait is not charged to its ranges), no
+     * cap applies and nothing is dropped, for any length of run. The file is
+     * whole once the session stops (opprof_stop, or opprof_stop_incomplete
+     * from a signal handler's helper). The trace handed out then holds sums,
+     * as with aggregate (opprof_trace_streamed says so): tables, not events.
+     * NULL: no streaming. opprof_start refuses it with a schedule, with_stack,
+     * CUDA activity or a name that is not JSON. */
+    const char *stream_trace;
 } opprof_config;
 
 #define OPPROF_DEFAULT_MAX_EVENTS (16u * 1024u * 1024u)

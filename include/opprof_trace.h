@@ -67,6 +67,11 @@ OPPROF_API int opprof_trace_event(const opprof_trace *t, size_t i, opprof_event 
  * of events. */
 OPPROF_API uint64_t opprof_trace_aggregated(const opprof_trace *t);
 
+/* 1 when the session wrote this trace's events to its stream_trace file
+ * as it recorded (opprof_config.stream_trace): the trace holds sums, as an
+ * aggregated one does. Else 0. */
+OPPROF_API int opprof_trace_streamed(const opprof_trace *t);
+
 /* Events that were attempted but not recorded (cap reached). */
 OPPROF_API uint64_t opprof_trace_dropped(const opprof_trace *t);
 

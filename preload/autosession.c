@@ -16,7 +16,11 @@
  *                                 is removed from the environment once read,
  *                                 so the programs it runs are not profiled
  *   OPPROF_EXCLUDE=PATTERNS       functions left out (opprof_function_exclude)
- *   OPPROF_EXEC_TRACE=FILE        the Chrome trace (.gz: compressed)
+ *   OPPROF_EXEC_TRACE=FILE        the Chrome trace (.gz: compressed); streamed
+ *                                 (opprof_config.stream_trace) unless stacks,
+ *                                 a schedule, with_stack, another handler, a
+ *                                 cap (OPPROF_MAX_EVENTS) or a .pftrace name
+ *                                 keep the events to the end
  *   OPPROF_EXEC_TABLE=FILE        the key averages; "-": stderr
  *   OPPROF_EXEC_FORMAT=F          their form: table (default), csv or json
  *   OPPROF_EXEC_SORT_BY=KEY       their sort key (cpu_time_total)
@@ -136,7 +140,8 @@ static NOINSTR void ready(const opprof_trace *t, void *user)
     pthread_mutex_lock(&S.out_lock);
     S.events_seen += opprof_trace_event_count(t) + opprof_trace_aggregated(t);
     if (S.env_ready) S.env_ready(t, S.env_user);
-    if (S.trace_path[0]) opprof_trace_handler_ready(t, &S.trace); /* it reports its own failures */
+    /* A streamed trace is in its file already (the writer reports its own failures). */
+    if (S.trace_path[0] && !opprof_trace_streamed(t)) opprof_trace_handler_ready(t, &S.trace);
     if (S.table[0]) write_table(t);
     if (S.stacks[0] && opprof_write_file(S.stacks, stacks_to, (void *)t) != OPPROF_OK) complain("stacks");
     if (S.exec) opprof_trace_drop_note(t, "opprof exec", "--max-events", "--exclude", stderr);
@@ -239,6 +244,12 @@ __attribute__((constructor, no_instrument_function)) static void on_load(void)
     /* A table is all that is asked for: sums by name, no events (nothing
      * dropped, memory that of the names, for any length of run). */
     cfg.aggregate = S.exec && S.table[0] && !S.trace_path[0] && !S.stacks[0] && !S.env_ready;
+    /* A trace and tables only: written as the program runs, in bounded memory. */
+    size_t tl = strlen(S.trace_path);
+    int pftrace = tl >= 8 && !strcmp(S.trace_path + tl - 8, ".pftrace");
+    if (S.exec && S.trace_path[0] && !pftrace && !S.stacks[0] && !S.env_ready && !cfg.schedule.enabled &&
+        !cfg.with_stack && !(cfg.activities & OPPROF_ACTIVITY_CUDA) && cfg.max_events == OPPROF_DEFAULT_MAX_EVENTS)
+        cfg.stream_trace = S.trace_path;
     cfg.on_trace_ready = ready;
     cfg.user = NULL;
     if (opprof_start(&cfg) != OPPROF_OK) {

@@ -16,101 +16,9 @@
 
 #include "opprof_trace.h"
 
-static int64_t g_now, g_step, g_last;
+#include "agg_script.h"
 
-static int64_t fake_clock(void *ctx)
-{
-    (void)ctx;
-    int64_t v = g_now;
-    g_now += g_step;
-    g_last = v;
-    return v;
-}
-
-OPPROF_SITE(site_a, "A");
-OPPROF_SITE(site_b, "B");
-OPPROF_SITE(site_b2, "B"); /* another site, the same name: one row */
-OPPROF_SITE(site_c, "C");
-
-/* 2 * product of the first input's dims: known for any shape. */
-static uint64_t mm_flops(const opprof_input *in, unsigned n)
-{
-    uint64_t f = n ? 2 : 0;
-    for (unsigned i = 0; n && i < in[0].ndim; i++) f *= (uint64_t)in[0].dims[i];
-    return f;
-}
-
-static const opprof_site site_mm = OPPROF_SITE_INIT("mm", OPPROF_CAT_CPU_OP, mm_flops);
-static char g_blocks[8][64];
-
-static __attribute__((noinline)) int looked_up(int x)
-{
-    return x * 5 + 2;
-}
-
-/* Every shape of nesting the event path handles: siblings, recursion, two
- * sites of one name, an end that closes the ranges above it, args and
- * inputs (not part of a name's sums), an annotation, a first-call lookup,
- * and a range still open at stop. */
-static void script(void)
-{
-    opprof_input in[1] = {{OPPROF_DTYPE_FLOAT, 2, {4, 8}}};
-    opprof_input in2[2] = {{OPPROF_DTYPE_FLOAT, 3, {2, 3, 5}}, {OPPROF_DTYPE_INT64, 0, {0}}};
-    opprof_arg args[1] = {{"k", OPPROF_ARG_INT, {.i = 3}}};
-    for (int i = 0; i < 3; i++) {
-        g_now += 7; opprof_begin(&site_a);
-        g_now += 3; opprof_begin(&site_b);
-        g_now += 5; opprof_begin(&site_c);
-        g_now += 11; opprof_end(&site_c);
-        g_now += 2; opprof_end(&site_b);
-        g_now += 1; i % 2 ? opprof_begin_inputs(&site_b2, in, 1) : opprof_begin_inputs(&site_b2, in2, 2);
-        g_now += 4; opprof_begin_args(&site_a, args, 1); /* recursion */
-        g_now += 6; opprof_end(&site_a);
-        g_now += 1; opprof_end(&site_b2);
-        g_now += 2; opprof_end(&site_a);
-    }
-    /* Memory outside every range (the [memory] row), inside, freed in a
-     * parent; FLOPs from the hook, from opprof_end_flops, and none. */
-    g_now += 2; opprof_record_alloc(g_blocks[0], 100);
-    g_now += 2; opprof_begin(&site_a);
-    g_now += 2; opprof_record_alloc(g_blocks[1], 1000);
-    g_now += 2; opprof_begin_inputs(&site_mm, in, 1);
-    g_now += 2; opprof_record_alloc(g_blocks[2], 64);
-    g_now += 2; opprof_end(&site_mm);
-    g_now += 2; opprof_begin_inputs(&site_mm, in, 1);
-    g_now += 2; opprof_end_flops(&site_mm, 12345);
-    g_now += 2; opprof_begin(&site_mm); /* no inputs: the hook gets none */
-    g_now += 2; opprof_end(&site_mm);
-    g_now += 2; opprof_record_free(g_blocks[2]);
-    g_now += 2; opprof_end(&site_a);
-    g_now += 2; opprof_record_free(g_blocks[1]);
-    const opprof_site *ann = opprof_annotation_begin("step work");
-    g_now += 5; opprof_begin(&site_b);
-    g_now += 5; opprof_begin(&site_c);
-    g_now += 5; opprof_end(&site_b); /* closes C too, forced */
-    g_now += 5; opprof_end(ann);
-    /* A lookup taking 1 ms of the clock inside B: taken out of B. */
-    g_now += 3; opprof_begin(&site_b);
-    g_now += 3;
-    g_step = 1000000;
-    const opprof_site *f = opprof_function_site((const void *)looked_up);
-    g_step = 0;
-    g_now = g_last;
-    assert_non_null(f);
-    g_now += 4; opprof_begin(f);
-    g_now += 4; opprof_end(f);
-    g_now += 4; opprof_end(&site_b);
-    g_now += 9; opprof_begin(&site_a); /* open at stop */
-    g_now += 9; opprof_begin(&site_c);
-    g_now += 9; opprof_record_alloc(g_blocks[3], 7);
-    g_now += 9; opprof_end(&site_c);
-    g_now += 9; opprof_begin_inputs(&site_mm, in, 1); /* open at stop too, with its memory and FLOPs */
-    g_now += 9; opprof_record_alloc(g_blocks[4], 9);
-    g_now += 9;
-    opprof_record_free(g_blocks[0]);
-    opprof_record_free(g_blocks[3]);
-    opprof_record_free(g_blocks[4]);
-}
+enum { NTHREADS = 4, PER_THREAD = 20000 };
 
 static int g_memory_flops; /* record() profiles memory and FLOPs */
 static int g_shapes;       /* record() records input shapes */
@@ -159,28 +67,10 @@ static opprof_trace *record(int aggregate, uint64_t max_events)
     cfg.profile_memory = cfg.with_flops = g_memory_flops;
     cfg.record_shapes = g_shapes;
     cfg.with_stack = g_stack;
-    cfg.clock = fake_clock;
     cfg.aggregate = aggregate;
     cfg.max_events = max_events;
-    g_now = 1000;
-    g_step = 0;
-    assert_int_equal(opprof_start(&cfg), OPPROF_OK);
-    if (g_stack) stacked();
-    script();
-    opprof_trace *t = NULL;
-    assert_int_equal(opprof_stop(&t), OPPROF_OK);
-    assert_non_null(t);
-    return t;
-}
-
-static char *table_of(const opprof_trace *t, const opprof_avg_options *opt, const char *sort)
-{
-    opprof_key_averages *ka = NULL;
-    assert_int_equal(opprof_key_averages(t, opt, &ka), OPPROF_OK);
-    char *text = NULL;
-    assert_int_equal(opprof_table_string(ka, sort, -1, &text), OPPROF_OK);
-    opprof_key_averages_free(ka);
-    return text;
+    g_after_script = g_stack ? stacked : NULL;
+    return script_session(&cfg);
 }
 
 static void test_tables_equal_the_event_path(void **state)
@@ -450,28 +340,6 @@ static void test_null_site_and_unbalanced_end(void **state)
     opprof_trace_free(t);
 }
 
-enum { NTHREADS = 4, PER_THREAD = 20000 };
-
-static void *worker(void *arg)
-{
-    (void)arg;
-    for (int i = 0; i < PER_THREAD; i++) {
-        opprof_begin(&site_a);
-        opprof_begin(&site_b);
-        opprof_end(&site_b);
-        opprof_end(&site_a);
-    }
-    opprof_begin(&site_c); /* open at exit: closed there */
-    return NULL;
-}
-
-static uint64_t count_of(const opprof_trace *t, const char *name)
-{
-    uint64_t n;
-    rows_named(t, NULL, name, &n);
-    return n;
-}
-
 /* Threads that record at once and exit before stop: counts exact, and each
  * parent's self time is its total less its children's. */
 static void test_threads_counts_exact(void **state)
@@ -480,6 +348,7 @@ static void test_threads_counts_exact(void **state)
     opprof_config cfg;
     opprof_config_init(&cfg);
     cfg.aggregate = 1;
+    g_per_thread = PER_THREAD;
     assert_int_equal(opprof_start(&cfg), OPPROF_OK);
     pthread_t th[NTHREADS];
     for (int i = 0; i < NTHREADS; i++) assert_int_equal(pthread_create(&th[i], NULL, worker, NULL), 0);
@@ -504,18 +373,6 @@ static void test_threads_counts_exact(void **state)
     assert_true(llabs(a_total - b_total - a_self) <= 4);
     opprof_key_averages_free(ka);
     opprof_trace_free(t);
-}
-
-static void *until_stopped(void *arg)
-{
-    volatile int *stop = arg;
-    while (!__atomic_load_n(stop, __ATOMIC_RELAXED)) {
-        opprof_begin(&site_a);
-        opprof_begin(&site_b);
-        opprof_end(&site_b);
-        opprof_end(&site_a);
-    }
-    return NULL;
 }
 
 /* A stop while threads still record (and a second session after it): the

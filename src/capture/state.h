@@ -142,7 +142,8 @@ enum {
     OP_OPT_AGG = 1u << 4, /* online key averages instead of records (capture/agg.h) */
     /* Per thread only (never in op_g.opts): repeated input tuples are
      * stored as references (shapes on, not a ring). */
-    OP_OPT_INPUT_REFS = 1u << 5
+    OP_OPT_INPUT_REFS = 1u << 5,
+    OP_OPT_STREAM = 1u << 6 /* full chunks go to the trace's writer (capture/spill.h) */
 };
 
 typedef struct op_tstate {

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "capture/agg.h"
+#include "capture/spill.h"
 #include "capture/state.h"
 
 op_global op_g;
@@ -353,8 +354,9 @@ static int reset_for(op_tstate *t, uint64_t g)
     op_drops_clear(t->drops);
     reset_tuples(t);
     t->opts = op_g.opts;
-    /* A ring overwrites the records that references would point back to. */
-    if ((t->opts & (OP_OPT_SHAPES | OP_OPT_AGG)) == OP_OPT_SHAPES && !t->ring_max) t->opts |= OP_OPT_INPUT_REFS;
+    /* A ring overwrites the records that references would point back to; a
+     * streamed trace's writer reads chunks one by one, without the earlier tuples. */
+    if ((t->opts & (OP_OPT_SHAPES | OP_OPT_AGG | OP_OPT_STREAM)) == OP_OPT_SHAPES && !t->ring_max) t->opts |= OP_OPT_INPUT_REFS;
     t->clock = op_g.clock;
     t->clock_ctx = op_g.clock_ctx;
     /* Without its stack table a thread records its ranges stackless rather
@@ -374,6 +376,7 @@ static int reset_for(op_tstate *t, uint64_t g)
 
 op_tstate *op_thread_attach(uint64_t g)
 {
+    if (op_spill_norecord) return NULL; /* a streamed trace's writer */
     pthread_once(&g_key_once, make_key);
     op_tstate *t = op_tls;
     pthread_mutex_lock(&g_reg_lock);
@@ -456,6 +459,7 @@ static int make_room(op_tstate *t, uint32_t words)
     op_word *cur = atomic_load_explicit(&t->cur, memory_order_relaxed);
     if (cur + words <= t->lim) return 0;
     if (t->ring_max) return op_ring_advance(t, cur);
+    if (t->opts & OP_OPT_STREAM) return op_spill_advance(t, cur);
     op_chunk *c = chunk_new(POOL_FULL);
     if (!c) return -1;
     op_chunk_link(t, cur, c);

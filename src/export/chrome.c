@@ -37,6 +37,7 @@
 #include "common/error.h"
 #include "common/structsize.h"
 #include "export/options.h"
+#include "export/chrome.h"
 #include "export/out.h"
 #include "common/pfschema.h"
 #include "export/pftrace.h"
@@ -55,7 +56,9 @@ typedef struct cw {
     /* `, "pid": P, "tid": T, "ts": ` per thread. */
     char (*thread_text)[80];
     uint8_t *thread_len;
+    size_t nstr, nthr, cap_thr; /* strings cached for, threads made, room for threads */
     uint64_t ev_idx;
+    uint64_t ops_before; /* a streamed trace's events written in earlier batches */
     int first;
     int number_ops; /* give operators their position as External id */
 } cw;
@@ -184,7 +187,7 @@ static void put_event(cw *c, size_t i)
          * ids and no device events nothing links to it, so its position
          * serves. */
         memcpy(w->p, "\"External id\": ", 15);
-        w->p = op_fmt_u64(w->p + 15, (uint64_t)i + 1);
+        w->p = op_fmt_u64(w->p + 15, c->ops_before + (uint64_t)i + 1);
         memcpy(w->p, ", ", 2);
         w->p += 2;
     }
@@ -364,7 +367,9 @@ static void put_distributed(cw *c, const opprof_export_options *o)
     OP_JW_LIT(w, "},\n");
 }
 
-static void put_header(cw *c, const opprof_export_options *o)
+/* streamed: the trace is written as it is recorded, so what only its end
+ * knows (dropped events, incomplete) comes after traceEvents instead. */
+static void put_header(cw *c, const opprof_export_options *o, int streamed)
 {
     const opprof_trace *t = c->t;
     op_jw *w = c->w;
@@ -380,31 +385,46 @@ static void put_header(cw *c, const opprof_export_options *o)
     if (t->options & OP_TRACE_MEMORY) OP_JW_LIT(w, "  \"profile_memory\": 1,\n");
     if (t->options & OP_TRACE_STACK) OP_JW_LIT(w, "  \"with_stack\": 1,\n");
     if (t->options & OP_TRACE_FLOPS) OP_JW_LIT(w, "  \"with_flops\": 1,\n");
-    if (t->options & OP_TRACE_INCOMPLETE) OP_JW_LIT(w, "  \"incomplete\": 1,\n");
-    OP_JW_LIT(w, "  \"droppedEvents\": ");
-    op_jw_u64(w, t->dropped);
-    OP_JW_LIT(w, ",\n  \"displayTimeUnit\": \"ms\",\n  \"baseTimeNanoseconds\": ");
+    if (!streamed && (t->options & OP_TRACE_INCOMPLETE)) OP_JW_LIT(w, "  \"incomplete\": 1,\n");
+    if (!streamed) {
+        OP_JW_LIT(w, "  \"droppedEvents\": ");
+        op_jw_u64(w, t->dropped);
+        OP_JW_LIT(w, ",\n");
+    }
+    OP_JW_LIT(w, "  \"displayTimeUnit\": \"ms\",\n  \"baseTimeNanoseconds\": ");
     op_jw_i64(w, t->base_time_ns);
     OP_JW_LIT(w, ",\n  \"traceEvents\": [");
 }
 
-static int cw_init(cw *c, const opprof_trace *t, op_jw *w)
+/* Grows an array of n elements of size sz to m, zeroing the new ones. */
+static int grow_zero(void *pp, size_t n, size_t m, size_t sz)
 {
-    memset(c, 0, sizeof *c);
-    c->w = w;
+    void *p = realloc(*(void **)pp, m * sz);
+    if (!p) return -1;
+    memset((char *)p + n * sz, 0, (m - n) * sz);
+    *(void **)pp = p;
+    return 0;
+}
+
+/* Sizes the caches for t's strings and threads (a streamed trace's grow
+ * from batch to batch). */
+static int cw_fit(cw *c, const opprof_trace *t)
+{
     c->t = t;
-    c->first = 1;
     size_t ns = t->str.count ? t->str.count : 1, nt = t->nthreads ? t->nthreads : 1;
-    c->name_at = calloc(ns, sizeof *c->name_at);
-    c->name_len = calloc(ns, sizeof *c->name_len);
-    c->valid = calloc(ns, 1);
-    c->thread_text = calloc(nt, sizeof *c->thread_text);
-    c->thread_len = calloc(nt, 1);
-    if (!c->name_at || !c->name_len || !c->valid || !c->thread_text || !c->thread_len) return -1;
-    c->number_ops = !(t->options & OP_TRACE_DEVICE);
-    for (size_t i = 0; i < t->nev && c->number_ops; i++)
-        if (t->ev[i].flags & OP_EV_HAS_EXT) c->number_ops = 0;
-    for (size_t i = 0; i < t->nthreads; i++) {
+    if (ns > c->nstr) {
+        if (grow_zero(&c->name_at, c->nstr, ns, sizeof *c->name_at) ||
+            grow_zero(&c->name_len, c->nstr, ns, sizeof *c->name_len) || grow_zero(&c->valid, c->nstr, ns, 1))
+            return -1;
+        c->nstr = ns;
+    }
+    if (nt > c->cap_thr) {
+        if (grow_zero(&c->thread_text, c->cap_thr, nt, sizeof *c->thread_text) ||
+            grow_zero(&c->thread_len, c->cap_thr, nt, 1))
+            return -1;
+        c->cap_thr = nt;
+    }
+    for (size_t i = c->nthr; i < t->nthreads; i++) {
         char *p = c->thread_text[i];
         memcpy(p, ", \"pid\": ", 9);
         p = op_fmt_i64(p + 9, t->threads[i].pid);
@@ -413,6 +433,19 @@ static int cw_init(cw *c, const opprof_trace *t, op_jw *w)
         memcpy(p, ", \"ts\": ", 8);
         c->thread_len[i] = (uint8_t)(p + 8 - c->thread_text[i]);
     }
+    c->nthr = t->nthreads;
+    return 0;
+}
+
+static int cw_init(cw *c, const opprof_trace *t, op_jw *w)
+{
+    memset(c, 0, sizeof *c);
+    c->w = w;
+    c->first = 1;
+    if (cw_fit(c, t) != 0) return -1;
+    c->number_ops = !(t->options & OP_TRACE_DEVICE);
+    for (size_t i = 0; i < t->nev && c->number_ops; i++)
+        if (t->ev[i].flags & OP_EV_HAS_EXT) c->number_ops = 0;
     return 0;
 }
 
@@ -496,7 +529,7 @@ static int write_trace(const opprof_trace *t, op_jw *w, const opprof_export_opti
         cw_free(&c);
         return op_fail(OPPROF_E_NOMEM, "out of memory while exporting %zu events", t->nev);
     }
-    put_header(&c, o);
+    put_header(&c, o, 0);
     size_t m = 0;
     for (size_t i = 0; i < t->nev && !w->status; i++) {
         /* Memory events in time order among the others, as torch has them. */
@@ -598,5 +631,77 @@ int opprof_export_chrome_trace_stream(const opprof_trace *t, FILE *f, const oppr
     }
     rc = op_out_close(&out);
     if (rc == OPPROF_OK) op_clear_error();
+    return rc;
+}
+
+/* A trace written while it is recorded (export/chrome.h). */
+struct op_chrome_stream {
+    cw c;
+    int have; /* c is set up (on the first batch: its caches are for the events' trace) */
+    op_jw *w;
+};
+
+int op_chrome_stream_begin(op_chrome_stream **out, op_jw *w, const opprof_trace *head, const opprof_export_options *o)
+{
+    *out = NULL;
+    op_chrome_stream *s = calloc(1, sizeof *s);
+    cw hc;
+    if (!s || cw_init(&hc, head, w) != 0) {
+        if (s) cw_free(&hc);
+        free(s);
+        return op_fail(OPPROF_E_NOMEM, "out of memory starting the streamed trace");
+    }
+    put_header(&hc, o, 1);
+    cw_free(&hc);
+    s->w = w;
+    *out = s;
+    return w->status;
+}
+
+int op_chrome_stream_events(op_chrome_stream *s, const opprof_trace *t)
+{
+    cw *c = &s->c;
+    if (!s->have) {
+        if (cw_init(c, t, s->w) != 0) return op_fail(OPPROF_E_NOMEM, "out of memory writing the streamed trace");
+        s->have = 1;
+    } else if (cw_fit(c, t) != 0) {
+        return op_fail(OPPROF_E_NOMEM, "out of memory writing the streamed trace");
+    }
+    size_t m = 0;
+    for (size_t i = 0; i < t->nev && !s->w->status; i++) {
+        for (; m < t->nmem && t->mem[m].ts_ns < t->ev[i].start_ns; m++) put_memory(c, &t->mem[m]);
+        put_event(c, i);
+    }
+    for (; m < t->nmem && !s->w->status; m++) put_memory(c, &t->mem[m]);
+    c->ops_before += t->nev;
+    return s->w->status;
+}
+
+int op_chrome_stream_end(op_chrome_stream *s, const opprof_trace *t, uint64_t dropped, int incomplete)
+{
+    op_jw *w = s->w;
+    int rc = t ? op_chrome_stream_events(s, t) : OPPROF_E_INVAL; /* NULL: giving up */
+    if (rc == OPPROF_OK) {
+        cw *c = &s->c;
+        if (dropped) {
+            char buf[160];
+            snprintf(buf, sizeof buf, "opprof: %llu events dropped", (unsigned long long)dropped);
+            begin_event(c);
+            OP_JW_LIT(w, "{\"ph\": \"i\", \"s\": \"g\", \"name\": ");
+            op_jw_cstr(w, buf);
+            OP_JW_LIT(w, ", \"pid\": ");
+            op_jw_i64(w, t->nthreads ? t->threads[0].pid : 0);
+            OP_JW_LIT(w, ", \"tid\": 0, \"ts\": 0.000}");
+        }
+        put_metadata(c);
+        OP_JW_LIT(w, "\n  ],\n");
+        if (incomplete) OP_JW_LIT(w, "  \"incomplete\": 1,\n");
+        OP_JW_LIT(w, "  \"droppedEvents\": ");
+        op_jw_u64(w, dropped);
+        OP_JW_LIT(w, "\n}\n");
+        rc = w->status;
+    }
+    if (s->have) cw_free(&s->c);
+    free(s);
     return rc;
 }

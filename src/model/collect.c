@@ -488,8 +488,15 @@ int op_collect(uint64_t gen, const op_timebase *tb, uint64_t stop_ticks, uint32_
         opprof_trace_free(tr);
         return op_fail(OPPROF_E_NOMEM, "out of memory collecting the session");
     }
+    op_collect_options(tr, tb, opts, cl.recorded);
+    *out = tr;
+    return OPPROF_OK;
+}
+
+void op_collect_options(opprof_trace *tr, const op_timebase *tb, uint32_t opts, uint64_t recorded)
+{
     tr->base_time_ns = tb->wall0;
-    tr->attempted = cl.recorded + tr->dropped;
+    tr->attempted = recorded + tr->dropped;
     if (opts & OP_OPT_SHAPES) tr->options |= OP_TRACE_SHAPES;
     if (opts & OP_OPT_MEMORY) {
         tr->options |= OP_TRACE_MEMORY;
@@ -501,6 +508,55 @@ int op_collect(uint64_t gen, const op_timebase *tb, uint64_t stop_ticks, uint32_
     }
     if (opts & OP_OPT_FLOPS) tr->options |= OP_TRACE_FLOPS;
     if (opts & OP_OPT_STACK) tr->options |= OP_TRACE_STACK;
-    *out = tr;
-    return OPPROF_OK;
+}
+
+/* The collector's names, shapes and args for a reader of records outside
+ * op_collect (collect.h). */
+struct op_recnames {
+    site_map sites;
+    shape_cache shapes;
+    text args;
+};
+
+op_recnames *op_recnames_new(void)
+{
+    op_recnames *n = calloc(1, sizeof *n);
+    if (n && op_strtab_init(&n->shapes.raw) != 0) {
+        free(n);
+        return NULL;
+    }
+    return n;
+}
+
+void op_recnames_free(op_recnames *n)
+{
+    if (!n) return;
+    free(n->sites.keys);
+    free(n->sites.vals);
+    op_strtab_free(&n->shapes.raw);
+    free(n->shapes.shapes);
+    free(n->shapes.types);
+    free(n->args.p);
+    free(n);
+}
+
+uint32_t op_recnames_site(op_recnames *n, opprof_trace *tr, const opprof_site *s)
+{
+    return site_name(&n->sites, tr, s);
+}
+
+int op_recnames_inputs(op_recnames *n, opprof_trace *tr, const op_word *desc, unsigned nin, uint32_t payload_words,
+                       uint32_t *shapes, uint32_t *types)
+{
+    return cached_inputs(&n->shapes, tr, desc, nin, payload_words, shapes, types);
+}
+
+uint32_t op_recnames_args(op_recnames *n, opprof_trace *tr, const op_word *p, size_t avail, uint32_t *out)
+{
+    return decode_args(tr, &n->args, p, avail, out);
+}
+
+unsigned op_recnames_decode_inputs(const op_word *desc, unsigned n, opprof_input *in)
+{
+    return decode_inputs(desc, n, in);
 }

@@ -141,7 +141,8 @@ enum {
     OP_TRACE_STACK = 1u << 3,    /* stacks were recorded */
     OP_TRACE_DEVICE = 1u << 4,   /* device activity exists */
     OP_TRACE_INCOMPLETE = 1u << 5, /* written after a signal, or truncated */
-    OP_TRACE_SATURATED = 1u << 6   /* a sum passed the 64-bit range and is shown at its limit */
+    OP_TRACE_SATURATED = 1u << 6,  /* a sum passed the 64-bit range and is shown at its limit */
+    OP_TRACE_STREAMED = 1u << 7    /* its events went to a streamed file as recorded (model/stream.h) */
 };
 
 opprof_trace *op_trace_new(void);

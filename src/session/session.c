@@ -19,6 +19,7 @@
 #include "common/error.h"
 #include "common/structsize.h"
 #include "device/device.h"
+#include "export/stream.h"
 #include "model/collect.h"
 #include "model/model.h"
 #include "session/schedule.h"
@@ -84,6 +85,7 @@ static struct {
     uint32_t ring;                /* flight recorder: chunks per thread's ring, 0 for none */
     unsigned readers;             /* live reads of the ring in progress (op_session_live_begin) */
     int status;                   /* first failure inside a transition */
+    int stopping_incomplete;      /* the stop in progress is opprof_stop_incomplete's */
 } S;
 
 static int64_t mono_clock(void *ctx)
@@ -158,9 +160,31 @@ static uint32_t opts_of(const opprof_config *c)
     if (c->profile_memory) o |= OP_OPT_MEMORY;
     if (c->with_flops) o |= OP_OPT_FLOPS;
     if (c->with_stack) o |= OP_OPT_STACK;
+    if (c->stream_trace) return o | OP_OPT_STREAM; /* records for the file; its writer sums them */
     /* Sums hold no device activity: events are kept with CUDA. */
     if (c->aggregate && !(c->activities & OPPROF_ACTIVITY_CUDA)) o |= OP_OPT_AGG;
     return o;
+}
+
+/* Starts the streamed trace's writer for the generation being opened. It
+ * cannot fail for want of a file (opprof_start opened it); when it fails
+ * all the same, the session records events as without streaming. */
+static void stream_begin(void)
+{
+    opprof_trace *head = op_trace_new();
+    int rc = head ? OPPROF_OK : op_fail(OPPROF_E_NOMEM, "out of memory");
+    if (rc == OPPROF_OK) {
+        op_collect_options(head, &S.tb, S.opts, 0);
+        rc = op_distributed_apply(head);
+    }
+    if (rc == OPPROF_OK) rc = op_stream_begin(head, &S.tb, S.opts, S.gen);
+    opprof_trace_free(head);
+    if (rc == OPPROF_OK) return;
+    fprintf(stderr, "opprof: the trace is not streamed (%s); it is written at the end\n", opprof_last_error());
+    op_stream_abort();
+    S.opts &= ~(uint32_t)OP_OPT_STREAM;
+    op_g.opts = S.opts;
+    atomic_store_explicit(&op_g.remaining, (int64_t)S.cfg.max_events, memory_order_relaxed);
 }
 
 /* Opens a new recording generation; the session lock is held. */
@@ -172,10 +196,13 @@ void op_session_open_gen(void)
     op_g.max_stack_depth = S.cfg.max_stack_depth;
     op_g.ring_chunks = S.ring;
     /* A ring holds the latest events: no cap on how many come and go. */
-    atomic_store_explicit(&op_g.remaining, S.ring ? INT64_MAX / 4 : (int64_t)S.cfg.max_events, memory_order_relaxed);
+    /* A ring holds the latest events, a stream writes them out: no cap. */
+    int uncapped = S.ring || (S.opts & OP_OPT_STREAM);
+    atomic_store_explicit(&op_g.remaining, uncapped ? INT64_MAX / 4 : (int64_t)S.cfg.max_events, memory_order_relaxed);
     uint64_t now = op_g.clock ? (uint64_t)op_g.clock(op_g.clock_ctx) : op_cycles();
     op_timebase_start(&S.tb, op_g.clock != NULL, now);
     S.gen = ++S.gen_counter;
+    if (S.opts & OP_OPT_STREAM) stream_begin();
     op_gen_store(S.gen);
 }
 
@@ -193,7 +220,16 @@ int op_session_close_gen(int keep, opprof_trace **out)
     op_timebase_finish(&S.tb);
     opprof_trace *tr = NULL;
     if (S.ring) op_ring_freeze(); /* a thread still in its last record must not overwrite what is read */
-    int rc = op_collect(gen, &S.tb, stop, S.opts, &tr);
+    int rc;
+    if (op_stream_running()) {
+        rc = op_stream_stop(gen, &S.tb, stop, S.stopping_incomplete, &tr);
+        if (rc != OPPROF_OK && tr) { /* the file failed, the sums did not: the stop says so, the trace goes out */
+            if (!S.status) S.status = rc;
+            rc = OPPROF_OK;
+        }
+    } else {
+        rc = op_collect(gen, &S.tb, stop, S.opts, &tr);
+    }
     if (S.ring) op_ring_thaw();
     if (!S.step_site) step_sites_recycle(); /* an open step range keeps them (a stop racing with a step) */
     int drc = op_device_collect(rc == OPPROF_OK && keep ? tr : NULL, &S.tb);
@@ -325,6 +361,20 @@ static int start_session(const opprof_config *user_cfg, uint32_t ring)
     if (!S.cfg.max_events) S.cfg.max_events = OPPROF_DEFAULT_MAX_EVENTS;
     if (!S.cfg.max_stack_depth) S.cfg.max_stack_depth = 32;
     if (ring) S.cfg.aggregate = 0; /* a flight recorder's dumps are traces: its rings keep events */
+    if (S.cfg.stream_trace) {
+        const char *why = ring                           ? "the flight recorder keeps its own rings"
+                          : S.cfg.schedule.enabled       ? "a schedule makes a trace per cycle"
+                          : S.cfg.with_stack             ? "with_stack"
+                          : (S.cfg.activities & OPPROF_ACTIVITY_CUDA) ? "CUDA activity"
+                                                                        : NULL;
+        int src = why ? op_fail(OPPROF_E_INVAL, "opprof_start: stream_trace does not go with %s", why)
+                      : op_stream_open(S.cfg.stream_trace);
+        if (src != OPPROF_OK) {
+            S.cfg.stream_trace = NULL;
+            pthread_mutex_unlock(&g_lock);
+            return src;
+        }
+    }
     S.opts = opts_of(&S.cfg);
     S.step_num = 0;
     S.active = 1;
@@ -398,7 +448,9 @@ static int stop_session(opprof_trace **out, int incomplete)
     }
     step_range_end();
     unsigned i = 0;
+    S.stopping_incomplete = incomplete;
     opprof_trace *tr = run_ops(op_sched_transition(S.action, OP_SCHED_EXIT), &i);
+    S.stopping_incomplete = 0;
     if (tr && incomplete) tr->options |= OP_TRACE_INCOMPLETE;
     if (S.gen) discard_gen();
     opprof_trace_free(S.pending);

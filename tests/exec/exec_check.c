@@ -17,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include "opprof_trace.h"
 #include "slurp.h"
 #include "tmpdir.h"
 
@@ -192,6 +193,83 @@ static void test_with_stack_splits_by_call_site(void **state)
 /* Past the cap: a note on stderr with the drops, the names with the most
  * calls and the --exclude that leaves them out; given back to exec, that
  * option brings the run under the same cap. */
+/* Events of each name in a trace file, as "name=N;" in the order first seen. */
+static void events_by_name(const char *path, char *out, size_t cap)
+{
+    opprof_trace *t = NULL;
+    assert_int_equal(opprof_trace_load(path, &t), OPPROF_OK);
+    const char *names[64];
+    size_t counts[64], n = 0;
+    for (size_t i = 0; i < opprof_trace_event_count(t); i++) {
+        opprof_event e;
+        assert_int_equal(opprof_trace_event(t, i, &e), OPPROF_OK);
+        size_t k = 0;
+        while (k < n && strcmp(names[k], e.name)) k++;
+        if (k == n) {
+            assert_true(n < 64);
+            names[n] = e.name;
+            counts[n++] = 0;
+        }
+        counts[k]++;
+    }
+    size_t len = 0;
+    out[0] = '\0';
+    for (size_t k = 0; k < n; k++) len += (size_t)snprintf(out + len, cap - len, "%s=%zu;", names[k], counts[k]);
+    opprof_trace_free(t);
+}
+
+/* --trace streamed (no cap given) and kept to the end (a cap given): the
+ * same program output, the same table counts, the same events by name. */
+static void test_streamed_trace_equals_kept_trace(void **state)
+{
+    (void)state;
+    char ts[512], tk[512], s[512], k[512];
+    path_in(ts, sizeof ts, "table_streamed.txt");
+    path_in(tk, sizeof tk, "table_kept.txt");
+    path_in(s, sizeof s, "streamed.json.gz");
+    path_in(k, sizeof k, "kept.json");
+    char *streamed[] = {(char *)bin("OPPROF_BIN"), "exec", "--table", ts, "--row-limit", "-1", "--trace", s,
+                        "--", (char *)bin("EXEC_TARGET"), NULL};
+    char *kept[] = {(char *)bin("OPPROF_BIN"), "exec", "--table", tk, "--row-limit", "-1", "--trace", k,
+                    "--max-events", "1000000", "--", (char *)bin("EXEC_TARGET"), NULL};
+    assert_int_equal(run(streamed, "out_s", "err_s"), 3);
+    assert_int_equal(run(kept, "out_k", "err_k"), 3);
+    const char *outs[] = {"out_s", "err_s"}, *want[] = {k_stdout, k_stderr};
+    for (int i = 0; i < 2; i++) {
+        char p[512];
+        path_in(p, sizeof p, outs[i]);
+        char *text = slurp(p);
+        assert_string_equal(text, want[i]);
+        free(text);
+    }
+    char *a = slurp(ts), *b = slurp(tk);
+    assert_non_null(a);
+    assert_non_null(b);
+    row ra[64], rb[64];
+    int na = parse_table(a, ra, 64), nb = parse_table(b, rb, 64);
+    assert_true(na >= 5);
+    assert_int_equal(na, nb);
+    for (int i = 0; i < na; i++) assert_int_equal(count_of(ra, na, rb[i].name), rb[i].count);
+    assert_int_equal(count_of(ra, na, "fib"), 465);
+    free(a);
+    free(b);
+    char ea[4096], eb[4096];
+    events_by_name(s, ea, sizeof ea);
+    events_by_name(k, eb, sizeof eb);
+    print_message("streamed: %s\n", ea);
+    assert_non_null(strstr(ea, "fib=465;"));
+    assert_non_null(strstr(ea, "tiny_step=20000;"));
+    /* the same counts; their order is each file's */
+    for (const char *p = eb; *p;) {
+        const char *semi = strchr(p, ';');
+        char one[256];
+        snprintf(one, sizeof one, "%.*s", (int)(semi - p + 1), p);
+        if (!strstr(ea, one)) fail_msg("%s is in the kept trace, not in the streamed one: %s", one, ea);
+        p = semi + 1;
+    }
+    assert_int_equal(strlen(ea), strlen(eb));
+}
+
 static void test_cap_note_names_what_to_exclude(void **state)
 {
     (void)state;
@@ -455,6 +533,7 @@ int main(void)
         cmocka_unit_test(test_relative_outputs_stay_where_asked),
         cmocka_unit_test(test_outputs_checked_before_the_program_runs),
         cmocka_unit_test(test_static_program_refused),
+        cmocka_unit_test(test_streamed_trace_equals_kept_trace),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -120,16 +120,20 @@ static void check_only(const char *dir, int expected)
     assert_int_equal(n, expected);
 }
 
-/* opprof exec --trace DIR/name.json -- signal_target mode */
+static int g_streamed; /* exec_case: a streamed trace (no cap), gzip'd */
+
+/* opprof exec --trace DIR/name.json -- signal_target mode; with a cap, so
+ * that the events are kept to the end, unless g_streamed */
 static void exec_case(const char *name, const char *mode, int sig, int ignore_int, run_result *r, char *trace,
                       size_t cap)
 {
     char sub[512];
     path_in(sub, sizeof sub, name);
     assert_int_equal(mkdir(sub, 0755), 0);
-    snprintf(trace, cap, "%s/trace.json", sub);
+    snprintf(trace, cap, "%s/trace.json%s", sub, g_streamed ? ".gz" : "");
     char *argv[] = {(char *)need_env("OPPROF_BIN"), "exec", "--trace", trace, "--max-events", "200000",
                     "--", (char *)need_env("SIGNAL_TARGET"), (char *)mode, NULL};
+    if (g_streamed) memmove(argv + 4, argv + 6, 4 * sizeof *argv);
     run_and_signal(argv, NULL, sig, ignore_int, r);
 }
 
@@ -197,6 +201,21 @@ static void test_other_threads_keep_recording(void **state)
 {
     (void)state;
     exec_expect("threads", "threads", SIGTERM, 0, -SIGTERM, NULL, 1);
+}
+
+/* A streamed trace (written as the program runs) is whole too when a
+ * signal ends the run, whatever the program does with the signal, with
+ * threads still recording, or when the program ends early on its own. */
+static void test_streamed_trace_of_a_signalled_run_is_whole(void **state)
+{
+    (void)state;
+    g_streamed = 1;
+    exec_expect("s_default_term", "default", SIGTERM, 0, -SIGTERM, NULL, 1);
+    exec_expect("s_exit", "exit", SIGTERM, 0, 42, "handled 15\n", 1);
+    exec_expect("s_flag", "flag", SIGINT, 0, 0, "stopped 2\n", 1);
+    exec_expect("s_threads", "threads", SIGTERM, 0, -SIGTERM, NULL, 1);
+    exec_expect("s_ignore", "ignore", SIGTERM, 0, 0, "finished\n", 0);
+    g_streamed = 0;
 }
 
 /* A forked child has no session: the signal treats it as the program
@@ -280,6 +299,7 @@ int main(void)
         cmocka_unit_test(test_ignored_signals_stay_ignored),
         cmocka_unit_test(test_other_threads_keep_recording),
         cmocka_unit_test(test_forked_child_gets_the_default),
+        cmocka_unit_test(test_streamed_trace_of_a_signalled_run_is_whole),
         cmocka_unit_test(test_environment_session_replaces_the_previous_trace),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -1,0 +1,181 @@
+/* The writer of a streamed trace (stream.h). */
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "capture/spill.h"
+#include "common/error.h"
+#include "common/pfschema.h"
+#include "export/chrome.h"
+#include "export/out.h"
+#include "export/stream.h"
+#include "model/stream.h"
+
+static struct {
+    int opened, running;
+    op_out out;
+    op_chrome_stream *cs;
+    op_sdec *dec;
+    pthread_t th;
+    op_timebase tb;
+    uint32_t opts;
+    int status;      /* the first failure, 0 none */
+    char error[512]; /* its detail */
+    char path[4096];
+} W;
+
+static pthread_once_t g_fork_once = PTHREAD_ONCE_INIT;
+
+/* A forked child has no session: it forgets the parent's stream (whose
+ * temporary file is the parent's to finish) without touching it. */
+static void fork_child(void)
+{
+    memset(&W, 0, sizeof W);
+}
+
+static void install_fork_handler(void)
+{
+    pthread_atfork(NULL, NULL, fork_child);
+}
+
+/* Keeps the first failure and its detail; the writer goes on taking chunks
+ * (so that no recording thread waits for it) and summing their records for
+ * the tables, but writes nothing more. */
+static void fail(int rc)
+{
+    if (W.status || rc == OPPROF_OK) return;
+    W.status = rc;
+    snprintf(W.error, sizeof W.error, "%s", opprof_last_error());
+}
+
+static void write_batch(void)
+{
+    if (!W.status) fail(op_chrome_stream_events(W.cs, op_sdec_trace(W.dec)));
+    op_sdec_clear(W.dec);
+}
+
+static void *writer_main(void *arg)
+{
+    (void)arg;
+    op_spill_never_record();
+    /* The ratio of ticks to nanoseconds, fixed once for the whole file so
+     * that its events nest as they did; the tables use the session's own,
+     * fixed at its end. */
+    op_timebase_finish(&W.tb);
+    W.dec = op_sdec_new(&W.tb, W.opts);
+    if (!W.dec) fail(op_fail(OPPROF_E_NOMEM, "out of memory starting the streamed trace's writer"));
+    op_spill_item it;
+    while (op_spill_take(&it) == 0) {
+        if (!W.dec) {
+            op_spill_free(it.chunks);
+            continue;
+        }
+        if (op_sdec_chunks(W.dec, it.t, it.chunks) != 0)
+            fail(op_fail(OPPROF_E_NOMEM, "out of memory writing the streamed trace"));
+        write_batch();
+    }
+    return NULL;
+}
+
+int op_stream_open(const char *path)
+{
+    pthread_once(&g_fork_once, install_fork_handler);
+    if (W.opened || W.running) return op_fail(OPPROF_E_ACTIVE, "a streamed trace is already being written");
+    if (!path || !*path) return op_fail(OPPROF_E_INVAL, "stream_trace: no file name given");
+    if (op_pf_path(path))
+        return op_fail(OPPROF_E_INVAL, "stream_trace %s: streaming writes Chrome JSON (.json or .json.gz); "
+                                       "a .pftrace is written at the end without stream_trace", path);
+    if (strlen(path) >= sizeof W.path) return op_fail(OPPROF_E_INVAL, "stream_trace: the file name is too long");
+    int rc = op_out_open_path(&W.out, path, op_path_is_gz(path), 1, 1);
+    if (rc != OPPROF_OK) return rc;
+    snprintf(W.path, sizeof W.path, "%s", path);
+    W.opened = 1;
+    W.status = 0;
+    W.error[0] = '\0';
+    return OPPROF_OK;
+}
+
+void op_stream_abort(void)
+{
+    if (!W.opened) return;
+    op_out_discard(&W.out);
+    W.opened = 0;
+}
+
+int op_stream_begin(const opprof_trace *head, const op_timebase *tb, uint32_t opts, uint64_t gen)
+{
+    if (!W.opened) return op_fail(OPPROF_E_INVAL, "no streamed trace is open");
+    opprof_export_options o;
+    opprof_export_options_init(&o);
+    int rc = op_chrome_stream_begin(&W.cs, &W.out.w, head, &o);
+    if (rc != OPPROF_OK) {
+        op_stream_abort();
+        return rc;
+    }
+    W.tb = *tb;
+    W.opts = opts;
+    W.dec = NULL;
+    op_spill_open(gen, 0);
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old); /* signals stay with the program's threads */
+    int e = pthread_create(&W.th, NULL, writer_main, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (e != 0) {
+        op_spill_close();
+        (void)op_chrome_stream_end(W.cs, NULL, 0, 0);
+        W.cs = NULL;
+        op_stream_abort();
+        return op_fail(OPPROF_E_NOMEM, "cannot start the streamed trace's writer: %s", strerror(e));
+    }
+    W.running = 1;
+    return OPPROF_OK;
+}
+
+int op_stream_running(void)
+{
+    return W.running;
+}
+
+int op_stream_stop(uint64_t gen, const op_timebase *tb, uint64_t stop_ticks, int incomplete, opprof_trace **out)
+{
+    *out = NULL;
+    if (!W.running) return op_fail(OPPROF_E_NO_SESSION, "no streamed trace is being written");
+    /* Under the registry lock no thread hands a chunk over or exits: the
+     * queue and the threads' lists hold every record, in order. */
+    op_registry_lock();
+    op_spill_close();
+    pthread_join(W.th, NULL);
+    W.running = 0;
+    int nomem = !W.dec;
+    for (op_tstate *t = op_registry_first(); t && !nomem; t = t->next) {
+        if (t->gen != gen) continue;
+        uint64_t close = atomic_load_explicit(&t->dead, memory_order_acquire) ? t->exit_ticks : stop_ticks;
+        if (op_sdec_rest(W.dec, t, close) != 0) nomem = 1;
+        else write_batch();
+    }
+    if (!nomem && op_sdec_end_rest(W.dec, stop_ticks) != 0) nomem = 1;
+    op_registry_reap(gen);
+    op_registry_unlock();
+    opprof_trace *tr = NULL;
+    if (!nomem && op_sdec_finish(W.dec, tb, stop_ticks, &tr) != 0) nomem = 1;
+    int rc = nomem ? op_fail(OPPROF_E_NOMEM, "out of memory ending the streamed trace") : OPPROF_OK;
+    if (!W.status && W.dec)
+        fail(op_chrome_stream_end(W.cs, op_sdec_trace(W.dec), tr ? tr->dropped : 0, incomplete));
+    else if (W.cs)
+        (void)op_chrome_stream_end(W.cs, NULL, 0, 0);
+    W.cs = NULL;
+    if (!W.status) fail(op_out_close(&W.out));
+    else op_out_discard(&W.out);
+    W.opened = 0;
+    op_sdec_free(W.dec);
+    W.dec = NULL;
+    if (W.status) {
+        fprintf(stderr, "opprof: streamed trace %s: %s\n", W.path, W.error);
+        if (rc == OPPROF_OK) rc = op_fail(W.status, "%s", W.error);
+    }
+    if (tr) tr->options |= OP_TRACE_STREAMED;
+    *out = tr;
+    return rc;
+}

@@ -1,0 +1,464 @@
+/* Reading a streamed session's records as they come (stream.h). Runs on
+ * the trace's writer thread, never on a recording thread. */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "capture/agg.h"
+#include "capture/spill.h"
+#include "model/collect.h"
+#include "model/collect_agg.h"
+#include "model/gaps.h"
+#include "model/stream.h"
+
+#define LOAD(p) OP_LOAD(p)
+
+typedef struct frame {
+    const op_word *rec;
+    op_chunk *pin; /* the reader's chunk holding rec; NULL in the thread's own list */
+} frame;
+
+typedef struct sthread {
+    op_tstate *key;
+    int64_t pid, tid;
+    uint32_t ti;       /* index in the reader's trace */
+    op_tstate *shadow; /* the thread's sums: agg.c works on a thread state */
+    uint64_t now;      /* the shadow's clock: the time being replayed */
+    uint64_t dropped;
+    op_gaps gaps;
+    op_chunk *pins;    /* chunks kept for open ranges, oldest first, linked by next */
+    int ended;         /* op_sdec_rest ran */
+    uint32_t nfr;
+    frame fr[OP_MAX_DEPTH];
+} sthread;
+
+struct op_sdec {
+    op_timebase tb;
+    uint32_t opts;
+    opprof_trace *tr;
+    op_recnames *names;
+    sthread **th;
+    size_t nth, cap_th;
+    uint32_t *slots; /* thread index + 1 by key hash; 0 empty */
+    size_t nslots;
+    uint64_t recorded;
+    int64_t mem_total;
+};
+
+static int64_t replay_clock(void *ctx)
+{
+    return (int64_t)*(const uint64_t *)ctx;
+}
+
+op_sdec *op_sdec_new(const op_timebase *tb, uint32_t opts)
+{
+    op_sdec *d = calloc(1, sizeof *d);
+    if (!d) return NULL;
+    d->tb = *tb;
+    d->opts = opts;
+    d->tr = op_trace_new();
+    d->names = op_recnames_new();
+    if (!d->tr || !d->names) {
+        op_sdec_free(d);
+        return NULL;
+    }
+    return d;
+}
+
+static void pins_free(sthread *st)
+{
+    op_spill_free(st->pins);
+    st->pins = NULL;
+}
+
+void op_sdec_free(op_sdec *d)
+{
+    if (!d) return;
+    for (size_t i = 0; i < d->nth; i++) {
+        sthread *st = d->th[i];
+        pins_free(st);
+        op_gaps_free(&st->gaps);
+        op_agg_free(st->shadow);
+        munmap(st->shadow, sizeof *st->shadow);
+        free(st);
+    }
+    free(d->th);
+    free(d->slots);
+    opprof_trace_free(d->tr);
+    op_recnames_free(d->names);
+    free(d);
+}
+
+static size_t key_hash(const op_tstate *t, size_t mask)
+{
+    return (size_t)(((uint64_t)(uintptr_t)t * 0x9e3779b97f4a7c15ull) >> 32) & mask;
+}
+
+static int slots_grow(op_sdec *d)
+{
+    size_t n = d->nslots ? d->nslots * 2 : 64;
+    uint32_t *s = calloc(n, sizeof *s);
+    if (!s) return -1;
+    for (size_t i = 0; i < d->nth; i++) {
+        size_t j = key_hash(d->th[i]->key, n - 1);
+        while (s[j]) j = (j + 1) & (n - 1);
+        s[j] = (uint32_t)i + 1;
+    }
+    free(d->slots);
+    d->slots = s;
+    d->nslots = n;
+    return 0;
+}
+
+static sthread *thread_new(op_sdec *d, op_tstate *t)
+{
+    sthread *st = calloc(1, sizeof *st);
+    if (!st) return NULL;
+    st->key = t;
+    st->pid = t->pid;
+    st->tid = t->tid;
+    void *p = mmap(NULL, sizeof(op_tstate), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    int64_t ti = op_trace_thread(d->tr, st->pid, st->tid);
+    if (p == MAP_FAILED || ti < 0) {
+        if (p != MAP_FAILED) munmap(p, sizeof(op_tstate));
+        free(st);
+        return NULL;
+    }
+    st->ti = (uint32_t)ti;
+    if (t->name[0]) d->tr->threads[ti].name = op_trace_intern(d->tr, t->name, strnlen(t->name, sizeof t->name));
+    op_tstate *sh = p;
+    sh->opts = (d->opts & (OP_OPT_SHAPES | OP_OPT_MEMORY | OP_OPT_FLOPS)) | OP_OPT_AGG;
+    sh->clock = replay_clock;
+    sh->clock_ctx = &st->now;
+    st->shadow = sh;
+    if (op_agg_reset(sh) != 0) {
+        op_agg_free(sh);
+        munmap(sh, sizeof *sh);
+        free(st);
+        return NULL;
+    }
+    return st;
+}
+
+static sthread *thread_of(op_sdec *d, op_tstate *t)
+{
+    if ((d->nth + 1) * 2 > d->nslots && slots_grow(d) != 0) return NULL;
+    size_t mask = d->nslots - 1, j = key_hash(t, mask);
+    for (; d->slots[j]; j = (j + 1) & mask)
+        if (d->th[d->slots[j] - 1]->key == t) return d->th[d->slots[j] - 1];
+    if (d->nth == d->cap_th) {
+        size_t cap = d->cap_th ? d->cap_th * 2 : 16;
+        sthread **a = realloc(d->th, cap * sizeof *a);
+        if (!a) return NULL;
+        d->th = a;
+        d->cap_th = cap;
+    }
+    sthread *st = thread_new(d, t);
+    if (!st) return NULL;
+    d->th[d->nth++] = st;
+    d->slots[j] = (uint32_t)d->nth;
+    return st;
+}
+
+static int64_t ns_of(const op_sdec *d, const sthread *st, uint64_t ticks)
+{
+    return op_timebase_ns(&d->tb, st->gaps.n ? op_gaps_apply(&st->gaps, ticks) : ticks);
+}
+
+/* Where a range record's inputs start: after the flops, stack and args
+ * slots its header announces. */
+static const op_word *inputs_at(const op_word *p, uint64_t hdr, const op_word *rec_end)
+{
+    const op_word *q = p + 4;
+    if (hdr & OP_EXT_HAS_FLOPS) q++;
+    if (hdr & OP_EXT_HAS_STACK) q++;
+    if ((hdr & OP_EXT_HAS_ARGS) && q < rec_end) q += OP_ARGS_WORDS(OP_ARGS_COUNT(LOAD(q)));
+    return q <= rec_end ? q : rec_end;
+}
+
+/* A range is done: its event, and its end replayed into the sums. */
+static int range_done(op_sdec *d, sthread *st, const op_word *p, uint64_t t1, int forced)
+{
+    uint64_t w0 = LOAD(&p[0]);
+    const opprof_site *site = (const opprof_site *)(uintptr_t)(w0 & ~(uint64_t)OP_REC_FLAGS);
+    uint64_t t0 = LOAD(&p[1]);
+    if (w0 & OP_REC_FORCED) forced = 1;
+    uint64_t hdr = (w0 & OP_REC_EXT) ? LOAD(&p[3]) : 0;
+    uint64_t flops = (hdr & OP_EXT_HAS_FLOPS) ? LOAD(&p[4]) : UINT64_MAX;
+    (void)op_agg_end(st->shadow, site, t1, flops != UINT64_MAX, flops);
+    uint32_t name = op_recnames_site(d->names, d->tr, site);
+    if (name == UINT32_MAX) return -1;
+    int64_t s = ns_of(d, st, t0), e = ns_of(d, st, t1);
+    op_event *ev = op_trace_add_event(d->tr, st->ti, name, (int)site->category, s, e - s);
+    if (!ev) return -1;
+    if (forced) ev->flags |= OPPROF_EVENT_FORCED_END;
+    d->recorded++;
+    if (!hdr) return 0;
+    const op_word *end = p + 4 + OP_EXT_WORDS(hdr);
+    if (hdr & OP_EXT_HAS_ARGS) {
+        const op_word *a = p + 4 + ((hdr & OP_EXT_HAS_FLOPS) ? 1 : 0) + ((hdr & OP_EXT_HAS_STACK) ? 1 : 0);
+        if (op_recnames_args(d->names, d->tr, a, (size_t)(end - a), &ev->args) == UINT32_MAX) return -1;
+    }
+    const op_word *q = inputs_at(p, hdr, end);
+    unsigned n = OP_EXT_NINPUTS(hdr);
+    if (n && (d->opts & OP_OPT_SHAPES) &&
+        op_recnames_inputs(d->names, d->tr, q, n, (uint32_t)(end - q), &ev->shapes, &ev->types) != 0)
+        return -1;
+    if (d->opts & OP_OPT_FLOPS) {
+        if (flops != UINT64_MAX) {
+            ev->flops = flops;
+        } else if (site->flops) {
+            opprof_input in[OPPROF_MAX_INPUTS];
+            ev->flops = site->flops(in, op_recnames_decode_inputs(q, n, in));
+        }
+    }
+    return 0;
+}
+
+/* Ends the ranges on the stack that ended before ts (at ts too when
+ * inclusive: a range that begins as another ends is its sibling). */
+static int pop_done(op_sdec *d, sthread *st, uint64_t ts, int inclusive)
+{
+    while (st->nfr) {
+        const op_word *rec = st->fr[st->nfr - 1].rec;
+        uint64_t t1 = __atomic_load_n(&rec[2], __ATOMIC_ACQUIRE);
+        if (t1 == OP_OPEN || t1 > ts || (!inclusive && t1 == ts)) break;
+        if (range_done(d, st, rec, t1, 0) != 0) return -1;
+        st->nfr--;
+    }
+    return 0;
+}
+
+static int range_begin(op_sdec *d, sthread *st, const op_word *p, size_t len, op_chunk *pin)
+{
+    uint64_t w0 = LOAD(&p[0]), t0 = LOAD(&p[1]);
+    if (pop_done(d, st, t0, 1) != 0) return -1;
+    if (st->nfr == OP_MAX_DEPTH) return 0; /* deeper than the thread can record: not a record of ours */
+    st->fr[st->nfr++] = (frame){p, pin};
+    const opprof_site *site = (const opprof_site *)(uintptr_t)(w0 & ~(uint64_t)OP_REC_FLAGS);
+    opprof_input in[OPPROF_MAX_INPUTS];
+    unsigned n = 0;
+    if (w0 & OP_REC_EXT) {
+        uint64_t hdr = LOAD(&p[3]);
+        n = OP_EXT_NINPUTS(hdr);
+        if (n > OPPROF_MAX_INPUTS) n = OPPROF_MAX_INPUTS;
+        if (n) op_recnames_decode_inputs(inputs_at(p, hdr, p + len), n, in);
+    }
+    st->now = t0;
+    op_agg_begin(st->shadow, site, n ? in : NULL, n);
+    return 0;
+}
+
+static int memory_event(op_sdec *d, sthread *st, const op_word *p)
+{
+    uint64_t ts = LOAD(&p[1]);
+    int64_t bytes = (int64_t)LOAD(&p[3]);
+    if (pop_done(d, st, ts, 0) != 0) return -1; /* a free after an end at the same tick is not its */
+    op_agg_memory(st->shadow, bytes, ts);
+    op_mem_event *m = op_trace_add_mem(d->tr, st->ti, ns_of(d, st, ts), LOAD(&p[2]), bytes);
+    if (!m) return -1;
+    d->mem_total += bytes; /* live bytes in the order the writer reads them */
+    m->total_allocated = d->mem_total;
+    m->enclosing = -1;
+    d->recorded++;
+    return 0;
+}
+
+/* Reads the records in [p, end); 0 or -1. */
+static int read_records(op_sdec *d, sthread *st, const op_word *p, const op_word *end, op_chunk *pin)
+{
+    while (p < end) {
+        uint64_t w0 = LOAD(&p[0]);
+        size_t len = w0 == OP_REC_MEM ? 4 : 3;
+        if (w0 & OP_REC_EXT) len = end - p >= 4 ? 4 + OP_EXT_WORDS(LOAD(&p[3])) : 4;
+        if ((size_t)(end - p) < len) break; /* a record still being written */
+        int rc = 0;
+        if (w0 == OP_REC_GAP) {
+            uint64_t from = LOAD(&p[1]), to = LOAD(&p[2]);
+            rc = pop_done(d, st, from, 1);
+            if (rc == 0) rc = op_gaps_add(&st->gaps, from, to);
+            if (rc == 0) op_agg_gap(st->shadow, from, to);
+        } else if (w0 == OP_REC_MEM) {
+            rc = memory_event(d, st, p);
+        } else {
+            rc = range_begin(d, st, p, len, pin);
+        }
+        if (rc != 0) return -1;
+        p += len;
+    }
+    return 0;
+}
+
+static int pinned(const sthread *st, const op_chunk *c)
+{
+    for (uint32_t i = 0; i < st->nfr; i++)
+        if (st->fr[i].pin == c) return 1;
+    return 0;
+}
+
+/* Gives back the kept chunks that no open range needs any more. */
+static void pins_release(sthread *st)
+{
+    op_chunk *keep = NULL, *last = NULL;
+    for (op_chunk *c = st->pins; c;) {
+        op_chunk *next = atomic_load_explicit(&c->next, memory_order_relaxed);
+        atomic_store_explicit(&c->next, NULL, memory_order_relaxed);
+        if (pinned(st, c)) {
+            if (last) atomic_store_explicit(&last->next, c, memory_order_relaxed);
+            else keep = c;
+            last = c;
+        } else {
+            op_spill_free(c);
+        }
+        c = next;
+    }
+    st->pins = keep;
+}
+
+static void pins_append(sthread *st, op_chunk *c)
+{
+    if (!st->pins) {
+        st->pins = c;
+        return;
+    }
+    op_chunk *last = st->pins, *n;
+    while ((n = atomic_load_explicit(&last->next, memory_order_relaxed))) last = n;
+    atomic_store_explicit(&last->next, c, memory_order_relaxed);
+}
+
+int op_sdec_chunks(op_sdec *d, op_tstate *t, op_chunk *chunks)
+{
+    sthread *st = thread_of(d, t);
+    int rc = st ? 0 : -1;
+    for (op_chunk *c = chunks; c;) {
+        op_chunk *next = atomic_load_explicit(&c->next, memory_order_acquire);
+        const op_word *end = atomic_load_explicit(&c->end, memory_order_acquire);
+        atomic_store_explicit(&c->next, NULL, memory_order_relaxed);
+        if (rc == 0 && end) rc = read_records(d, st, c->words, end, c);
+        if (rc == 0 && pinned(st, c)) pins_append(st, c);
+        else op_spill_free(c);
+        c = next;
+    }
+    if (st) pins_release(st);
+    return rc;
+}
+
+/* Ends every range still on the stack, the open ones at close_ticks.
+ * Returns 1 when one was open, 0, or -1. */
+static int close_all(op_sdec *d, sthread *st, uint64_t close_ticks)
+{
+    int open = 0;
+    while (st->nfr) {
+        const op_word *rec = st->fr[st->nfr - 1].rec;
+        uint64_t t1 = __atomic_load_n(&rec[2], __ATOMIC_ACQUIRE);
+        int forced = t1 == OP_OPEN;
+        if (forced) {
+            t1 = close_ticks;
+            open = 1;
+        }
+        if (range_done(d, st, rec, t1, forced) != 0) return -1;
+        st->nfr--;
+    }
+    return open;
+}
+
+int op_sdec_rest(op_sdec *d, op_tstate *t, uint64_t close_ticks)
+{
+    sthread *st = thread_of(d, t);
+    if (!st) return -1;
+    st->dropped = atomic_load_explicit(&t->dropped, memory_order_relaxed);
+    for (op_chunk *c = t->head; c;) {
+        op_chunk *next = atomic_load_explicit(&c->next, memory_order_acquire);
+        const op_word *end = atomic_load_explicit(&c->end, memory_order_acquire);
+        if (!next) { /* the thread's current chunk: its data ends at its cursor */
+            const op_word *cur = atomic_load_explicit(&t->cur, memory_order_acquire);
+            end = cur >= c->words && cur <= c->words + c->nwords ? cur : NULL;
+        }
+        if (end && read_records(d, st, c->words, end, NULL) != 0) return -1;
+        c = next;
+    }
+    int open = close_all(d, st, close_ticks);
+    if (open < 0) return -1;
+    /* A late end of a range open now may still store into its record: its
+     * chunk goes back to the thread, which frees it in its next session. */
+    if (open) op_spill_return(t, st->pins);
+    else op_spill_free(st->pins);
+    st->pins = NULL;
+    st->ended = 1;
+    return 0;
+}
+
+opprof_trace *op_sdec_trace(op_sdec *d)
+{
+    return d->tr;
+}
+
+void op_sdec_clear(op_sdec *d)
+{
+    d->tr->nev = 0;
+    d->tr->nmem = 0;
+}
+
+uint64_t op_sdec_recorded(const op_sdec *d)
+{
+    return d->recorded;
+}
+
+int op_sdec_end_rest(op_sdec *d, uint64_t stop_ticks)
+{
+    for (size_t i = 0; i < d->nth; i++) {
+        sthread *st = d->th[i];
+        if (st->ended) continue;
+        /* Its thread went before the end (it exited and its state was freed
+         * once the session stopped): nothing writes into its records now. */
+        if (close_all(d, st, stop_ticks) < 0) return -1;
+        pins_free(st);
+        st->ended = 1;
+    }
+    return 0;
+}
+
+typedef struct shapes_ctx {
+    op_recnames *names;
+    opprof_trace *tr;
+} shapes_ctx;
+
+static uint32_t row_shapes(void *ctx, const uint64_t *enc, unsigned n, uint32_t nwords)
+{
+    shapes_ctx *c = ctx;
+    uint32_t shapes, types;
+    return op_recnames_inputs(c->names, c->tr, enc, n, nwords, &shapes, &types) == 0 ? shapes : UINT32_MAX;
+}
+
+int op_sdec_finish(op_sdec *d, const op_timebase *tb, uint64_t stop_ticks, opprof_trace **out)
+{
+    *out = NULL;
+    opprof_trace *tr = op_trace_new();
+    shapes_ctx sc = {op_recnames_new(), tr};
+    int rc = tr && sc.names ? 0 : -1;
+    for (size_t i = 0; i < d->nth && rc == 0; i++) {
+        sthread *st = d->th[i];
+        int64_t ti = rc == 0 ? op_trace_thread(tr, st->pid, st->tid) : -1;
+        if (ti < 0) {
+            rc = -1;
+            break;
+        }
+        const op_thread *from = &d->tr->threads[st->ti];
+        if (from->name) {
+            tr->threads[ti].name = op_trace_intern(tr, op_strtab_get(&d->tr->str, from->name),
+                                                   op_strtab_len(&d->tr->str, from->name));
+            if (tr->threads[ti].name == UINT32_MAX) rc = -1;
+        }
+        tr->dropped += st->dropped;
+        if (rc == 0) rc = op_collect_agg_thread(tr, st->shadow, tb, stop_ticks, row_shapes, &sc);
+    }
+    op_recnames_free(sc.names);
+    if (rc != 0) {
+        opprof_trace_free(tr);
+        return -1;
+    }
+    op_collect_agg_sort(tr);
+    op_collect_options(tr, tb, d->opts & ~(uint32_t)OP_OPT_STREAM, d->recorded);
+    *out = tr;
+    return 0;
+}

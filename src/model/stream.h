@@ -1,0 +1,65 @@
+/* Reading a streamed session's records as they come (capture/spill.h):
+ * chunk by chunk, thread by thread, into events for the trace's writer and
+ * into sums for the session's tables.
+ *
+ * A range's record is written at its begin and completed at its end, so a
+ * chunk handed over may hold ranges still open (a loop around everything
+ * after it). The reader keeps a stack of the ranges it has read but not yet
+ * seen end, as the thread's own stack: a range is done when a later record
+ * begins after its end (or at the close). A chunk stays with the reader
+ * while a range on that stack has its record in it, and goes back to the
+ * pool after; so the chunks held are at most the open depth.
+ *
+ * Each done range becomes an event of the reader's trace (its strings and
+ * threads kept, its events cleared by the writer after each batch) and is
+ * replayed, begin and end at its own times, into a copy of the online key
+ * averages (capture/agg.h) of its thread: the session's tables come from
+ * those sums, exactly as an aggregating session's do, so counts, FLOPs and
+ * memory are the event path's. */
+#ifndef OPPROF_MODEL_STREAM_H
+#define OPPROF_MODEL_STREAM_H
+
+#include <stdint.h>
+
+#include "capture/clock.h"
+#include "capture/state.h"
+#include "model/model.h"
+
+typedef struct op_sdec op_sdec;
+
+/* opts: the session's OP_OPT_* bits. tb converts the events' times (its
+ * ratio fixed by then); sums stay in ticks until the end. */
+op_sdec *op_sdec_new(const op_timebase *tb, uint32_t opts);
+void op_sdec_free(op_sdec *d);
+
+/* Reads a hand-off of thread t: chunks in order, each with its end
+ * published. The reader frees them, or keeps them while a range in them is
+ * open. t is only a key here: its fields are read once, at first sight.
+ * 0, or -1 when out of memory. */
+int op_sdec_chunks(op_sdec *d, op_tstate *t, op_chunk *chunks);
+
+/* At the end (registry lock held, generation closed): the rest of thread
+ * t's records, in its own chunk list (left to it), and its ranges still
+ * open closed at close_ticks, flagged forced. Chunks kept for its open
+ * ranges go back to t (op_spill_return). 0 or -1. */
+int op_sdec_rest(op_sdec *d, op_tstate *t, uint64_t close_ticks);
+
+/* Ends the threads met only in hand-offs (their state went before the end:
+ * the thread exited after the stop), their open ranges at stop_ticks. 0 or
+ * -1. Then the events read are the last. */
+int op_sdec_end_rest(op_sdec *d, uint64_t stop_ticks);
+
+/* The events and memory events read since the last clear, in the reader's
+ * trace; the caller writes them, then clears them (strings and threads
+ * stay, for the ids of later events). */
+opprof_trace *op_sdec_trace(op_sdec *d);
+void op_sdec_clear(op_sdec *d);
+
+/* Ranges and memory events read so far. */
+uint64_t op_sdec_recorded(const op_sdec *d);
+
+/* The session's trace: every thread's sums as rows, with tb the session's
+ * final timebase, after op_sdec_end_rest. 0, or -1 when out of memory. */
+int op_sdec_finish(op_sdec *d, const op_timebase *tb, uint64_t stop_ticks, opprof_trace **out);
+
+#endif

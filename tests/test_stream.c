@@ -1,0 +1,368 @@
+/* Streamed traces (opprof_config.stream_trace): the file written while the
+ * session records holds the events the event path keeps, and reads back to
+ * the same tables; the session's own tables (from sums) equal the event
+ * path's byte for byte under an injected clock; a run many times larger
+ * than the writer's queue keeps few chunks alive and loses nothing; many
+ * threads, some exiting before stop, some recording through it. */
+#define _POSIX_C_SOURCE 200809L
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "opprof_trace.h"
+
+#include "agg_script.h"
+#include "capture/spill.h"
+#include "capture/state.h"
+#include "slurp.h"
+#include "tmpdir.h"
+#include "trace_check.h"
+
+static char g_dir[] = "/tmp/opprof_stream_XXXXXX";
+
+static int setup(void **state)
+{
+    (void)state;
+    return tmpdir_make(g_dir);
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    return tmpdir_remove(g_dir);
+}
+
+static void path_in(char *out, size_t cap, const char *name)
+{
+    snprintf(out, cap, "%s/%s", g_dir, name);
+}
+
+/* The script under the fake clock, streamed to `stream` (NULL: events kept). */
+static opprof_trace *record(const char *stream, int shapes_memory_flops)
+{
+    opprof_config cfg;
+    opprof_config_init(&cfg);
+    cfg.profile_memory = cfg.with_flops = cfg.record_shapes = shapes_memory_flops;
+    cfg.stream_trace = stream;
+    return script_session(&cfg);
+}
+
+static void tables_equal(const opprof_trace *a, const opprof_trace *b)
+{
+    const char *sorts[] = {NULL, "self_cpu_time_total", "count", "cpu_memory_usage", "flops"};
+    opprof_avg_options by_shape = {.group_by_input_shape = 1};
+    for (size_t i = 0; i < sizeof sorts / sizeof sorts[0]; i++) {
+        for (int shape = 0; shape < 2; shape++) {
+            char *x = table_of(a, shape ? &by_shape : NULL, sorts[i]);
+            char *y = table_of(b, shape ? &by_shape : NULL, sorts[i]);
+            assert_string_equal(x, y);
+            free(x);
+            free(y);
+        }
+    }
+}
+
+/* Events per name in a loaded trace, as "name=count;" text in first-seen order. */
+static void counts_of(const opprof_trace *t, char *out, size_t cap)
+{
+    struct {
+        const char *name;
+        size_t n;
+    } seen[64];
+    size_t ns = 0;
+    for (size_t i = 0; i < opprof_trace_event_count(t); i++) {
+        opprof_event e;
+        assert_int_equal(opprof_trace_event(t, i, &e), OPPROF_OK);
+        size_t k = 0;
+        while (k < ns && strcmp(seen[k].name, e.name)) k++;
+        if (k == ns) {
+            assert_true(ns < 64);
+            seen[ns].name = e.name;
+            seen[ns++].n = 0;
+        }
+        seen[k].n++;
+    }
+    size_t len = 0;
+    out[0] = '\0';
+    for (size_t k = 0; k < ns; k++)
+        len += (size_t)snprintf(out + len, cap - len, "%s=%zu;", seen[k].name, seen[k].n);
+}
+
+/* The session's tables equal the event path's; the file holds the same
+ * events and reads back to the same tables. */
+static void test_streamed_equals_event_path(void **state)
+{
+    (void)state;
+    for (int opts = 0; opts < 2; opts++) {
+        char streamed[600], exported[600];
+        path_in(streamed, sizeof streamed, opts ? "s1.json.gz" : "s0.json");
+        path_in(exported, sizeof exported, opts ? "e1.json" : "e0.json");
+        opprof_trace *ev = record(NULL, opts), *sums = record(streamed, opts);
+        assert_int_equal(opprof_trace_streamed(ev), 0);
+        assert_int_equal(opprof_trace_streamed(sums), 1);
+        assert_int_equal(opprof_trace_event_count(sums), 0);
+        assert_int_equal(opprof_trace_aggregated(sums), opprof_trace_event_count(ev));
+        assert_int_equal(opprof_trace_dropped(sums), 0);
+        tables_equal(ev, sums);
+        if (trace_check_available()) { /* strict JSON, as Python's json reads it */
+            char *ok = trace_check(streamed);
+            if (!ok) fail_msg("%s failed the strict JSON check (see stderr)", streamed);
+            free(ok);
+        }
+        assert_int_equal(opprof_export_chrome_trace(ev, exported), OPPROF_OK);
+        opprof_trace *a = NULL, *b = NULL;
+        assert_int_equal(opprof_trace_load(exported, &a), OPPROF_OK);
+        assert_int_equal(opprof_trace_load(streamed, &b), OPPROF_OK);
+        assert_int_equal(opprof_trace_event_count(a), opprof_trace_event_count(b));
+        char ca[2048], cb[2048];
+        counts_of(a, ca, sizeof ca);
+        counts_of(b, cb, sizeof cb);
+        print_message("events by name: %s\n", cb);
+        assert_non_null(strstr(cb, "A=")); /* the script's names are there */
+        if (opts) { /* the memory events, each once */
+            opprof_memory_stats ma, mb;
+            assert_int_equal(opprof_trace_memory_stats(a, &ma), OPPROF_OK);
+            assert_int_equal(opprof_trace_memory_stats(b, &mb), OPPROF_OK);
+            assert_true(ma.allocations > 0);
+            assert_int_equal(ma.allocations, mb.allocations);
+            assert_int_equal(ma.frees, mb.frees);
+            assert_int_equal(ma.bytes_allocated, mb.bytes_allocated);
+            assert_int_equal(ma.bytes_freed, mb.bytes_freed);
+        }
+        tables_equal(a, b);
+        assert_int_equal(opprof_trace_incomplete(b), 0);
+        opprof_trace_free(a);
+        opprof_trace_free(b);
+        opprof_trace_free(ev);
+        opprof_trace_free(sums);
+    }
+}
+
+OPPROF_SITE(site_leaf, "leaf");
+OPPROF_SITE(site_loop, "loop");
+
+/* A run many times larger than the writer's queue: the chunks mapped stay
+ * those of the queue and the threads' current ones, the calls are all in
+ * the sums and in the file. */
+static void test_memory_bounded_for_a_long_run(void **state)
+{
+    (void)state;
+    enum { CALLS = 2000000 }; /* some 46 MiB of records */
+    char path[600];
+    path_in(path, sizeof path, "long.json.gz");
+    op_spill_limit((size_t)4 << 20);
+    opprof_config cfg;
+    opprof_config_init(&cfg);
+    cfg.stream_trace = path;
+    cfg.max_events = 1000; /* no cap applies to a stream */
+    uint64_t mapped0 = op_capture_chunks_mapped();
+    assert_int_equal(opprof_start(&cfg), OPPROF_OK);
+    opprof_begin(&site_loop); /* open through all of it: its chunk is kept, the others go */
+    for (int i = 0; i < CALLS; i++) {
+        opprof_begin(&site_leaf);
+        opprof_end(&site_leaf);
+    }
+    opprof_end(&site_loop);
+    op_spill_stats st;
+    op_spill_stats_get(&st);
+    opprof_trace *t = NULL;
+    assert_int_equal(opprof_stop(&t), OPPROF_OK);
+    op_spill_limit(0);
+    uint64_t mapped = op_capture_chunks_mapped() - mapped0;
+    print_message("%d calls: %llu chunks handed over, %llu at most queued, %llu waits, %llu chunks mapped\n", CALLS,
+                  (unsigned long long)st.handed, (unsigned long long)st.peak_queued, (unsigned long long)st.waits,
+                  (unsigned long long)mapped);
+    assert_true(st.handed >= 40);
+    assert_true(st.peak_queued <= 5); /* 4 MiB of 1 MiB chunks, and the one that passed it */
+    assert_true(mapped <= 16);
+    assert_int_equal(opprof_trace_aggregated(t), CALLS + 1);
+    assert_int_equal(opprof_trace_dropped(t), 0);
+    opprof_trace_free(t);
+    /* Every call is in the file: count its leaf events without a model. */
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "zcat '%s' | grep -c '\"name\": \"leaf\"'", path);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    long n = -1;
+    assert_int_equal(fscanf(p, "%ld", &n), 1);
+    pclose(p);
+    assert_int_equal(n, CALLS);
+}
+
+enum { NTHREADS = 4, PER_THREAD = 60000 };
+
+/* Threads that exit before stop and threads still recording at stop: the
+ * exact counts of the first, the file readable, and a stop cut short
+ * (opprof_stop_incomplete) says so in the file. */
+static void test_threads_exit_and_record_through_stop(void **state)
+{
+    (void)state;
+    char path[600];
+    path_in(path, sizeof path, "threads.json");
+    opprof_config cfg;
+    opprof_config_init(&cfg);
+    cfg.stream_trace = path;
+    g_per_thread = PER_THREAD;
+    assert_int_equal(opprof_start(&cfg), OPPROF_OK);
+    pthread_t th[NTHREADS], busy[2];
+    volatile int stop = 0;
+    for (int i = 0; i < 2; i++) assert_int_equal(pthread_create(&busy[i], NULL, until_stopped, (void *)&stop), 0);
+    for (int i = 0; i < NTHREADS; i++) assert_int_equal(pthread_create(&th[i], NULL, worker, NULL), 0);
+    for (int i = 0; i < NTHREADS; i++) pthread_join(th[i], NULL);
+    opprof_trace *t = NULL;
+    assert_int_equal(opprof_stop_incomplete(&t), OPPROF_OK);
+    __atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+    for (int i = 0; i < 2; i++) pthread_join(busy[i], NULL);
+    assert_int_equal(opprof_trace_streamed(t), 1);
+    assert_int_equal(opprof_trace_incomplete(t), 1);
+    uint64_t c = count_of(t, "C"), a = count_of(t, "A");
+    assert_int_equal(c, NTHREADS);
+    assert_true(a >= NTHREADS * PER_THREAD);
+    opprof_trace *back = NULL;
+    assert_int_equal(opprof_trace_load(path, &back), OPPROF_OK);
+    assert_int_equal(opprof_trace_incomplete(back), 1);
+    assert_int_equal(count_of(back, "C"), NTHREADS);
+    assert_int_equal(count_of(back, "A"), a);
+    assert_int_equal(count_of(back, "B"), count_of(t, "B"));
+    opprof_trace_free(back);
+    opprof_trace_free(t);
+}
+
+/* What streaming cannot do is refused at start, with the reason. */
+static void test_refusals(void **state)
+{
+    (void)state;
+    char path[600];
+    opprof_config cfg;
+    opprof_config_init(&cfg);
+    path_in(path, sizeof path, "x.pftrace");
+    cfg.stream_trace = path;
+    assert_int_equal(opprof_start(&cfg), OPPROF_E_INVAL);
+    assert_non_null(strstr(opprof_last_error(), "JSON"));
+    path_in(path, sizeof path, "x.json");
+    cfg.with_stack = 1;
+    assert_int_equal(opprof_start(&cfg), OPPROF_E_INVAL);
+    assert_non_null(strstr(opprof_last_error(), "with_stack"));
+    cfg.with_stack = 0;
+    cfg.schedule.enabled = 1;
+    cfg.schedule.active = 1;
+    assert_int_equal(opprof_start(&cfg), OPPROF_E_INVAL);
+    assert_non_null(strstr(opprof_last_error(), "schedule"));
+    cfg.schedule.enabled = 0;
+    cfg.stream_trace = "/nonexistent-dir/x.json";
+    assert_true(opprof_start(&cfg) != OPPROF_OK);
+    assert_int_equal(opprof_is_active(), 0);
+    /* and a session after them streams as asked */
+    cfg.stream_trace = path;
+    assert_int_equal(opprof_start(&cfg), OPPROF_OK);
+    opprof_begin(&site_a);
+    opprof_end(&site_a);
+    opprof_trace *t = NULL;
+    assert_int_equal(opprof_stop(&t), OPPROF_OK);
+    assert_int_equal(count_of(t, "A"), 1);
+    opprof_trace_free(t);
+    char *text = slurp(path);
+    assert_non_null(text);
+    assert_non_null(strstr(text, "\"name\": \"A\""));
+    free(text);
+}
+
+/* A file that cannot be written (a full disk): the stop says so, the sums
+ * are handed out all the same, and the program's threads never wait on a
+ * writer that gave up. */
+static void test_write_failure_is_reported(void **state)
+{
+    (void)state;
+    opprof_config cfg;
+    opprof_config_init(&cfg);
+    cfg.stream_trace = "/dev/full";
+    op_spill_limit((size_t)2 << 20);
+    assert_int_equal(opprof_start(&cfg), OPPROF_OK);
+    for (int i = 0; i < 300000; i++) { /* several chunks: the writer fails early and drains the rest */
+        opprof_begin(&site_leaf);
+        opprof_end(&site_leaf);
+    }
+    opprof_trace *t = NULL;
+    int rc = opprof_stop(&t);
+    op_spill_limit(0);
+    assert_int_equal(rc, OPPROF_E_IO);
+    assert_non_null(strstr(opprof_last_error(), "/dev/full"));
+    assert_non_null(t);
+    assert_int_equal(count_of(t, "leaf"), 300000);
+    opprof_trace_free(t);
+}
+
+/* A child forked while the parent streams has no session; it may stream
+ * its own, and each file is whole. */
+static void test_fork_child_streams_its_own(void **state)
+{
+    (void)state;
+#if defined(__SANITIZE_THREAD__)
+    skip(); /* TSan cannot start threads (the child's writer) after a multi-threaded fork */
+#endif
+    char mine[600], childs[600];
+    path_in(mine, sizeof mine, "parent.json");
+    path_in(childs, sizeof childs, "child.json");
+    opprof_config cfg;
+    opprof_config_init(&cfg);
+    cfg.stream_trace = mine;
+    assert_int_equal(opprof_start(&cfg), OPPROF_OK);
+    pthread_t busy;
+    volatile int stop = 0;
+    assert_int_equal(pthread_create(&busy, NULL, until_stopped, (void *)&stop), 0); /* hands chunks over meanwhile */
+    opprof_begin(&site_a);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int ok = !opprof_is_active();
+        cfg.stream_trace = childs;
+        ok = ok && opprof_start(&cfg) == OPPROF_OK;
+        opprof_begin(&site_c);
+        opprof_end(&site_c);
+        opprof_trace *t = NULL;
+        ok = ok && opprof_stop(&t) == OPPROF_OK && opprof_trace_aggregated(t) == 1;
+        opprof_trace_free(t);
+        _exit(ok ? 0 : 1);
+    }
+    int st = 0;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 0);
+    opprof_end(&site_a);
+    opprof_trace *t = NULL;
+    assert_int_equal(opprof_stop(&t), OPPROF_OK);
+    __atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+    pthread_join(busy, NULL);
+    opprof_trace *p = NULL, *c = NULL;
+    assert_int_equal(opprof_trace_load(mine, &p), OPPROF_OK);
+    assert_int_equal(opprof_trace_load(childs, &c), OPPROF_OK);
+    assert_int_equal(count_of(p, "A"), count_of(t, "A"));
+    assert_int_equal(count_of(c, "C"), 1);
+    assert_int_equal(count_of(c, "A"), 0);
+    opprof_trace_free(p);
+    opprof_trace_free(c);
+    opprof_trace_free(t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_streamed_equals_event_path),
+        cmocka_unit_test(test_memory_bounded_for_a_long_run),
+        cmocka_unit_test(test_threads_exit_and_record_through_stop),
+        cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_write_failure_is_reported),
+        cmocka_unit_test(test_fork_child_streams_its_own),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -513,9 +513,9 @@ void op_collect_options(opprof_trace *tr, const op_timebase *tb, uint32_t opts, 
 /* The collector's names, shapes and args for a reader of records outside
  * op_collect (collect.h). */
 struct op_recnames {
-    site_map sites;
+    op_map sites;
     shape_cache shapes;
-    text args;
+    op_buf args;
 };
 
 op_recnames *op_recnames_new(void)
@@ -531,12 +531,11 @@ op_recnames *op_recnames_new(void)
 void op_recnames_free(op_recnames *n)
 {
     if (!n) return;
-    free(n->sites.keys);
-    free(n->sites.vals);
+    op_map_free(&n->sites);
     op_strtab_free(&n->shapes.raw);
     free(n->shapes.shapes);
     free(n->shapes.types);
-    free(n->args.p);
+    op_buf_free(&n->args);
     free(n);
 }
 
@@ -548,7 +547,7 @@ uint32_t op_recnames_site(op_recnames *n, opprof_trace *tr, const opprof_site *s
 int op_recnames_inputs(op_recnames *n, opprof_trace *tr, const op_word *desc, unsigned nin, uint32_t payload_words,
                        uint32_t *shapes, uint32_t *types)
 {
-    return cached_inputs(&n->shapes, tr, desc, nin, payload_words, shapes, types);
+    return cached_inputs(&n->shapes, tr, desc, nin, payload_words, shapes, types, NULL);
 }
 
 uint32_t op_recnames_args(op_recnames *n, opprof_trace *tr, const op_word *p, size_t avail, uint32_t *out)

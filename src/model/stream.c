@@ -194,22 +194,24 @@ static int range_done(op_sdec *d, sthread *st, const op_word *p, uint64_t t1, in
     if (forced) ev->flags |= OPPROF_EVENT_FORCED_END;
     d->recorded++;
     if (!hdr) return 0;
+    op_evx *x = op_evx_add(d->tr, ev);
+    if (!x) return -1;
     const op_word *end = p + 4 + OP_EXT_WORDS(hdr);
     if (hdr & OP_EXT_HAS_ARGS) {
         const op_word *a = p + 4 + ((hdr & OP_EXT_HAS_FLOPS) ? 1 : 0) + ((hdr & OP_EXT_HAS_STACK) ? 1 : 0);
-        if (op_recnames_args(d->names, d->tr, a, (size_t)(end - a), &ev->args) == UINT32_MAX) return -1;
+        if (op_recnames_args(d->names, d->tr, a, (size_t)(end - a), &x->args) == UINT32_MAX) return -1;
     }
     const op_word *q = inputs_at(p, hdr, end);
     unsigned n = OP_EXT_NINPUTS(hdr);
     if (n && (d->opts & OP_OPT_SHAPES) &&
-        op_recnames_inputs(d->names, d->tr, q, n, (uint32_t)(end - q), &ev->shapes, &ev->types) != 0)
+        op_recnames_inputs(d->names, d->tr, q, n, (uint32_t)(end - q), &x->shapes, &x->types) != 0)
         return -1;
     if (d->opts & OP_OPT_FLOPS) {
         if (flops != UINT64_MAX) {
-            ev->flops = flops;
+            x->flops = flops;
         } else if (site->flops) {
             opprof_input in[OPPROF_MAX_INPUTS];
-            ev->flops = site->flops(in, op_recnames_decode_inputs(q, n, in));
+            x->flops = site->flops(in, op_recnames_decode_inputs(q, n, in));
         }
     }
     return 0;
@@ -245,7 +247,7 @@ static int range_begin(op_sdec *d, sthread *st, const op_word *p, size_t len, op
         if (n) op_recnames_decode_inputs(inputs_at(p, hdr, p + len), n, in);
     }
     st->now = t0;
-    op_agg_begin(st->shadow, site, n ? in : NULL, n);
+    op_agg_begin(st->shadow, site, n ? in : NULL, n, NULL); /* no stacks: refused with a stream */
     return 0;
 }
 
@@ -450,7 +452,7 @@ int op_sdec_finish(op_sdec *d, const op_timebase *tb, uint64_t stop_ticks, oppro
             if (tr->threads[ti].name == UINT32_MAX) rc = -1;
         }
         tr->dropped += st->dropped;
-        if (rc == 0) rc = op_collect_agg_thread(tr, st->shadow, tb, stop_ticks, row_shapes, &sc);
+        if (rc == 0) rc = op_collect_agg_thread(tr, st->shadow, tb, stop_ticks, row_shapes, NULL, &sc);
     }
     op_recnames_free(sc.names);
     if (rc != 0) {

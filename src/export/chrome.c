@@ -533,6 +533,7 @@ void opprof_export_options_init(opprof_export_options *o)
 
 int opprof_export_chrome_trace_ex(const opprof_trace *t, const char *path, const opprof_export_options *o)
 {
+    if (op_trace_check(t, "opprof_export_chrome_trace")) return OPPROF_E_INVAL;
     opprof_export_options def;
     if (!o) {
         opprof_export_options_init(&def);
@@ -562,6 +563,7 @@ int opprof_export_chrome_trace(const opprof_trace *t, const char *path)
 
 int opprof_export_chrome_trace_stream(const opprof_trace *t, FILE *f, const opprof_export_options *o)
 {
+    if (op_trace_check(t, "opprof_export_chrome_trace_stream")) return OPPROF_E_INVAL;
     opprof_export_options def;
     if (!o) {
         opprof_export_options_init(&def);

@@ -106,7 +106,7 @@ static int print_table(opprof_trace_handler *h, const opprof_trace *t)
 void opprof_trace_handler_ready(const opprof_trace *trace, void *handler)
 {
     opprof_trace_handler *h = handler;
-    if (!h || !trace) return;
+    if (!h || !op_trace_model(trace)) return;
     int rc = h->table_only ? OPPROF_OK : write_trace(h, trace);
     if (rc == OPPROF_OK && !h->table_only) h->traces_written++;
     if (rc == OPPROF_OK && h->print_table) rc = print_table(h, trace);

@@ -18,8 +18,7 @@
 #include "capture/state.h"
 #include "common/error.h"
 #include "device/device.h"
-#include "model/collect.h"
-#include "model/model.h"
+#include "session/handle.h"
 #include "session/schedule.h"
 #include "session/session.h"
 
@@ -81,6 +80,7 @@ static struct {
     opprof_trace *pending;        /* stopped, not yet handed out */
     uint64_t serial;              /* sessions started so far */
     uint32_t ring;                /* flight recorder: chunks per thread's ring, 0 for none */
+    void (*on_step)(int64_t step); /* flight recorder: told of each step that ends */
     unsigned readers;             /* live reads of the ring in progress (op_session_live_begin) */
     int status;                   /* first failure inside a transition */
 } S;
@@ -161,8 +161,19 @@ void op_session_open_gen(void)
     op_gen_store(S.gen);
 }
 
+/* The records of generation gen, read by no one: exited threads' states
+ * go, as after a collect. */
+static void drop_gen(uint64_t gen)
+{
+    op_registry_lock();
+    op_registry_reap(gen);
+    op_registry_unlock();
+}
+
 /* Closes the current generation; returns its trace in *out (NULL when
- * keep is 0: warmup data is thrown away). The session lock is held. */
+ * keep is 0: warmup data is thrown away). The session lock is held. The
+ * model is built by the collector the analysis library lent; without one
+ * a kept generation becomes a bare handle. */
 int op_session_close_gen(int keep, opprof_trace **out)
 {
     *out = NULL;
@@ -173,35 +184,29 @@ int op_session_close_gen(int keep, opprof_trace **out)
     op_gen_store(0);
     S.gen = 0;
     op_timebase_finish(&S.tb);
+    const op_collector *col = op_session_collector();
+    op_gen_done g = {.gen = gen, .tb = &S.tb, .stop_ticks = stop, .opts = S.opts, .step_num = S.step_num,
+                     .duration_ns = op_timebase_ns(&S.tb, stop), .output_dir = S.output_dir};
     opprof_trace *tr = NULL;
+    int rc = OPPROF_OK;
     if (S.ring) op_ring_freeze(); /* a thread still in its last record must not overwrite what is read */
-    int rc = op_collect(gen, &S.tb, stop, S.opts, &tr);
+    if (col)
+        rc = col->collect(&g, &tr);
+    else
+        drop_gen(gen);
     if (S.ring) op_ring_thaw();
     if (!S.step_site) step_sites_recycle(); /* an open step range keeps them (a stop racing with a step) */
-    int drc = op_device_collect(rc == OPPROF_OK && keep ? tr : NULL, &S.tb);
+    op_dev_take dev;
+    int drc = op_device_take(&dev);
     if (rc == OPPROF_OK) rc = drc;
-    if (rc != OPPROF_OK) {
+    g.dev = &dev;
+    if (rc == OPPROF_OK && keep && tr) rc = col->finish(tr, &g);
+    op_device_take_free(&dev);
+    if (rc != OPPROF_OK || !keep) {
         opprof_trace_free(tr);
         return rc;
     }
-    if (!keep) {
-        opprof_trace_free(tr);
-        return OPPROF_OK;
-    }
-    tr->duration_ns = op_timebase_ns(&S.tb, stop);
-    tr->step_num = S.step_num;
-    /* The trace carries the folder its handlers write to: they read it there
-     * and never call back up into the session. */
-    if (S.output_dir && *S.output_dir) {
-        tr->output_dir = op_trace_intern(tr, S.output_dir, strlen(S.output_dir));
-        if (tr->output_dir == UINT32_MAX) rc = op_fail(OPPROF_E_NOMEM, "out of memory");
-    }
-    if (rc == OPPROF_OK) rc = op_distributed_apply(tr);
-    if (rc == OPPROF_OK) rc = op_trace_finish(tr);
-    if (rc != OPPROF_OK) {
-        opprof_trace_free(tr);
-        return rc;
-    }
+    if (!tr && !(tr = op_trace_bare())) return op_fail(OPPROF_E_NOMEM, "out of memory");
     *out = tr;
     return OPPROF_OK;
 }
@@ -278,7 +283,7 @@ static void step_range_begin(void)
     S.step_site = site;
 }
 
-static int start_session(const opprof_config *cfg, uint32_t ring)
+static int start_session(const opprof_config *cfg, uint32_t ring, void (*on_step)(int64_t))
 {
     if (!cfg) return op_fail(OPPROF_E_INVAL, "opprof_start: config is NULL (use opprof_config_init)");
     if (cfg->activities & ~(uint32_t)(OPPROF_ACTIVITY_CPU | OPPROF_ACTIVITY_CUDA))
@@ -312,6 +317,7 @@ static int start_session(const opprof_config *cfg, uint32_t ring)
     S.step_site = NULL;
     S.record_steps = S.cfg.schedule.enabled; /* torch 1.13: step annotations only with a schedule */
     S.ring = ring;
+    S.on_step = on_step;
     if (ring) {
         S.cfg.schedule.enabled = 0; /* the ring records all the time */
         S.record_steps = 1;
@@ -332,12 +338,18 @@ static int start_session(const opprof_config *cfg, uint32_t ring)
 
 int opprof_start(const opprof_config *cfg)
 {
-    return start_session(cfg, 0);
+    return start_session(cfg, 0, NULL);
 }
 
-int op_session_start_ring(const opprof_config *cfg, uint32_t ring_chunks)
+int op_session_start_ring(const opprof_config *cfg, uint32_t ring_chunks, void (*on_step)(int64_t step))
 {
-    return start_session(cfg, ring_chunks < 2 ? 2 : ring_chunks);
+    return start_session(cfg, ring_chunks < 2 ? 2 : ring_chunks, on_step);
+}
+
+void op_session_watch(const char *name, void (*fn)(uint64_t t0, uint64_t t1))
+{
+    if (name) OP_STORE(&op_g.watch_fn, fn);
+    OP_STORE(&op_g.watch_name, name);
 }
 
 int op_session_live_begin(op_live *lv)
@@ -353,11 +365,15 @@ int op_session_live_begin(op_live *lv)
     lv->opts = S.opts;
     lv->step_num = S.step_num;
     pthread_mutex_unlock(&g_lock);
+    op_ring_freeze();
+    lv->now = op_g.clock ? (uint64_t)op_g.clock(op_g.clock_ctx) : op_cycles();
+    op_timebase_finish(&lv->tb);
     return OPPROF_OK;
 }
 
 void op_session_live_end(void)
 {
+    op_ring_thaw();
     pthread_mutex_lock(&g_lock);
     if (S.readers && --S.readers == 0) pthread_cond_broadcast(&g_readers_done);
     pthread_mutex_unlock(&g_lock);
@@ -376,7 +392,8 @@ static int stop_session(opprof_trace **out, int incomplete)
     step_range_end();
     unsigned i = 0;
     opprof_trace *tr = run_ops(op_sched_transition(S.action, OP_SCHED_EXIT), &i);
-    if (tr && incomplete) tr->options |= OP_TRACE_INCOMPLETE;
+    const op_collector *col = op_session_collector();
+    if (tr && incomplete && col && ((op_trace_head *)(void *)tr)->free) col->mark_incomplete(tr);
     if (S.gen) discard_gen();
     opprof_trace_free(S.pending);
     S.pending = NULL;
@@ -437,10 +454,10 @@ int opprof_step(void)
     step_range_begin();
     int rc = S.status;
     S.status = 0;
-    uint32_t ring = S.ring;
+    void (*on_step)(int64_t) = S.ring ? S.on_step : NULL;
     int64_t ended = S.step_num - 1;
     pthread_mutex_unlock(&g_lock);
-    if (ring) op_flight_on_step(ended); /* may ask the writer for a dump of the slow step */
+    if (on_step) on_step(ended); /* the flight recorder may ask its writer for a dump of the slow step */
     return rc;
 }
 

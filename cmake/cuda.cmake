@@ -1,7 +1,8 @@
 # CUDA detection. Where the CUDA toolkit is installed (nvcc, CUPTI and NVTX 3
-# headers), the library gains CUPTI activity recording and NVTX injection,
-# and nn/cuda (the GPU runtime) is built with nvcc. Where it is not, all of
-# that is skipped and the library reports "built without CUDA" at run time.
+# headers), the recording client (libopprof) gains CUPTI activity recording
+# and NVTX injection, and nn/cuda (the GPU runtime) is built with nvcc. Where
+# it is not, all of that is skipped and the library reports "built without
+# CUDA" at run time.
 # CUDA libraries are never linked into libopprof: CUPTI and the driver are
 # loaded with dlopen, so one build runs on machines with and without a GPU.
 #

@@ -1,4 +1,4 @@
-# The HTML report's page (assets/report/) compiled into the library as one
+# The HTML report's page (assets/report/) compiled into libopprof_trace as one
 # generated C file; rebuilt whenever a page file changes. The script order
 # matters: core first, then the views, then the start-up code.
 set(OPPROF_REPORT_DIR ${CMAKE_SOURCE_DIR}/assets/report)
@@ -24,4 +24,4 @@ add_custom_command(
           ${CMAKE_SOURCE_DIR}/cmake/embed_report.cmake
   COMMENT "Embedding the HTML report page"
   VERBATIM)
-target_sources(opprof_obj PRIVATE ${OPPROF_REPORT_C})
+target_sources(opprof_trace_obj PRIVATE ${OPPROF_REPORT_C})

@@ -311,6 +311,11 @@ OPPROF_API int opprof_stop(opprof_trace **out);
  * says so, also for a trace read back from the file). */
 OPPROF_API int opprof_stop_incomplete(opprof_trace **out);
 
+/* Frees a trace (NULL is ignored). Reading one takes opprof_trace.h and
+ * libopprof_trace; a program that only records can still free what it is
+ * handed. */
+OPPROF_API void opprof_trace_free(opprof_trace *t);
+
 /* Marks a step boundary (torch.profiler.profile.step()): closes the current
  * ProfilerStep#N range, advances the schedule, opens ProfilerStep#N+1. */
 OPPROF_API int opprof_step(void);

@@ -101,7 +101,7 @@ OPPROF_API int64_t opprof_trace_base_time_ns(const opprof_trace *t);
 /* The step number the trace was made at (on_trace_ready), -1 when none. */
 OPPROF_API int64_t opprof_trace_step_num(const opprof_trace *t);
 
-OPPROF_API void opprof_trace_free(opprof_trace *t);
+/* opprof_trace_free is in opprof.h: a program that only records frees traces too. */
 
 /* What a session saw of memory (opprof_trace_memory_stats). */
 typedef struct opprof_memory_stats {

@@ -1,8 +1,8 @@
 /*
  * opprof_mpi.h - libopprof_mpi, MPI calls as operators.
  *
- * Link it before the MPI library (cc app.c -lopprof_mpi -lopprof $(mpicc
- * --showme:link)) or preload it (LD_PRELOAD=libopprof_mpi.so): through the
+ * Link it before the MPI library (cc app.c -lopprof_mpi -lopprof_trace
+ * -lopprof $(mpicc --showme:link)) or preload it (LD_PRELOAD=libopprof_mpi.so): through the
  * standard PMPI interface, each MPI call a session sees becomes an operator
  * named after the function ("MPI_Allreduce", "MPI_Isend", "MPI_Wait", ...)
  * with the args Kineto gives PyTorch's collectives:

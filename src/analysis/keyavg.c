@@ -382,6 +382,7 @@ static int builder_init(builder *b, const opprof_trace *t, const opprof_avg_opti
 
 int opprof_key_averages_new(const opprof_trace *t, const opprof_avg_options *opt, opprof_key_averages **out)
 {
+    if (op_trace_check(t, "opprof_key_averages")) return OPPROF_E_INVAL;
     if (!t || !out) return op_fail(OPPROF_E_INVAL, "opprof_key_averages: NULL argument");
     *out = NULL;
     if (!t->finished) return op_fail(OPPROF_E_INVAL, "opprof_key_averages: the trace is not finished");

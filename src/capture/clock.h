@@ -9,6 +9,7 @@
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
+#include "common/seam.h"
 #define OP_HAVE_CYCLE_COUNTER 1
 static inline uint64_t op_cycles(void)
 {
@@ -45,7 +46,7 @@ static inline int64_t op_wall_ns(void)
 }
 
 /* 1 when op_cycles() is a usable invariant counter on this machine. */
-int op_clock_cycles_usable(void);
+OP_SEAM int op_clock_cycles_usable(void);
 
 /* The clock of a session: ticks at its start and the conversion to ns. */
 typedef struct op_timebase {

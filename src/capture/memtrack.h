@@ -11,6 +11,7 @@
 #define OPPROF_CAPTURE_MEMTRACK_H
 
 #include <stdint.h>
+#include "common/seam.h"
 
 enum { OP_MT_UNKNOWN = -1, OP_MT_DOUBLE = -2 };
 
@@ -30,6 +31,6 @@ typedef struct op_memtrack_counts {
     uint64_t unknown_frees, double_frees, reallocs, live_blocks;
 } op_memtrack_counts;
 
-void op_memtrack_counts_get(op_memtrack_counts *out);
+OP_SEAM void op_memtrack_counts_get(op_memtrack_counts *out);
 
 #endif

@@ -26,6 +26,7 @@
 #include "capture/clock.h"
 #include "capture/drops.h"
 #include "capture/stacktab.h"
+#include "common/seam.h"
 #include "opprof.h"
 
 #if defined(__GNUC__)
@@ -327,18 +328,29 @@ void op_keeper_wake(void);
 
 /* Registry walk for the collector; the registry lock is held between
  * op_registry_lock and op_registry_unlock. */
-void op_registry_lock(void);
-void op_registry_unlock(void);
-op_tstate *op_registry_first(void);
+OP_SEAM void op_registry_lock(void);
+OP_SEAM void op_registry_unlock(void);
+OP_SEAM op_tstate *op_registry_first(void);
 
 /* Frees the states of exited threads that generation g has collected. */
-void op_registry_reap(uint64_t g);
+OP_SEAM void op_registry_reap(uint64_t g);
 
 /* Keeps the calling thread's memory events out while the profiler itself
  * allocates on a path that runs during a session (a symbol lookup under a
  * malloc interposer): op_thread_quiet_begin returns what to hand back to
  * op_thread_quiet_end. */
-uint64_t op_thread_quiet_begin(void);
-void op_thread_quiet_end(uint64_t saved);
+OP_SEAM uint64_t op_thread_quiet_begin(void);
+OP_SEAM void op_thread_quiet_end(uint64_t saved);
+
+/* Work of the profiler's own on a recording thread (a symbol lookup taking
+ * milliseconds) taken out of its timeline: op_own_begin notes the calling
+ * thread's clock when it records; op_own_end writes the gap record from
+ * then to now (owntime.c), unless the session moved on meanwhile. */
+typedef struct op_own {
+    op_tstate *t; /* NULL: the thread does not record */
+    uint64_t from;
+} op_own;
+OP_SEAM op_own op_own_begin(void);
+OP_SEAM void op_own_end(op_own o);
 
 #endif

@@ -4,6 +4,7 @@
 #define OPPROF_COMMON_ERROR_H
 
 #include "opprof.h"
+#include "common/seam.h"
 
 #if defined(__GNUC__)
 #define OP_PRINTF(a, b) __attribute__((format(printf, a, b)))
@@ -12,9 +13,9 @@
 #endif
 
 /* Records a formatted detail for opprof_last_error() and returns status. */
-int op_fail(int status, const char *fmt, ...) OP_PRINTF(2, 3);
+OP_SEAM int op_fail(int status, const char *fmt, ...) OP_PRINTF(2, 3);
 
 /* Clears the detail (a call that succeeds after a failure). */
-void op_clear_error(void);
+OP_SEAM void op_clear_error(void);
 
 #endif

@@ -1,6 +1,8 @@
 /* On demand and the flight recorder from the environment, for a program
- * linked with libopprof.so (or run by opprof exec, whose preloaded library
- * loads it): read when the library loads, before main.
+ * linked with libopprof_trace.so, or with libopprof.so alone (which loads
+ * libopprof_trace.so when these variables are set: session/autoload.c), or
+ * run by opprof exec (whose preloaded library loads it): read when the
+ * library loads, before main.
  *
  *   OPPROF_ON_DEMAND=1             listen for triggers (opprof trigger PID)
  *   OPPROF_FLIGHT=SIZE             run the flight recorder, SIZE per thread (64M)

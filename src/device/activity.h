@@ -1,7 +1,7 @@
 /* Device activity in a form of our own, between CUPTI's records and the
- * event model: cupti_decode.c fills it from CUPTI's structs, map.c turns it
- * into events. Both are pure functions, so tests feed them synthetic
- * records on machines without a GPU. */
+ * event model: cupti_decode.c fills it from CUPTI's structs (the client),
+ * model/devmap.c turns it into events (the analysis library). Both are pure
+ * functions, so tests feed them synthetic records on machines without a GPU. */
 #ifndef OPPROF_DEVICE_ACTIVITY_H
 #define OPPROF_DEVICE_ACTIVITY_H
 
@@ -57,21 +57,6 @@ int op_dev_batch_add_ext(op_dev_batch *b, uint32_t correlation, uint64_t op_t0);
 void op_dev_batch_clear(op_dev_batch *b); /* keeps the memory */
 void op_dev_batch_free(op_dev_batch *b);
 
-/* How device time maps onto the trace: trace ns = device ns + offset_ns;
- * tb converts the raw ticks of external correlations. */
-typedef struct op_dev_clock {
-    int64_t offset_ns;
-    const op_timebase *tb;
-} op_dev_clock;
-
-/* Adds b's activity to tr (before op_trace_finish): kernels, copies and
- * memsets on a thread per (device, stream), pid = device, tid = stream;
- * API calls on the calling thread, inside the operator that launched them.
- * Each activity gets its correlation, and the external id of the operator
- * that was open at its launch, so that op_trace_finish charges its time to
- * that operator. Dropped records are added to tr's dropped count. */
-int op_dev_map(opprof_trace *tr, const op_dev_batch *b, const op_dev_clock *clk);
-
 /* A device as Kineto describes it in a trace's "deviceProperties". */
 typedef struct op_dev_props {
     int id;
@@ -86,9 +71,5 @@ typedef struct op_dev_props {
 /* p as one JSON object with Kineto's keys, in its order; the length, or
  * -1 when n is too small. */
 int op_dev_props_json(const op_dev_props *p, char *buf, size_t n);
-
-/* "Memcpy HtoD (Pageable -> Device)", as Kineto names copies. */
-const char *op_dev_memcpy_kind_name(unsigned copy_kind);
-const char *op_dev_memory_kind_name(unsigned memory_kind);
 
 #endif

@@ -22,7 +22,6 @@
 #include "device/activity.h"
 #include "device/cupti.h"
 #include "device/cupti_decode.h"
-#include "model/model.h"
 
 /* The build's CUPTI: its soname and where it was found (CMake sets both). */
 #ifndef OPPROF_CUPTI_SONAME
@@ -431,9 +430,12 @@ static int props_of(int ordinal, op_dev_props *p)
     return 0;
 }
 
-/* The "deviceProperties" of the devices that have activity in b. */
-static int add_device_props(opprof_trace *tr, const op_dev_batch *b)
+/* The "deviceProperties" of the devices that have activity in b, as JSON
+ * objects separated by ", "; *text NULL when none. */
+static int device_props(const op_dev_batch *b, char **text_out, size_t *len_out)
 {
+    *text_out = NULL;
+    *len_out = 0;
     uint64_t seen = 0;
     for (size_t i = 0; i < b->n; i++)
         if (b->acts[i].kind <= OP_DEV_MEMSET && b->acts[i].device < MAX_DEVICES) seen |= 1ull << b->acts[i].device;
@@ -449,9 +451,13 @@ static int add_device_props(opprof_trace *tr, const op_dev_batch *b)
         int len = op_dev_props_json(&g_props[d], text + n, 1000);
         if (len > 0) n += (size_t)len;
     }
-    if (n) tr->device_props = op_trace_intern(tr, text, n);
-    free(text);
-    return n && tr->device_props == UINT32_MAX ? -1 : 0;
+    if (!n) {
+        free(text);
+        return 0;
+    }
+    *text_out = text;
+    *len_out = n;
+    return 0;
 }
 
 /* CUPTI's clock minus the monotonic clock, from the closest of a few paired reads. */
@@ -471,7 +477,7 @@ static int64_t cupti_minus_mono(void)
     return diff;
 }
 
-int op_cupti_collect(opprof_trace *tr, const op_timebase *tb)
+int op_cupti_take(op_dev_batch *out, int64_t *cupti_minus_mono_ns, char **props, size_t *props_len)
 {
     /* Work still queued would be missing or incomplete: wait for it, as
      * PyTorch synchronizes before it stops. Only the caller's context can be
@@ -479,13 +485,12 @@ int op_cupti_collect(opprof_trace *tr, const op_timebase *tb)
     CUcontext ctx = NULL;
     if (L.cu.ctx_current(&ctx) == CUDA_SUCCESS && ctx) L.cu.ctx_sync();
     L.pt.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    op_dev_clock clk = {.offset_ns = -cupti_minus_mono() - tb->mono0, .tb = tb};
+    *cupti_minus_mono_ns = cupti_minus_mono();
     pthread_mutex_lock(&B.lock);
-    int rc = tr ? op_dev_map(tr, &B.batch, &clk) : 0;
-    if (tr && rc == 0) rc = add_device_props(tr, &B.batch);
-    op_dev_batch_clear(&B.batch);
+    *out = B.batch; /* the recording keeps what was recorded; the next one starts empty */
+    memset(&B.batch, 0, sizeof B.batch);
     pthread_mutex_unlock(&B.lock);
-    return rc;
+    return device_props(out, props, props_len);
 }
 
 void op_cupti_stop(void)
@@ -503,6 +508,8 @@ void op_cupti_stop(void)
 }
 
 #else /* no CUPTI headers at build time */
+#include <string.h>
+
 #include "device/cupti.h"
 
 int op_cupti_load(const char **why)
@@ -516,10 +523,12 @@ int op_cupti_start(void)
     return -1;
 }
 
-int op_cupti_collect(opprof_trace *tr, const op_timebase *tb)
+int op_cupti_take(op_dev_batch *out, int64_t *cupti_minus_mono_ns, char **props, size_t *props_len)
 {
-    (void)tr;
-    (void)tb;
+    memset(out, 0, sizeof *out);
+    *cupti_minus_mono_ns = 0;
+    *props = NULL;
+    *props_len = 0;
     return 0;
 }
 

@@ -4,7 +4,10 @@
 #ifndef OPPROF_DEVICE_CUPTI_H
 #define OPPROF_DEVICE_CUPTI_H
 
-#include "capture/clock.h"
+#include <stddef.h>
+#include <stdint.h>
+
+#include "device/activity.h"
 #include "opprof.h"
 
 /* Loads CUDA and CUPTI once; the device count, or a negative status with a
@@ -13,9 +16,11 @@ int op_cupti_load(const char **why);
 
 /* Enables activity recording and the launch callbacks. */
 int op_cupti_start(void);
-/* Waits for the current context's work, flushes CUPTI's buffers and adds
- * everything recorded since the last call to tr (NULL: thrown away). */
-int op_cupti_collect(opprof_trace *tr, const op_timebase *tb);
+/* Waits for the current context's work, flushes CUPTI's buffers and moves
+ * everything recorded since the last call into *out, with CUPTI's clock
+ * minus CLOCK_MONOTONIC and the JSON "deviceProperties" of the devices seen
+ * (*props malloc'd, NULL when none). 0, or -1 when out of memory. */
+int op_cupti_take(op_dev_batch *out, int64_t *cupti_minus_mono_ns, char **props, size_t *props_len);
 void op_cupti_stop(void);
 
 #endif

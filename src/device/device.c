@@ -1,11 +1,13 @@
 /* The session's device hooks (see device.h). */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "common/error.h"
 #include "device/cupti.h"
 #include "device/device.h"
 #include "device/ranges.h"
-#include "opprof_trace.h"
+#include "opprof_trace.h" /* opprof_cuda_device_count */
 
 static int g_cuda_on; /* this session records CUDA activity; under the session lock */
 static int g_said;    /* the "no CUDA device" line was printed */
@@ -28,11 +30,23 @@ void op_device_start(const opprof_config *cfg)
     }
 }
 
-int op_device_collect(opprof_trace *tr, const op_timebase *tb)
+int op_device_take(op_dev_take *out)
 {
-    int rc = op_ranges_collect(tr, tb);
-    if (g_cuda_on && op_cupti_collect(tr, tb) != 0) rc = -1;
-    return rc == 0 ? OPPROF_OK : op_fail(OPPROF_E_NOMEM, "out of memory adding device activity to the trace");
+    memset(out, 0, sizeof *out);
+    int rc = op_ranges_take(&out->ranges, &out->nranges);
+    if (g_cuda_on) {
+        out->cuda = 1;
+        if (op_cupti_take(&out->batch, &out->cupti_minus_mono, &out->props, &out->props_len) != 0) rc = -1;
+    }
+    return rc == 0 ? OPPROF_OK : op_fail(OPPROF_E_NOMEM, "out of memory taking the device activity");
+}
+
+void op_device_take_free(op_dev_take *t)
+{
+    free(t->ranges);
+    op_dev_batch_free(&t->batch);
+    free(t->props);
+    memset(t, 0, sizeof *t);
 }
 
 void op_device_stop(void)

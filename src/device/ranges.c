@@ -4,9 +4,7 @@
 #include <string.h>
 
 #include "capture/state.h"
-#include "device/link.h"
 #include "device/ranges.h"
-#include "model/model.h"
 
 /* ---- push / pop ---- */
 
@@ -79,11 +77,7 @@ int op_range_pop(const void *domain)
 
 /* ---- start / end ---- */
 
-typedef struct started {
-    const opprof_site *site;
-    int64_t pid, tid;
-    uint64_t t0, t1; /* t1 0: not ended */
-} started;
+typedef op_range_done started; /* t1 0: not ended */
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static started *g_started;
@@ -154,35 +148,22 @@ void op_range_end(uint64_t id)
     pthread_mutex_unlock(&g_lock);
 }
 
-int op_ranges_collect(opprof_trace *tr, const op_timebase *tb)
+int op_ranges_take(op_range_done **out, size_t *n)
 {
+    *out = NULL;
+    *n = 0;
     pthread_mutex_lock(&g_lock);
     int rc = 0;
-    size_t n = g_n;
-    int any = 0;
-    for (size_t i = 0; i < n; i++) any |= g_started[i].t1 != 0;
-    if (tr && any) {
-        op_link_index ix;
-        if (op_link_index_build(&ix, tr) != 0) {
+    size_t ended = 0;
+    for (size_t i = 0; i < g_n; i++) ended += g_started[i].t1 != 0;
+    if (ended) {
+        op_range_done *d = malloc(ended * sizeof *d);
+        if (!d) {
             rc = -1;
         } else {
-            for (size_t i = 0; i < n; i++) {
-                const started *s = &g_started[i];
-                if (!s->t1) continue;
-                int64_t th = op_trace_thread(tr, s->pid, s->tid);
-                const char *nm = s->site->name;
-                uint32_t name = op_trace_intern(tr, nm, strlen(nm));
-                int64_t start = op_timebase_ns(tb, s->t0);
-                int64_t e = th < 0 ? -1 : op_link_find(&ix, tr, (uint32_t)th, start, name);
-                if (e < 0) continue; /* dropped under the event cap */
-                op_event *ev = &tr->ev[e];
-                int64_t end = op_timebase_ns(tb, s->t1);
-                if (end < ev->start_ns + ev->dur_ns) { /* else it ended after the stop */
-                    ev->dur_ns = end > start ? end - start : 0;
-                    ev->flags &= (uint8_t)~OPPROF_EVENT_FORCED_END;
-                }
-            }
-            op_link_index_free(&ix);
+            for (size_t i = 0; i < g_n; i++)
+                if (g_started[i].t1) d[(*n)++] = g_started[i];
+            *out = d;
         }
     }
     g_n = 0;

@@ -4,14 +4,15 @@
  * ranges. Start/end ranges may end on another thread and overlap anything:
  * the start writes an open record on the starting thread without entering
  * its stack of open ranges, and the end only notes its time in a table;
- * op_ranges_collect gives each ended range its duration once the trace
- * exists. No thread ever writes into another thread's buffer. */
+ * op_ranges_take hands the ended ones out, and the analysis library gives
+ * each its duration once the trace exists (model/devmap.h). No thread ever
+ * writes into another thread's buffer. */
 #ifndef OPPROF_DEVICE_RANGES_H
 #define OPPROF_DEVICE_RANGES_H
 
+#include <stddef.h>
 #include <stdint.h>
 
-#include "capture/clock.h"
 #include "opprof.h"
 
 /* Push a range named `name` (UTF-8) or, when site is given, with that
@@ -30,8 +31,17 @@ void op_range_end(uint64_t id);
  * address is only a hint: the text is compared). */
 const opprof_site *op_range_site(const char *name);
 
-/* Gives the ended start/end ranges of the generation just closed their
- * duration in tr (NULL: drops them), and forgets every open one. */
-int op_ranges_collect(opprof_trace *tr, const op_timebase *tb);
+/* A start/end range that ended: its site, where and when it started (the
+ * starting thread's record), and when it ended, in the recording clock. */
+typedef struct op_range_done {
+    const opprof_site *site;
+    int64_t pid, tid;
+    uint64_t t0, t1;
+} op_range_done;
+
+/* Moves the ranges of the generation just closed that have ended into *out
+ * (malloc'd, *n of them; NULL when none) and forgets every open one. 0, or
+ * -1 when out of memory (the ranges are forgotten all the same). */
+int op_ranges_take(op_range_done **out, size_t *n);
 
 #endif

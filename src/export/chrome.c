@@ -616,6 +616,7 @@ int opprof_export_chrome_trace(const opprof_trace *t, const char *path)
 
 int opprof_export_chrome_trace_stream(const opprof_trace *t, FILE *f, const opprof_export_options *user_o)
 {
+    if (op_trace_check(t, "opprof_export_chrome_trace_stream")) return OPPROF_E_INVAL;
     opprof_export_options full;
     int rc = op_export_options_in(&full, user_o, "opprof_export_chrome_trace_stream");
     if (rc != OPPROF_OK) return rc;

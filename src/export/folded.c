@@ -126,6 +126,7 @@ static int sum_lines(const opprof_trace *t, int kind, int frames, op_stacksum *s
 
 int opprof_write_stacks(const opprof_trace *t, FILE *f, const char *metric, int frames)
 {
+    if (op_trace_check(t, "export_stacks")) return OPPROF_E_INVAL;
     if (!t || !f) return op_fail(OPPROF_E_INVAL, "export_stacks: NULL argument");
     if (frames != OPPROF_STACKS_CALLS && frames != OPPROF_STACKS_OPERATORS)
         return op_fail(OPPROF_E_INVAL, "export_stacks: frames must be OPPROF_STACKS_CALLS or OPPROF_STACKS_OPERATORS");
@@ -162,6 +163,7 @@ static int write_job(FILE *f, void *ctx)
 
 int opprof_export_stacks(const opprof_trace *t, const char *path, const char *metric)
 {
+    if (op_trace_check(t, "export_stacks")) return OPPROF_E_INVAL;
     if (!t || !path) return op_fail(OPPROF_E_INVAL, "export_stacks: NULL argument");
     int kind;
     int rc = parse_metric(metric, &kind);

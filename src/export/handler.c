@@ -138,7 +138,7 @@ static int print_table(const opprof_trace_handler *h, const opprof_trace *t)
 void opprof_trace_handler_ready(const opprof_trace *trace, void *handler)
 {
     opprof_trace_handler *user = handler;
-    if (!user || !trace) return;
+    if (!user || !trace || !op_trace_model(trace)) return;
     opprof_trace_handler h; /* the program's fields, defaults for those its struct does not have */
     handler_defaults(&h);
     if (op_struct_in(&h, sizeof h, HANDLER_MIN_SIZE, user, "opprof_trace_handler_ready", "opprof_trace_handler") !=

@@ -14,6 +14,7 @@ static const char *op_name_of(const opprof_trace *t, int32_t op)
 
 int opprof_trace_memory_stats(const opprof_trace *t, opprof_memory_stats *out)
 {
+    if (op_trace_check(t, "opprof_trace_memory_stats")) return OPPROF_E_INVAL;
     if (!t || !out) return op_fail(OPPROF_E_INVAL, "opprof_trace_memory_stats: NULL argument");
     memset(out, 0, sizeof *out);
     out->peak_op = "";
@@ -43,6 +44,7 @@ int opprof_trace_memory_stats(const opprof_trace *t, opprof_memory_stats *out)
 
 int opprof_memory_timeline_write(const opprof_trace *t, FILE *f, int format)
 {
+    if (op_trace_check(t, "opprof_memory_timeline_write")) return OPPROF_E_INVAL;
     if (!t || !f) return op_fail(OPPROF_E_INVAL, "opprof_memory_timeline_write: NULL argument");
     if (format != OPPROF_FORMAT_CSV && format != OPPROF_FORMAT_JSON)
         return op_fail(OPPROF_E_INVAL, "memory timeline format %d: use OPPROF_FORMAT_CSV or OPPROF_FORMAT_JSON", format);

@@ -12,6 +12,7 @@
 
 #include "model/strtab.h"
 #include "opprof_trace.h"
+#include "session/handle.h"
 
 typedef struct op_thread {
     int64_t pid, tid;
@@ -99,7 +100,11 @@ typedef struct op_aggrow {
     int64_t mem, self_mem;
 } op_aggrow;
 
+/* A trace: the handle the client hands out (session/handle.h) and, behind
+ * it, the model that every reader of opprof_trace.h asks for through
+ * op_trace_model. */
 struct opprof_trace {
+    op_trace_head head;       /* first: head.free frees the model */
     op_strtab str;
     op_thread *threads;
     size_t nthreads, cap_threads;
@@ -146,6 +151,17 @@ enum {
 };
 
 opprof_trace *op_trace_new(void);
+
+/* The model behind a handle: t itself once it holds one; NULL for NULL and
+ * for a bare handle (recorded before the analysis library was in the
+ * process). Every function of opprof_trace.h that reads a trace asks for
+ * it first (handle.c). */
+const opprof_trace *op_trace_model(const opprof_trace *t);
+
+/* The same for a function that reports a status: OPPROF_OK for a model
+ * and for NULL (which the caller reports in its own words), else fails
+ * with OPPROF_E_INVAL naming `who`. */
+int op_trace_check(const opprof_trace *t, const char *who);
 
 /* Adds a thread (or finds the one with that pid/tid); returns its index or
  * -1 when out of memory or past OP_MAX_THREADS threads (the reason is set

@@ -7,7 +7,7 @@
 
 size_t opprof_trace_top_calls(const opprof_trace *t, size_t n, const char **names, uint64_t *calls)
 {
-    if (!t || !n || !names || !calls) return 0;
+    if (!op_trace_model(t) || !n || !names || !calls) return 0;
     size_t nids = t->str.count;
     uint64_t *count = calloc(nids ? nids : 1, sizeof *count);
     if (!count) return 0;
@@ -52,7 +52,7 @@ static void put_pattern(FILE *f, const char *name)
 int opprof_trace_drop_note(const opprof_trace *t, const char *who, const char *max_option, const char *exclude_option,
                            FILE *f)
 {
-    if (!t || !f || !t->dropped) return OPPROF_OK;
+    if (!op_trace_model(t) || !f || !t->dropped) return OPPROF_OK;
     const char *names[5];
     uint64_t calls[5];
     size_t n = opprof_trace_top_calls(t, 5, names, calls);

@@ -17,10 +17,13 @@ static int grow(void **p, size_t *cap, size_t need, size_t elem)
     return 0;
 }
 
+static void trace_free(opprof_trace *t);
+
 opprof_trace *op_trace_new(void)
 {
     opprof_trace *t = calloc(1, sizeof *t);
     if (!t) return NULL;
+    t->head.free = trace_free;
     if (op_strtab_init(&t->str) != 0) {
         free(t);
         return NULL;
@@ -31,9 +34,9 @@ opprof_trace *op_trace_new(void)
     return t;
 }
 
-void opprof_trace_free(opprof_trace *t)
+/* The model's half of opprof_trace_free (session/handle.c). */
+static void trace_free(opprof_trace *t)
 {
-    if (!t) return;
     op_strtab_free(&t->str);
     for (size_t i = 0; i < t->nstacks; i++) free(t->stacks[i].frames);
     free(t->stacks);
@@ -122,11 +125,13 @@ uint32_t op_trace_add_stack(opprof_trace *t, const uint32_t *frames, uint32_t nf
 
 size_t opprof_trace_event_count(const opprof_trace *t)
 {
+    t = op_trace_model(t);
     return t ? t->nev : 0;
 }
 
 int opprof_trace_event(const opprof_trace *t, size_t i, opprof_event *out)
 {
+    t = op_trace_model(t);
     if (!t || !out) return op_fail(OPPROF_E_INVAL, "opprof_trace_event: NULL argument");
     if (i >= t->nev) return op_fail(OPPROF_E_RANGE, "event %zu of %zu", i, t->nev);
     const op_event *e = &t->ev[i];
@@ -155,6 +160,7 @@ int opprof_trace_event(const opprof_trace *t, size_t i, opprof_event *out)
 
 unsigned opprof_trace_event_stack_depth(const opprof_trace *t, size_t i)
 {
+    t = op_trace_model(t);
     if (!t || i >= t->nev) return 0;
     uint32_t s = op_evx_of(t, &t->ev[i])->stack;
     return s && s <= t->nstacks ? t->stacks[s - 1].nframes : 0;
@@ -176,6 +182,7 @@ op_aggrow *op_trace_add_agg(opprof_trace *t)
 
 uint64_t opprof_trace_aggregated(const opprof_trace *t)
 {
+    t = op_trace_model(t);
     uint64_t n = 0;
     for (size_t i = 0; t && i < t->nagg; i++) n += t->agg[i].count;
     return n;
@@ -183,6 +190,7 @@ uint64_t opprof_trace_aggregated(const opprof_trace *t)
 
 uint64_t opprof_trace_dropped(const opprof_trace *t)
 {
+    t = op_trace_model(t);
     return t ? t->dropped : 0;
 }
 
@@ -193,39 +201,18 @@ int opprof_trace_streamed(const opprof_trace *t)
 
 int opprof_trace_incomplete(const opprof_trace *t)
 {
+    t = op_trace_model(t);
     return t && (t->options & OP_TRACE_INCOMPLETE) ? 1 : 0;
 }
 
 int64_t opprof_trace_base_time_ns(const opprof_trace *t)
 {
+    t = op_trace_model(t);
     return t ? t->base_time_ns : 0;
 }
 
 int64_t opprof_trace_step_num(const opprof_trace *t)
 {
+    t = op_trace_model(t);
     return t ? t->step_num : -1;
-}
-
-const char *opprof_category_name(int category)
-{
-    switch (category) {
-    case OPPROF_CAT_CPU_OP: return "cpu_op";
-    case OPPROF_CAT_USER_ANNOTATION: return "user_annotation";
-    case OPPROF_CAT_CUDA_RUNTIME: return "cuda_runtime";
-    case OPPROF_CAT_CUDA_DRIVER: return "cuda_driver";
-    case OPPROF_CAT_KERNEL: return "kernel";
-    case OPPROF_CAT_GPU_MEMCPY: return "gpu_memcpy";
-    case OPPROF_CAT_GPU_MEMSET: return "gpu_memset";
-    case OPPROF_CAT_MEMORY: return "cpu_instant_event";
-    default: return "other";
-    }
-}
-
-const char *opprof_dtype_name(int dtype)
-{
-    static const char *const names[OPPROF_DTYPE_COUNT_] = {
-        "", "float", "double", "c10::Half", "c10::BFloat16", "signed char", "unsigned char",
-        "short int", "int", "long int", "bool", "Scalar",
-    };
-    return dtype >= 0 && dtype < OPPROF_DTYPE_COUNT_ ? names[dtype] : "";
 }

@@ -24,6 +24,10 @@ int op_ranks_order(const opprof_trace *const *traces, size_t n, op_rank_trace **
             free(r);
             return op_fail(OPPROF_E_INVAL, "trace %zu is NULL", i);
         }
+        if (op_trace_check(traces[i], "opprof_ranks")) {
+            free(r);
+            return OPPROF_E_INVAL;
+        }
         r[i].t = traces[i];
         if (opprof_trace_distributed_info(traces[i], &r[i].d) != OPPROF_OK) r[i].d.rank = (int64_t)i;
         r[i].rank = r[i].d.rank;

@@ -154,6 +154,7 @@ static int page_to(FILE *f, void *ctx)
 int opprof_report_write(const opprof_trace *a, const opprof_trace *b, const opprof_report_options *opt,
                         const char *path)
 {
+    if (op_trace_check(a, "opprof_report_write") || op_trace_check(b, "opprof_report_write")) return OPPROF_E_INVAL;
     if (!a || !path || !*path) return op_fail(OPPROF_E_INVAL, "opprof_report_write: NULL trace or path");
     if (!a->finished || (b && !b->finished)) return op_fail(OPPROF_E_INVAL, "opprof_report_write: unfinished trace");
     const opprof_trace *traces[2] = {a, b};

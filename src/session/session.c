@@ -19,9 +19,7 @@
 #include "common/error.h"
 #include "common/structsize.h"
 #include "device/device.h"
-#include "export/stream.h"
-#include "model/collect.h"
-#include "model/model.h"
+#include "session/handle.h"
 #include "session/schedule.h"
 #include "session/session.h"
 
@@ -83,6 +81,7 @@ static struct {
     opprof_trace *pending;        /* stopped, not yet handed out */
     uint64_t serial;              /* sessions started so far */
     uint32_t ring;                /* flight recorder: chunks per thread's ring, 0 for none */
+    void (*on_step)(int64_t step); /* flight recorder: told of each step that ends */
     unsigned readers;             /* live reads of the ring in progress (op_session_live_begin) */
     int status;                   /* first failure inside a transition */
     int stopping_incomplete;      /* the stop in progress is opprof_stop_incomplete's */
@@ -171,17 +170,11 @@ static uint32_t opts_of(const opprof_config *c)
  * all the same, the session records events as without streaming. */
 static void stream_begin(void)
 {
-    opprof_trace *head = op_trace_new();
-    int rc = head ? OPPROF_OK : op_fail(OPPROF_E_NOMEM, "out of memory");
-    if (rc == OPPROF_OK) {
-        op_collect_options(head, &S.tb, S.opts, 0);
-        rc = op_distributed_apply(head);
-    }
-    if (rc == OPPROF_OK) rc = op_stream_begin(head, &S.tb, S.opts, S.gen);
-    opprof_trace_free(head);
+    const op_collector *col = op_session_collector();
+    int rc = col ? col->stream_begin(&S.tb, S.opts, S.gen) : op_fail(OPPROF_E_INVAL, "no trace writer");
     if (rc == OPPROF_OK) return;
     fprintf(stderr, "opprof: the trace is not streamed (%s); it is written at the end\n", opprof_last_error());
-    op_stream_abort();
+    if (col) col->stream_abort();
     S.opts &= ~(uint32_t)OP_OPT_STREAM;
     op_g.opts = S.opts;
     atomic_store_explicit(&op_g.remaining, (int64_t)S.cfg.max_events, memory_order_relaxed);
@@ -206,8 +199,19 @@ void op_session_open_gen(void)
     op_gen_store(S.gen);
 }
 
+/* The records of generation gen, read by no one: exited threads' states
+ * go, as after a collect. */
+static void drop_gen(uint64_t gen)
+{
+    op_registry_lock();
+    op_registry_reap(gen);
+    op_registry_unlock();
+}
+
 /* Closes the current generation; returns its trace in *out (NULL when
- * keep is 0: warmup data is thrown away). The session lock is held. */
+ * keep is 0: warmup data is thrown away). The session lock is held. The
+ * model is built by the collector the analysis library lent; without one
+ * a kept generation becomes a bare handle. */
 int op_session_close_gen(int keep, opprof_trace **out)
 {
     *out = NULL;
@@ -218,44 +222,36 @@ int op_session_close_gen(int keep, opprof_trace **out)
     op_gen_store(0);
     S.gen = 0;
     op_timebase_finish(&S.tb);
+    const op_collector *col = op_session_collector();
+    op_gen_done g = {.gen = gen, .tb = &S.tb, .stop_ticks = stop, .opts = S.opts, .step_num = S.step_num,
+                     .duration_ns = op_timebase_ns(&S.tb, stop), .output_dir = S.output_dir};
     opprof_trace *tr = NULL;
+    int rc = OPPROF_OK;
     if (S.ring) op_ring_freeze(); /* a thread still in its last record must not overwrite what is read */
-    int rc;
-    if (op_stream_running()) {
-        rc = op_stream_stop(gen, &S.tb, stop, S.stopping_incomplete, &tr);
+    if (col && col->stream_running()) {
+        rc = col->stream_stop(&g, S.stopping_incomplete, &tr);
         if (rc != OPPROF_OK && tr) { /* the file failed, the sums did not: the stop says so, the trace goes out */
             if (!S.status) S.status = rc;
             rc = OPPROF_OK;
         }
+    } else if (col) {
+        rc = col->collect(&g, &tr);
     } else {
-        rc = op_collect(gen, &S.tb, stop, S.opts, &tr);
+        drop_gen(gen);
     }
     if (S.ring) op_ring_thaw();
     if (!S.step_site) step_sites_recycle(); /* an open step range keeps them (a stop racing with a step) */
-    int drc = op_device_collect(rc == OPPROF_OK && keep ? tr : NULL, &S.tb);
+    op_dev_take dev;
+    int drc = op_device_take(&dev);
     if (rc == OPPROF_OK) rc = drc;
-    if (rc != OPPROF_OK) {
+    g.dev = &dev;
+    if (rc == OPPROF_OK && keep && tr) rc = col->finish(tr, &g);
+    op_device_take_free(&dev);
+    if (rc != OPPROF_OK || !keep) {
         opprof_trace_free(tr);
         return rc;
     }
-    if (!keep) {
-        opprof_trace_free(tr);
-        return OPPROF_OK;
-    }
-    tr->duration_ns = op_timebase_ns(&S.tb, stop);
-    tr->step_num = S.step_num;
-    /* The trace carries the folder its handlers write to: they read it there
-     * and never call back up into the session. */
-    if (S.output_dir && *S.output_dir) {
-        tr->output_dir = op_trace_intern(tr, S.output_dir, strlen(S.output_dir));
-        if (tr->output_dir == UINT32_MAX) rc = op_fail(OPPROF_E_NOMEM, "out of memory");
-    }
-    if (rc == OPPROF_OK) rc = op_distributed_apply(tr);
-    if (rc == OPPROF_OK) rc = op_trace_finish(tr);
-    if (rc != OPPROF_OK) {
-        opprof_trace_free(tr);
-        return rc;
-    }
+    if (!tr && !(tr = op_trace_bare())) return op_fail(OPPROF_E_NOMEM, "out of memory");
     *out = tr;
     return OPPROF_OK;
 }
@@ -332,7 +328,7 @@ static void step_range_begin(void)
     S.step_site = site;
 }
 
-static int start_session(const opprof_config *user_cfg, uint32_t ring)
+static int start_session(const opprof_config *user_cfg, uint32_t ring, void (*on_step)(int64_t))
 {
     if (!user_cfg) return op_fail(OPPROF_E_INVAL, "opprof_start: config is NULL (use opprof_config_init)");
     opprof_config full; /* the program's fields, and defaults for those its struct does not have */
@@ -368,7 +364,9 @@ static int start_session(const opprof_config *user_cfg, uint32_t ring)
                           : (S.cfg.activities & OPPROF_ACTIVITY_CUDA) ? "CUDA activity"
                                                                         : NULL;
         int src = why ? op_fail(OPPROF_E_INVAL, "opprof_start: stream_trace does not go with %s", why)
-                      : op_stream_open(S.cfg.stream_trace);
+                      : !op_session_collector()
+                          ? op_fail(OPPROF_E_INVAL, "opprof_start: stream_trace needs libopprof_trace linked in")
+                          : op_session_collector()->stream_open(S.cfg.stream_trace);
         if (src != OPPROF_OK) {
             S.cfg.stream_trace = NULL;
             pthread_mutex_unlock(&g_lock);
@@ -384,6 +382,7 @@ static int start_session(const opprof_config *user_cfg, uint32_t ring)
     S.step_site = NULL;
     S.record_steps = S.cfg.schedule.enabled; /* torch 1.13: step annotations only with a schedule */
     S.ring = ring;
+    S.on_step = on_step;
     if (ring) {
         S.cfg.schedule.enabled = 0; /* the ring records all the time */
         S.record_steps = 1;
@@ -405,12 +404,18 @@ static int start_session(const opprof_config *user_cfg, uint32_t ring)
 
 int opprof_start(const opprof_config *cfg)
 {
-    return start_session(cfg, 0);
+    return start_session(cfg, 0, NULL);
 }
 
-int op_session_start_ring(const opprof_config *cfg, uint32_t ring_chunks)
+int op_session_start_ring(const opprof_config *cfg, uint32_t ring_chunks, void (*on_step)(int64_t step))
 {
-    return start_session(cfg, ring_chunks < 2 ? 2 : ring_chunks);
+    return start_session(cfg, ring_chunks < 2 ? 2 : ring_chunks, on_step);
+}
+
+void op_session_watch(const char *name, void (*fn)(uint64_t t0, uint64_t t1))
+{
+    if (name) OP_STORE(&op_g.watch_fn, fn);
+    OP_STORE(&op_g.watch_name, name);
 }
 
 int op_session_live_begin(op_live *lv)
@@ -426,11 +431,15 @@ int op_session_live_begin(op_live *lv)
     lv->opts = S.opts;
     lv->step_num = S.step_num;
     pthread_mutex_unlock(&g_lock);
+    op_ring_freeze();
+    lv->now = op_g.clock ? (uint64_t)op_g.clock(op_g.clock_ctx) : op_cycles();
+    op_timebase_finish(&lv->tb);
     return OPPROF_OK;
 }
 
 void op_session_live_end(void)
 {
+    op_ring_thaw();
     pthread_mutex_lock(&g_lock);
     if (S.readers && --S.readers == 0) pthread_cond_broadcast(&g_readers_done);
     pthread_mutex_unlock(&g_lock);
@@ -451,7 +460,8 @@ static int stop_session(opprof_trace **out, int incomplete)
     S.stopping_incomplete = incomplete;
     opprof_trace *tr = run_ops(op_sched_transition(S.action, OP_SCHED_EXIT), &i);
     S.stopping_incomplete = 0;
-    if (tr && incomplete) tr->options |= OP_TRACE_INCOMPLETE;
+    const op_collector *col = op_session_collector();
+    if (tr && incomplete && col && ((op_trace_head *)(void *)tr)->free) col->mark_incomplete(tr);
     if (S.gen) discard_gen();
     opprof_trace_free(S.pending);
     S.pending = NULL;
@@ -512,10 +522,10 @@ int opprof_step(void)
     step_range_begin();
     int rc = S.status;
     S.status = 0;
-    uint32_t ring = S.ring;
+    void (*on_step)(int64_t) = S.ring ? S.on_step : NULL;
     int64_t ended = S.step_num - 1;
     pthread_mutex_unlock(&g_lock);
-    if (ring) op_flight_on_step(ended); /* may ask the writer for a dump of the slow step */
+    if (on_step) on_step(ended); /* the flight recorder may ask its writer for a dump of the slow step */
     return rc;
 }
 

@@ -1,5 +1,7 @@
 /* Internal session hooks for the schedule: open and close recording
- * generations inside one session. Call with the session lock held. */
+ * generations inside one session (call with the session lock held); and
+ * what the flight recorder (src/live, in the analysis library) needs of the
+ * session, exported to it (common/seam.h). */
 #ifndef OPPROF_SESSION_SESSION_H
 #define OPPROF_SESSION_SESSION_H
 
@@ -7,6 +9,7 @@
 #include <stdint.h>
 
 #include "capture/clock.h"
+#include "common/seam.h"
 #include "opprof.h"
 
 void op_session_open_gen(void);
@@ -15,34 +18,37 @@ int op_session_close_gen(int keep, opprof_trace **out);
 /* opprof_start for the flight recorder: every thread records into a ring of
  * ring_chunks chunks, the event cap does not apply, and each step is a
  * ProfilerStep range whose number is the arg OP_STEP_ARG_KEY (named after
- * collection: a site per step would pile up for the life of the job). */
-int op_session_start_ring(const opprof_config *cfg, uint32_t ring_chunks);
+ * collection: a site per step would pile up for the life of the job).
+ * on_step is called by opprof_step, outside the session lock, with the
+ * step that just ended. */
+OP_SEAM int op_session_start_ring(const opprof_config *cfg, uint32_t ring_chunks, void (*on_step)(int64_t step));
 
 /* The program's config (any struct_size, include/opprof.h) as the
  * library's full struct: its fields, defaults for those it does not have;
  * fn names the caller in a refusal. */
 int op_config_in(opprof_config *out, const opprof_config *user, const char *fn);
 
-extern const char op_step_arg_key[];
-extern const opprof_site op_ring_step_site;
+OP_SEAM extern const char op_step_arg_key[];
+OP_SEAM extern const opprof_site op_ring_step_site;
+
+/* Ends of ranges named `name` are reported to fn (the flight recorder's
+ * slow "step" that is a named range); set before the session starts, as
+ * each thread reads it when it attaches. NULL name: none. */
+OP_SEAM void op_session_watch(const char *name, void (*fn)(uint64_t t0, uint64_t t1));
 
 /* A read of the running ring session's records, while it records on: what
- * the collector needs. The session cannot end between begin and end. */
+ * the collector needs. Between begin and end the session cannot end and
+ * the rings are frozen (capture/ring.c): nothing is overwritten under the
+ * reader, and no recording thread waits. */
 typedef struct op_live {
     uint64_t gen;
-    op_timebase tb;
+    op_timebase tb; /* finished at now */
+    uint64_t now;   /* the recording clock at begin: ranges still open are closed here */
     uint32_t opts;
     int64_t step_num;
 } op_live;
 
-int op_session_live_begin(op_live *lv);
-void op_session_live_end(void);
-
-/* Called by opprof_step in a ring session, outside the session lock, with
- * the step that just ended (flight.c). */
-void op_flight_on_step(int64_t step);
-
-/* Copies the process-wide distributedInfo into t (distributed.c). */
-int op_distributed_apply(opprof_trace *t);
+OP_SEAM int op_session_live_begin(op_live *lv);
+OP_SEAM void op_session_live_end(void);
 
 #endif

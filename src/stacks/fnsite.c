@@ -131,10 +131,7 @@ const opprof_site *opprof_function_site(const void *fn)
     /* A new function's lookup takes up to milliseconds (libdw): that time
      * is the profiler's, taken out of this thread's timeline (a gap record)
      * so that the range open around the call is not charged for it. */
-    uint64_t g = op_gen_load();
-    op_tstate *t = g ? op_tls : NULL;
-    if (t && t->gen != g) t = NULL;
-    uint64_t from = t ? op_now(t) : 0;
+    op_own own = op_own_begin();
     int made = 0;
     pthread_mutex_lock(&g_lock);
     fn_entry *e = NULL;
@@ -149,8 +146,7 @@ const opprof_site *opprof_function_site(const void *fn)
     made = 1;
 out:
     pthread_mutex_unlock(&g_lock);
-    /* Still this session's state: a stop meanwhile leaves the gap unread. */
-    if (made && t && t->gen == op_gen_load()) op_thread_gap(t, from);
+    if (made) op_own_end(own);
     op_thread_quiet_end(quiet);
     return e && !e->excluded ? &e->site : NULL;
 }

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "device/activity.h"
+#include "model/devmap.h"
 #include "model/model.h"
 
 static char *export_text(const opprof_trace *t)

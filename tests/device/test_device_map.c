@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "device/activity.h"
+#include "model/devmap.h"
 #include "model/model.h"
 
 #define PID 4242

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "opprof_trace.h"
+#include "opprof.h"
 
 OPPROF_SITE(k_work, "work");
 OPPROF_SITE(k_inner, "inner");

@@ -1,40 +1,14 @@
-/* Device activity into the event model (see activity.h). */
+/* Device activity into the event model: the client's batches (see
+ * device/activity.h) and NVTX start/end ranges mapped onto the host events. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/vec.h"
-#include "device/activity.h"
-#include "device/link.h"
+#include "common/error.h"
+#include "model/devlink.h"
+#include "model/devmap.h"
 #include "model/model.h"
-
-int op_dev_batch_add(op_dev_batch *b, const op_dev_act *a)
-{
-    if (op_grow(&b->acts, &b->cap, b->n + 1, sizeof *b->acts) != 0) return -1;
-    b->acts[b->n++] = *a;
-    return 0;
-}
-
-int op_dev_batch_add_ext(op_dev_batch *b, uint32_t correlation, uint64_t op_t0)
-{
-    if (op_grow(&b->ext, &b->cap_ext, b->next + 1, sizeof *b->ext) != 0) return -1;
-    b->ext[b->next++] = (op_dev_ext){correlation, op_t0};
-    return 0;
-}
-
-void op_dev_batch_clear(op_dev_batch *b)
-{
-    b->n = b->next = 0;
-    b->dropped = 0;
-}
-
-void op_dev_batch_free(op_dev_batch *b)
-{
-    free(b->acts);
-    free(b->ext);
-    memset(b, 0, sizeof *b);
-}
 
 const char *op_dev_memcpy_kind_name(unsigned k)
 {
@@ -48,27 +22,6 @@ const char *op_dev_memory_kind_name(unsigned k)
     static const char *const names[] = {"Unknown", "Pageable", "Pinned",        "Device",
                                         "Array",   "Managed",  "Device Static", "Managed Static"};
     return k < sizeof names / sizeof names[0] ? names[k] : "<unknown>";
-}
-
-int op_dev_props_json(const op_dev_props *p, char *buf, size_t n)
-{
-    char name[2 * sizeof p->name];
-    size_t o = 0;
-    for (const char *c = p->name; *c && o + 2 < sizeof name; c++) {
-        if (*c == '"' || *c == '\\') name[o++] = '\\';
-        name[o++] = (unsigned char)*c < 0x20 ? ' ' : *c;
-    }
-    name[o] = '\0';
-    int len = snprintf(buf, n,
-                       "{\"id\": %d, \"name\": \"%s\", \"totalGlobalMem\": %" PRId64
-                       ", \"computeMajor\": %d, \"computeMinor\": %d, \"maxThreadsPerBlock\": %d"
-                       ", \"maxThreadsPerMultiprocessor\": %d, \"regsPerBlock\": %d, \"regsPerMultiprocessor\": %d"
-                       ", \"warpSize\": %d, \"sharedMemPerBlock\": %d, \"sharedMemPerMultiprocessor\": %d"
-                       ", \"numSms\": %d, \"sharedMemPerBlockOptin\": %d}",
-                       p->id, name, p->total_global_mem, p->compute_major, p->compute_minor, p->max_threads_per_block,
-                       p->max_threads_per_mp, p->regs_per_block, p->regs_per_mp, p->warp_size,
-                       p->shared_mem_per_block, p->shared_mem_per_mp, p->num_sms, p->shared_mem_per_block_optin);
-    return len < 0 || (size_t)len >= n ? -1 : len;
 }
 
 /* API calls that say nothing about the work (Kineto leaves the same out):
@@ -327,4 +280,45 @@ out:
     free(m.api);
     free(m.ext_of);
     return rc;
+}
+
+/* Each ended start/end range gives the open record its start wrote (now an
+ * event closed at the stop) its duration. */
+static int map_ranges(opprof_trace *tr, const op_range_done *r, size_t n, const op_timebase *tb)
+{
+    if (!n) return 0;
+    op_link_index ix;
+    if (op_link_index_build(&ix, tr) != 0) return -1;
+    for (size_t i = 0; i < n; i++) {
+        const op_range_done *s = &r[i];
+        int64_t th = op_trace_thread(tr, s->pid, s->tid);
+        const char *nm = s->site->name;
+        uint32_t name = op_trace_intern(tr, nm, strlen(nm));
+        int64_t start = op_timebase_ns(tb, s->t0);
+        int64_t e = th < 0 ? -1 : op_link_find(&ix, tr, (uint32_t)th, start, name);
+        if (e < 0) continue; /* dropped under the event cap */
+        op_event *ev = &tr->ev[e];
+        int64_t end = op_timebase_ns(tb, s->t1);
+        if (end < ev->start_ns + ev->dur_ns) { /* else it ended after the stop */
+            ev->dur_ns = end > start ? end - start : 0;
+            ev->flags &= (uint8_t)~OPPROF_EVENT_FORCED_END;
+        }
+    }
+    op_link_index_free(&ix);
+    return 0;
+}
+
+int op_dev_apply(opprof_trace *tr, const op_dev_take *d, const op_timebase *tb)
+{
+    int rc = map_ranges(tr, d->ranges, d->nranges, tb);
+    if (d->cuda) {
+        op_dev_clock clk = {.offset_ns = -d->cupti_minus_mono - tb->mono0, .tb = tb};
+        if (op_dev_map(tr, &d->batch, &clk) != 0) {
+            rc = -1;
+        } else if (d->props) {
+            tr->device_props = op_trace_intern(tr, d->props, d->props_len);
+            if (tr->device_props == UINT32_MAX) rc = -1;
+        }
+    }
+    return rc == 0 ? OPPROF_OK : op_fail(OPPROF_E_NOMEM, "out of memory adding device activity to the trace");
 }

@@ -1,7 +1,7 @@
 /* The start-time index of a trace's host events (see link.h). */
 #include <stdlib.h>
 
-#include "device/link.h"
+#include "model/devlink.h"
 
 static int key_cmp(const void *a, const void *b)
 {

@@ -1,7 +1,7 @@
 /* The listener thread of a process that accepts triggers (ondemand.c) and
  * the hooks between it and the flight recorder (flight.c). */
-#ifndef OPPROF_SESSION_ONDEMAND_H
-#define OPPROF_SESSION_ONDEMAND_H
+#ifndef OPPROF_LIVE_ONDEMAND_H
+#define OPPROF_LIVE_ONDEMAND_H
 
 #include <stddef.h>
 

@@ -16,7 +16,7 @@
 
 #include "common/error.h"
 #include "opprof_trace.h"
-#include "session/odsock.h"
+#include "live/odsock.h"
 
 #define REPLY_MAX (256u * 1024 * 1024)
 

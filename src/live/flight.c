@@ -17,11 +17,10 @@
 #include <unistd.h>
 
 #include "capture/clock.h"
-#include "capture/state.h"
 #include "common/error.h"
+#include "live/flight.h"
+#include "live/ondemand.h"
 #include "opprof_trace.h"
-#include "session/flight.h"
-#include "session/ondemand.h"
 #include "session/session.h"
 
 #define CHUNK_BYTES ((size_t)1 << 20)
@@ -255,7 +254,9 @@ static void observe(int64_t dur, const char *what)
     if (ask) wake_writer();
 }
 
-void op_flight_on_step(int64_t step)
+/* opprof_step in the ring session, outside the session lock: the step that
+ * just ended (lent to the session by op_session_start_ring). */
+static void flight_on_step(int64_t step)
 {
     if (!atomic_load_explicit(&W.running, memory_order_acquire) || W.range) return;
     int64_t now = op_mono_ns();
@@ -404,12 +405,11 @@ int opprof_flight_start(const opprof_flight_config *c)
     W.tick0 = op_cycles();
     W.mono0 = op_mono_ns();
     if (W.range) { /* before the session: each thread reads it when it attaches */
-        OP_STORE(&op_g.watch_fn, on_range_end);
-        OP_STORE(&op_g.watch_name, (const char *)W.range);
+        op_session_watch(W.range, on_range_end);
     }
-    rc = op_session_start_ring(&s, (uint32_t)chunks);
+    rc = op_session_start_ring(&s, (uint32_t)chunks, flight_on_step);
     if (rc != OPPROF_OK) {
-        OP_STORE(&op_g.watch_name, (const char *)NULL);
+        op_session_watch(NULL, NULL);
         close_pipe();
         forget_config();
         return rc;
@@ -497,7 +497,7 @@ int opprof_flight_stop(void)
     pthread_join(W.writer, NULL);
     close_pipe();
     int rc = opprof_stop(NULL); /* what the rings hold goes: a dump was the time to keep it */
-    OP_STORE(&op_g.watch_name, (const char *)NULL);
+    op_session_watch(NULL, NULL);
     forget_config();
     return rc;
 }

@@ -1,7 +1,7 @@
 /* Where the on-demand sockets live and how a request or a reply crosses
  * them: shared by the listener (ondemand.c) and the trigger (trigger.c). */
-#ifndef OPPROF_SESSION_ODSOCK_H
-#define OPPROF_SESSION_ODSOCK_H
+#ifndef OPPROF_LIVE_ODSOCK_H
+#define OPPROF_LIVE_ODSOCK_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -26,9 +26,8 @@
 #include "capture/clock.h"
 #include "common/error.h"
 #include "opprof_trace.h"
-#include "session/odsock.h"
-#include "session/session.h"
-#include "session/ondemand.h"
+#include "live/odsock.h"
+#include "live/ondemand.h"
 
 #define REQUEST_MAX (64 * 1024)
 #define DEFAULT_DURATION_NS 5000000000LL

@@ -1,6 +1,6 @@
 /* The flight recorder's internals shared between its files. */
-#ifndef OPPROF_SESSION_FLIGHT_H
-#define OPPROF_SESSION_FLIGHT_H
+#ifndef OPPROF_LIVE_FLIGHT_H
+#define OPPROF_LIVE_FLIGHT_H
 
 #include "opprof.h"
 

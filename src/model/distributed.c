@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "common/error.h"
+#include "model/distributed.h"
 #include "model/model.h"
-#include "session/session.h"
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static opprof_distributed_info g_info = {NULL, -1, -1, {0, 0, 0, 0}, {0, 0, 0, 0}};
@@ -64,6 +64,7 @@ int op_distributed_apply(opprof_trace *t)
 
 int opprof_trace_distributed_info(const opprof_trace *t, opprof_distributed_info *out)
 {
+    if (op_trace_check(t, "opprof_trace_distributed_info")) return OPPROF_E_INVAL;
     if (!out) return op_fail(OPPROF_E_INVAL, "opprof_trace_distributed_info: NULL out");
     opprof_distributed_info_init(out);
     if (!t) return op_fail(OPPROF_E_INVAL, "opprof_trace_distributed_info: NULL trace");

@@ -2,7 +2,7 @@
  * file is guarded by its folder: mode 0700 and owned by its user, so that
  * no one else can even connect (the listener also checks SO_PEERCRED). */
 #define _GNU_SOURCE
-#include "session/odsock.h"
+#include "live/odsock.h"
 
 #include <errno.h>
 #include <poll.h>

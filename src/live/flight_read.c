@@ -6,11 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "capture/state.h"
 #include "common/error.h"
+#include "live/flight.h"
 #include "model/collect.h"
+#include "model/distributed.h"
 #include "model/model.h"
-#include "session/flight.h"
 #include "session/session.h"
 
 /* Steps were recorded as "ProfilerStep#" with their number as an arg (see
@@ -44,12 +44,9 @@ int op_flight_read(opprof_trace **out)
     op_live lv;
     int rc = op_session_live_begin(&lv);
     if (rc != OPPROF_OK) return rc;
-    op_ring_freeze();
-    uint64_t now = op_g.clock ? (uint64_t)op_g.clock(op_g.clock_ctx) : op_cycles();
-    op_timebase_finish(&lv.tb);
+    uint64_t now = lv.now;
     opprof_trace *t = NULL;
     rc = op_collect(lv.gen, &lv.tb, now, lv.opts, &t);
-    op_ring_thaw();
     op_session_live_end();
     if (rc != OPPROF_OK) return rc;
     t->duration_ns = op_timebase_ns(&lv.tb, now);

@@ -3,8 +3,8 @@
  * thread's innermost open range, an NVTX range's start) before the trace
  * exists. Used to link device activity and NVTX start/end ranges to the
  * events op_collect made. */
-#ifndef OPPROF_DEVICE_LINK_H
-#define OPPROF_DEVICE_LINK_H
+#ifndef OPPROF_MODEL_DEVLINK_H
+#define OPPROF_MODEL_DEVLINK_H
 
 #include <stddef.h>
 #include <stdint.h>

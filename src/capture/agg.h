@@ -19,6 +19,7 @@
 
 #include "capture/state.h"
 #include "opprof.h"
+#include "common/seam.h"
 
 typedef struct op_aggslot {
     const opprof_site *site; /* NULL: empty */
@@ -64,23 +65,23 @@ typedef struct op_agg {
 } op_agg;
 
 /* Maps or empties the thread's tables for a new session; 0 or -1. */
-int op_agg_reset(op_tstate *t);
-void op_agg_free(op_tstate *t);
+OP_SEAM int op_agg_reset(op_tstate *t);
+OP_SEAM void op_agg_free(op_tstate *t);
 
 /* The aggregating begin and end, all cases (record.c's slow paths in this
  * mode): inputs for the site's FLOPs hook (with_flops), ra the public
  * call's return address (with_stack: where the stack starts); ts is the
  * end's clock, flops when has_flops (opprof_end_flops). */
-void op_agg_begin(op_tstate *t, const opprof_site *site, const opprof_input *in, unsigned n, const void *ra);
-int op_agg_end(op_tstate *t, const opprof_site *site, uint64_t ts, int has_flops, uint64_t flops);
+OP_SEAM void op_agg_begin(op_tstate *t, const opprof_site *site, const opprof_input *in, unsigned n, const void *ra);
+OP_SEAM int op_agg_end(op_tstate *t, const opprof_site *site, uint64_t ts, int has_flops, uint64_t flops);
 
 /* A memory event at ts (profile_memory): the innermost open range's, or
  * the [memory] row's. */
-void op_agg_memory(op_tstate *t, int64_t bytes, uint64_t ts);
+OP_SEAM void op_agg_memory(op_tstate *t, int64_t bytes, uint64_t ts);
 
 /* The profiler worked on this thread from `from` to `to` (a symbol lookup):
  * the open ranges start that much later, so that none is charged. */
-void op_agg_gap(op_tstate *t, uint64_t from, uint64_t to);
+OP_SEAM void op_agg_gap(op_tstate *t, uint64_t from, uint64_t to);
 
 /* The common cases inline, for record.c's paths when t->agg_gen matches
  * (the built-in clock): a known site below the depth limit, and an end of

@@ -62,7 +62,7 @@ void op_timebase_start(op_timebase *tb, int ticks_are_ns, uint64_t now_ticks);
 
 /* Fixes the ratio at the session's end, against the longest baseline the
  * process has (at least 2 ms, waited for if the process is younger). */
-void op_timebase_finish(op_timebase *tb);
+OP_SEAM void op_timebase_finish(op_timebase *tb);
 
 static inline int64_t op_timebase_ns(const op_timebase *tb, uint64_t ticks)
 {

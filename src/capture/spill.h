@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "capture/state.h"
+#include "common/seam.h"
 
 /* One hand-off: a thread's chunks in order, each with its end published. */
 typedef struct op_spill_item {
@@ -29,7 +30,7 @@ typedef struct op_spill_item {
 
 /* Opens the queue for generation gen, holding at most max_bytes of chunks
  * before threads wait (0: the default, 64 MiB, or op_spill_limit's). */
-void op_spill_open(uint64_t gen, size_t max_bytes);
+OP_SEAM void op_spill_open(uint64_t gen, size_t max_bytes);
 
 /* The default limit of the next queues (0: 64 MiB), for tests that make a
  * run many times larger than it. */
@@ -42,20 +43,20 @@ int op_spill_advance(op_tstate *t, op_word *cur);
 
 /* The writer's side: the next item, waiting for one. 0 with an item, 1
  * once the queue is closed and empty. */
-int op_spill_take(op_spill_item *out);
+OP_SEAM int op_spill_take(op_spill_item *out);
 
 /* Closes the queue (no more hand-offs; waiting threads go on) and wakes
  * the writer, which takes what is left and then gets 1. Call with the
  * registry lock held, after the generation is closed. */
-void op_spill_close(void);
+OP_SEAM void op_spill_close(void);
 
 /* Gives chunks the writer is done with back to the pool. */
-void op_spill_free(op_chunk *chunks);
+OP_SEAM void op_spill_free(op_chunk *chunks);
 
 /* Chunks whose records a late end may still write (ranges open at stop go
  * back to their thread, whose next session or exit frees them). Registry
  * lock held. */
-void op_spill_return(op_tstate *t, op_chunk *chunks);
+OP_SEAM void op_spill_return(op_tstate *t, op_chunk *chunks);
 
 /* Statistics, for tests: chunks in the queue now and at most so far, and
  * the hand-offs that waited for the writer. */
@@ -66,7 +67,7 @@ void op_spill_stats_get(op_spill_stats *s);
 
 /* The calling thread never records: the writer and its helpers run during
  * the session, and their own allocations are not the program's. */
-void op_spill_never_record(void);
+OP_SEAM void op_spill_never_record(void);
 extern _Thread_local int op_spill_norecord;
 
 #endif

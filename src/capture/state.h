@@ -289,7 +289,7 @@ void op_chunks_free(op_chunk *c);
  * pages go back to the system now rather than at the end of the collection,
  * so that records and the model built from them are never both resident.
  * *seen counts the full-size chunks decoded so far in this collection. */
-void op_chunk_decoded(op_chunk *c, unsigned *seen);
+OP_SEAM void op_chunk_decoded(op_chunk *c, unsigned *seen);
 
 /* Makes c the thread's current chunk, after its full one whose data ends at cur. */
 void op_chunk_link(op_tstate *t, op_word *cur, op_chunk *c);

@@ -28,6 +28,7 @@
 #include "opprof_trace.h"
 #include "live/odsock.h"
 #include "live/ondemand.h"
+#include "session/session.h"
 
 #define REQUEST_MAX (64 * 1024)
 #define DEFAULT_DURATION_NS 5000000000LL

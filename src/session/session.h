@@ -26,7 +26,7 @@ OP_SEAM int op_session_start_ring(const opprof_config *cfg, uint32_t ring_chunks
 /* The program's config (any struct_size, include/opprof.h) as the
  * library's full struct: its fields, defaults for those it does not have;
  * fn names the caller in a refusal. */
-int op_config_in(opprof_config *out, const opprof_config *user, const char *fn);
+OP_SEAM int op_config_in(opprof_config *out, const opprof_config *user, const char *fn);
 
 OP_SEAM extern const char op_step_arg_key[];
 OP_SEAM extern const opprof_site op_ring_step_site;

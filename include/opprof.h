@@ -43,8 +43,8 @@
 extern "C" {
 #endif
 
-#define OPPROF_VERSION_MAJOR 0
-#define OPPROF_VERSION_MINOR 1
+#define OPPROF_VERSION_MAJOR 1
+#define OPPROF_VERSION_MINOR 0
 #define OPPROF_VERSION_PATCH 0
 #define OPPROF_STR2_(x) #x
 #define OPPROF_STR_(x) OPPROF_STR2_(x)

@@ -592,6 +592,7 @@ int opprof_export_chrome_trace_ex(const opprof_trace *t, const char *path, const
     if (rc != OPPROF_OK) return rc;
     const opprof_export_options *o = &full;
     if (!t) return op_fail(OPPROF_E_INVAL, "opprof_export_chrome_trace: trace is NULL");
+    if (op_trace_check(t, "opprof_export_chrome_trace")) return OPPROF_E_INVAL;
     if (!path || !*path) return op_fail(OPPROF_E_INVAL, "opprof_export_chrome_trace: no path given");
     int gz = o->gzip < 0 ? op_path_is_gz(path) : o->gzip != 0;
     op_out out;

@@ -15,7 +15,7 @@
 #include "session/handle.h"
 
 #ifndef OPPROF_TRACE_SONAME
-#define OPPROF_TRACE_SONAME "libopprof_trace.so.0"
+#define OPPROF_TRACE_SONAME "libopprof_trace.so.1"
 #endif
 
 static int wanted(void)

@@ -52,7 +52,7 @@ static void test_everything_compiled_out(void **state)
     opprof_trace *t = (opprof_trace *)&t;
     assert_int_equal(opprof_stop(&t), OPPROF_E_NO_SESSION);
     assert_null(t);
-    assert_string_equal(OPPROF_VERSION_STRING, "0.1.0");
+    assert_string_equal(OPPROF_VERSION_STRING, "1.0.0");
 }
 
 int main(void)

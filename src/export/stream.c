@@ -10,7 +10,11 @@
 #include "export/chrome.h"
 #include "export/out.h"
 #include "export/stream.h"
+#include "model/collect.h"
+#include "model/distributed.h"
+#include "model/model.h"
 #include "model/stream.h"
+#include "session/handle.h"
 
 static struct {
     int opened, running;
@@ -178,4 +182,40 @@ int op_stream_stop(uint64_t gen, const op_timebase *tb, uint64_t stop_ticks, int
     if (tr) tr->options |= OP_TRACE_STREAMED;
     *out = tr;
     return rc;
+}
+
+/* The session's view of the writer: begin makes the trace's head (its
+ * options and distributedInfo) for the file's metadata. */
+static int hook_begin(const op_timebase *tb, uint32_t opts, uint64_t gen)
+{
+    opprof_trace *head = op_trace_new();
+    int rc = head ? OPPROF_OK : op_fail(OPPROF_E_NOMEM, "out of memory");
+    if (rc == OPPROF_OK) {
+        op_collect_options(head, tb, opts, 0);
+        rc = op_distributed_apply(head);
+    }
+    if (rc == OPPROF_OK) rc = op_stream_begin(head, tb, opts, gen);
+    opprof_trace_free(head);
+    return rc;
+}
+
+static int hook_stop(const op_gen_done *g, int incomplete, opprof_trace **out)
+{
+    return op_stream_stop(g->gen, g->tb, g->stop_ticks, incomplete, out);
+}
+
+static const op_stream_hooks k_hooks = {op_stream_open, hook_begin, op_stream_running, hook_stop, op_stream_abort};
+
+/* Early (priority 101), as the collector: a program's own constructor may
+ * start a streamed session. */
+__attribute__((constructor(101))) static void lend_writer(void)
+{
+    op_session_lend_stream(&k_hooks);
+}
+
+/* Here, beside the writer, so that a statically linked program that asks
+ * whether its trace was streamed also links the writer that streams it. */
+int opprof_trace_streamed(const opprof_trace *t)
+{
+    return t && (t->options & OP_TRACE_STREAMED) ? 1 : 0;
 }

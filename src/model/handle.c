@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "common/error.h"
-#include "export/stream.h"
 #include "model/collect.h"
 #include "model/devmap.h"
 #include "model/distributed.h"
@@ -51,27 +50,7 @@ static void mark_incomplete(opprof_trace *tr)
     tr->options |= OP_TRACE_INCOMPLETE;
 }
 
-/* The streamed trace's writer (export/stream.c), for the session. */
-static int stream_begin(const op_timebase *tb, uint32_t opts, uint64_t gen)
-{
-    opprof_trace *head = op_trace_new();
-    int rc = head ? OPPROF_OK : op_fail(OPPROF_E_NOMEM, "out of memory");
-    if (rc == OPPROF_OK) {
-        op_collect_options(head, tb, opts, 0);
-        rc = op_distributed_apply(head);
-    }
-    if (rc == OPPROF_OK) rc = op_stream_begin(head, tb, opts, gen);
-    opprof_trace_free(head);
-    return rc;
-}
-
-static int stream_stop(const op_gen_done *g, int incomplete, opprof_trace **out)
-{
-    return op_stream_stop(g->gen, g->tb, g->stop_ticks, incomplete, out);
-}
-
-static const op_collector k_collector = {collect,      finish,         mark_incomplete, op_stream_open,
-                                         stream_begin, op_stream_running, stream_stop,  op_stream_abort};
+static const op_collector k_collector = {collect, finish, mark_incomplete};
 
 /* Early (priority 101): a program's own constructor may run a session. */
 __attribute__((constructor(101))) static void lend_collector(void)

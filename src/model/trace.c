@@ -194,11 +194,6 @@ uint64_t opprof_trace_dropped(const opprof_trace *t)
     return t ? t->dropped : 0;
 }
 
-int opprof_trace_streamed(const opprof_trace *t)
-{
-    return t && (t->options & OP_TRACE_STREAMED) ? 1 : 0;
-}
-
 int opprof_trace_incomplete(const opprof_trace *t)
 {
     t = op_trace_model(t);

@@ -16,6 +16,18 @@ const op_collector *op_session_collector(void)
     return atomic_load_explicit(&g_collector, memory_order_acquire);
 }
 
+static _Atomic(const op_stream_hooks *) g_stream;
+
+void op_session_lend_stream(const op_stream_hooks *h)
+{
+    atomic_store_explicit(&g_stream, h, memory_order_release);
+}
+
+const op_stream_hooks *op_session_stream(void)
+{
+    return atomic_load_explicit(&g_stream, memory_order_acquire);
+}
+
 opprof_trace *op_trace_bare(void)
 {
     return calloc(1, sizeof(op_trace_head));

@@ -45,15 +45,26 @@ typedef struct op_collector {
     int (*finish)(opprof_trace *t, const op_gen_done *g);
     /* The session was cut short (a signal): the trace says so. */
     void (*mark_incomplete)(opprof_trace *t);
-    /* The streamed trace (opprof_config.stream_trace): its file opened at
-     * start, its writer begun with each generation, running or not, and
-     * stopped at the close, which hands out the sums; statuses. */
-    int (*stream_open)(const char *path);
-    int (*stream_begin)(const op_timebase *tb, uint32_t opts, uint64_t gen);
-    int (*stream_running)(void);
-    int (*stream_stop)(const op_gen_done *g, int incomplete, opprof_trace **out);
-    void (*stream_abort)(void);
 } op_collector;
+
+/* The streamed trace's writer (opprof_config.stream_trace), lent by the
+ * analysis library's export floor (export/stream.c) as the collector is by
+ * its model: its file opened at start, the writer begun with each
+ * generation, running or not, and stopped at the close, which hands out
+ * the sums; statuses. */
+typedef struct op_stream_hooks {
+    int (*open)(const char *path);
+    int (*begin)(const op_timebase *tb, uint32_t opts, uint64_t gen);
+    int (*running)(void);
+    int (*stop)(const op_gen_done *g, int incomplete, opprof_trace **out);
+    void (*abort)(void);
+} op_stream_hooks;
+
+/* Lends the writer (NULL withdraws it); h must stay valid. */
+OP_SEAM void op_session_lend_stream(const op_stream_hooks *h);
+
+/* The writer lent, or NULL. */
+const op_stream_hooks *op_session_stream(void);
 
 /* Called by the analysis library before any session can stop (a
  * constructor); c must stay valid. */

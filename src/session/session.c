@@ -170,11 +170,11 @@ static uint32_t opts_of(const opprof_config *c)
  * all the same, the session records events as without streaming. */
 static void stream_begin(void)
 {
-    const op_collector *col = op_session_collector();
-    int rc = col ? col->stream_begin(&S.tb, S.opts, S.gen) : op_fail(OPPROF_E_INVAL, "no trace writer");
+    const op_stream_hooks *sw = op_session_stream();
+    int rc = sw ? sw->begin(&S.tb, S.opts, S.gen) : op_fail(OPPROF_E_INVAL, "no trace writer");
     if (rc == OPPROF_OK) return;
     fprintf(stderr, "opprof: the trace is not streamed (%s); it is written at the end\n", opprof_last_error());
-    if (col) col->stream_abort();
+    if (sw) sw->abort();
     S.opts &= ~(uint32_t)OP_OPT_STREAM;
     op_g.opts = S.opts;
     atomic_store_explicit(&op_g.remaining, (int64_t)S.cfg.max_events, memory_order_relaxed);
@@ -228,8 +228,9 @@ int op_session_close_gen(int keep, opprof_trace **out)
     opprof_trace *tr = NULL;
     int rc = OPPROF_OK;
     if (S.ring) op_ring_freeze(); /* a thread still in its last record must not overwrite what is read */
-    if (col && col->stream_running()) {
-        rc = col->stream_stop(&g, S.stopping_incomplete, &tr);
+    const op_stream_hooks *sw = op_session_stream();
+    if (col && sw && sw->running()) {
+        rc = sw->stop(&g, S.stopping_incomplete, &tr);
         if (rc != OPPROF_OK && tr) { /* the file failed, the sums did not: the stop says so, the trace goes out */
             if (!S.status) S.status = rc;
             rc = OPPROF_OK;
@@ -364,9 +365,9 @@ static int start_session(const opprof_config *user_cfg, uint32_t ring, void (*on
                           : (S.cfg.activities & OPPROF_ACTIVITY_CUDA) ? "CUDA activity"
                                                                         : NULL;
         int src = why ? op_fail(OPPROF_E_INVAL, "opprof_start: stream_trace does not go with %s", why)
-                      : !op_session_collector()
-                          ? op_fail(OPPROF_E_INVAL, "opprof_start: stream_trace needs libopprof_trace linked in")
-                          : op_session_collector()->stream_open(S.cfg.stream_trace);
+                      : !op_session_stream()
+                          ? op_fail(OPPROF_E_INVAL, "opprof_start: stream_trace needs libopprof_trace's trace writer linked in")
+                          : op_session_stream()->open(S.cfg.stream_trace);
         if (src != OPPROF_OK) {
             S.cfg.stream_trace = NULL;
             pthread_mutex_unlock(&g_lock);

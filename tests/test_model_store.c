@@ -200,6 +200,28 @@ static void test_thread_past_the_limit_refused(void **state)
     opprof_trace_free(t);
 }
 
+/* A reserved block takes every event without moving: the collector
+ * reserves from the records' size, so no event array is grown by doubling. */
+static void test_reserved_events_never_move(void **state)
+{
+    (void)state;
+    opprof_trace *t = op_trace_new();
+    assert_non_null(t);
+    int64_t th = op_trace_thread(t, 1, 1);
+    assert_true(th >= 0);
+    assert_int_equal(op_trace_reserve_events(t, 100000), 0);
+    const op_event *block = t->ev;
+    for (int i = 0; i < 100000; i++) assert_non_null(op_trace_add_event(t, (uint32_t)th, 0, 0, i, 1));
+    assert_ptr_equal(t->ev, block);
+    assert_int_equal(t->cap_ev, 100000);
+    assert_int_equal(op_trace_reserve_events(t, 10), 0); /* smaller: nothing changes */
+    assert_ptr_equal(t->ev, block);
+    assert_int_not_equal(op_trace_reserve_events(t, SIZE_MAX / 2), 0); /* refused, the events kept */
+    assert_int_equal(t->nev, 100000);
+    assert_int_equal(t->ev[99999].start_ns, 99999);
+    opprof_trace_free(t);
+}
+
 OPPROF_SITE(site_outer, "store::outer");
 OPPROF_SITE(site_leaf, "store::leaf");
 
@@ -224,6 +246,7 @@ static void test_large_live_session_decoded_whole(void **state)
     assert_int_equal(opprof_stop(&t), OPPROF_OK);
     assert_int_equal(opprof_trace_event_count(t), (size_t)groups * 2);
     assert_int_equal(opprof_trace_dropped(t), 0);
+    assert_int_equal(t->cap_ev, t->nev); /* reserved from the records, then fitted */
     int64_t prev = INT64_MIN;
     for (size_t i = 0; i < t->nev; i++) {
         const op_event *e = &t->ev[i];
@@ -246,6 +269,7 @@ int main(void)
         cmocka_unit_test(test_equal_events_keep_their_order),
         cmocka_unit_test(test_depth_counted_along_parents),
         cmocka_unit_test(test_thread_past_the_limit_refused),
+        cmocka_unit_test(test_reserved_events_never_move),
         cmocka_unit_test(test_large_live_session_decoded_whole),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -462,6 +462,19 @@ static int collect_thread(collector *cl, op_tstate *t, uint64_t stop_ticks)
     return drops ? count_drops(cl, drops) : 0;
 }
 
+/* At most one event per three record words (a range is three, memory
+ * and gap records more): the events the session's chunks can hold, for one
+ * block reserved before decoding instead of an array grown by doubling. */
+static size_t events_bound(uint64_t gen)
+{
+    size_t words = 0;
+    for (op_tstate *t = op_registry_first(); t; t = t->next)
+        if (t->gen == gen)
+            for (op_chunk *c = t->head; c; c = atomic_load_explicit(&c->next, memory_order_acquire))
+                words += c->nwords;
+    return words / 3;
+}
+
 int op_collect(uint64_t gen, const op_timebase *tb, uint64_t stop_ticks, uint32_t opts, opprof_trace **out)
 {
     *out = NULL;
@@ -470,11 +483,13 @@ int op_collect(uint64_t gen, const op_timebase *tb, uint64_t stop_ticks, uint32_
     collector cl = {.tr = tr, .tb = tb, .opts = opts};
     int rc = op_strtab_init(&cl.shapes.raw) == 0 ? 0 : -1;
     op_registry_lock();
+    if (rc == 0 && !(opts & OP_OPT_AGG) && op_trace_reserve_events(tr, events_bound(gen)) != 0) rc = -1;
     for (op_tstate *t = op_registry_first(); t && rc == 0; t = t->next)
         if (t->gen == gen) rc = collect_thread(&cl, t, stop_ticks);
     op_registry_reap(gen);
     op_registry_unlock();
     op_collect_agg_sort(tr);
+    op_trace_fit_events(tr);
     op_map_free(&cl.sites);
     op_strtab_free(&cl.shapes.raw);
     free(cl.shapes.shapes);

@@ -1,4 +1,5 @@
 /* Building a trace and reading it through the public accessors. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -62,6 +63,26 @@ int64_t op_trace_thread(opprof_trace *t, int64_t pid, int64_t tid)
     th->tid = tid;
     th->device = -1;
     return (int64_t)t->nthreads++;
+}
+
+int op_trace_reserve_events(opprof_trace *t, size_t n)
+{
+    if (n <= t->cap_ev) return 0;
+    if (n > SIZE_MAX / sizeof *t->ev) return -1;
+    op_event *ev = realloc(t->ev, n * sizeof *ev);
+    if (!ev) return -1;
+    t->ev = ev;
+    t->cap_ev = n;
+    return 0;
+}
+
+void op_trace_fit_events(opprof_trace *t)
+{
+    if (t->cap_ev <= t->nev || !t->nev) return;
+    op_event *ev = realloc(t->ev, t->nev * sizeof *ev);
+    if (!ev) return; /* the larger block stays: nothing lost */
+    t->ev = ev;
+    t->cap_ev = t->nev;
 }
 
 op_event *op_trace_add_event(opprof_trace *t, uint32_t thread, uint32_t name, int cat, int64_t start_ns,

@@ -33,6 +33,6 @@ op_avg_greater_fn op_avg_sort_key(const char *sort_by);
 
 /* Fills perm with 0..n-1 ordered by greater, largest first, stable;
  * greater NULL keeps the rows' order. */
-int op_avg_sorted_order(const op_avg *rows, size_t n, op_avg_greater_fn greater, size_t *perm);
+int op_avg_sorted_order(const op_avg *rows, size_t n, op_avg_greater_fn greater, uint32_t *perm);
 
 #endif

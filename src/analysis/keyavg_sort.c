@@ -6,6 +6,7 @@
 
 #include "analysis/keyavg.h"
 #include "common/error.h"
+#include "model/order.h"
 
 #define GREATER_FIELD(fn, field)                                \
     static int fn(const op_avg *a, const op_avg *b)             \
@@ -72,30 +73,26 @@ op_avg_greater_fn op_avg_sort_key(const char *sort_by)
     return NULL;
 }
 
-/* Bottom-up merge sort of indices: stable, n log n, no recursion. greater
- * NULL keeps the order. */
-int op_avg_sorted_order(const op_avg *rows, size_t n, op_avg_greater_fn greater, size_t *perm)
+typedef struct {
+    const op_avg *rows;
+    op_avg_greater_fn greater;
+} sort_ctx;
+
+static int row_before(const void *ctx, uint32_t a, uint32_t b)
 {
-    for (size_t i = 0; i < n; i++) perm[i] = i;
+    const sort_ctx *c = ctx;
+    return c->greater(&c->rows[a], &c->rows[b]);
+}
+
+/* Stable: equal rows keep their order (op_sort_index). greater NULL keeps
+ * the order. */
+int op_avg_sorted_order(const op_avg *rows, size_t n, op_avg_greater_fn greater, uint32_t *perm)
+{
+    if (n > UINT32_MAX) return op_fail(OPPROF_E_RANGE, "more than %u rows to sort", UINT32_MAX);
+    for (size_t i = 0; i < n; i++) perm[i] = (uint32_t)i;
     if (n < 2 || !greater) return 0;
-    size_t *tmp = malloc(n * sizeof *tmp);
-    if (!tmp) return op_fail(OPPROF_E_NOMEM, "out of memory sorting %zu rows", n);
-    size_t *src = perm, *dst = tmp;
-    for (size_t w = 1; w < n; w *= 2) {
-        for (size_t lo = 0; lo < n; lo += 2 * w) {
-            size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
-            size_t a = lo, b = mid, o = lo;
-            /* take from the right run only when strictly greater: equal rows keep their order */
-            while (a < mid && b < hi) dst[o++] = greater(&rows[src[b]], &rows[src[a]]) ? src[b++] : src[a++];
-            while (a < mid) dst[o++] = src[a++];
-            while (b < hi) dst[o++] = src[b++];
-        }
-        size_t *s = src;
-        src = dst;
-        dst = s;
-    }
-    if (src != perm) memcpy(perm, src, n * sizeof *perm);
-    free(tmp);
+    sort_ctx c = {rows, greater};
+    if (op_sort_index(perm, n, row_before, &c) != 0) return op_fail(OPPROF_E_NOMEM, "out of memory sorting %zu rows", n);
     return 0;
 }
 
@@ -104,7 +101,7 @@ int opprof_key_averages_sort(opprof_key_averages *ka, const char *sort_by)
     if (!ka) return op_fail(OPPROF_E_INVAL, "opprof_key_averages_sort: NULL key averages");
     op_avg_greater_fn greater = op_avg_sort_key(sort_by);
     if (!greater) return OPPROF_E_INVAL;
-    size_t *perm = malloc((ka->n ? ka->n : 1) * sizeof *perm);
+    uint32_t *perm = malloc((ka->n ? ka->n : 1) * sizeof *perm);
     op_avg *rows = malloc((ka->n ? ka->n : 1) * sizeof *rows);
     int rc = perm && rows ? op_avg_sorted_order(ka->rows, ka->n, greater, perm)
                           : op_fail(OPPROF_E_NOMEM, "out of memory sorting %zu rows", ka->n);

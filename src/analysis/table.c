@@ -266,7 +266,7 @@ static int build(const opprof_key_averages *ka, const char *sort_by, int row_lim
     op_avg_greater_fn greater = NULL;
     if (sort_by && !(greater = op_avg_sort_key(sort_by))) return OPPROF_E_INVAL;
     if (ka->n) {
-        size_t *order = malloc(ka->n * sizeof *order);
+        uint32_t *order = malloc(ka->n * sizeof *order);
         scratch *sc = malloc(sizeof *sc);
         int rc = order && sc ? op_avg_sorted_order(ka->rows, ka->n, greater, order)
                              : op_fail(OPPROF_E_NOMEM, "out of memory printing %zu rows", ka->n);

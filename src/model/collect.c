@@ -187,14 +187,34 @@ static uint32_t decode_args(opprof_trace *tr, op_buf *b, const op_word *p, size_
     return *out == UINT32_MAX ? UINT32_MAX : OP_ARGS_WORDS(n);
 }
 
+/* Names, shapes and args as records name them: the collector's, and a
+ * reader's of records outside op_collect (collect.h). */
+struct op_recnames {
+    op_map sites; /* site address -> name id (site_name) */
+    shape_cache shapes;
+    op_buf args; /* scratch for decode_args */
+};
+
+static int names_init(op_recnames *n)
+{
+    return op_strtab_init(&n->shapes.raw) == 0 ? 0 : -1;
+}
+
+static void names_free(op_recnames *n)
+{
+    op_map_free(&n->sites);
+    op_strtab_free(&n->shapes.raw);
+    free(n->shapes.shapes);
+    free(n->shapes.types);
+    op_buf_free(&n->args);
+}
+
 typedef struct collector {
     opprof_trace *tr;
     const op_timebase *tb;
     uint32_t opts;
-    op_map sites; /* site address -> name id (site_name) */
-    shape_cache shapes;
+    op_recnames names;
     op_stack_map stacks;
-    op_buf args; /* scratch for decode_args */
     op_gaps gaps; /* the current thread's gap records */
     /* The current thread's input tuples recorded in full, in order: their
      * payloads' ids in shapes.raw, for the records that refer back
@@ -288,7 +308,7 @@ static size_t decode_record(collector *cl, uint32_t thread, const op_word *p, co
         t1 = close_ticks;
         forced = 1;
     }
-    uint32_t name = site_name(&cl->sites, cl->tr, site);
+    uint32_t name = site_name(&cl->names.sites, cl->tr, site);
     if (name == UINT32_MAX) return SIZE_MAX;
     int64_t s = ns_of(cl, t0), e = ns_of(cl, t1);
     op_event *ev = op_trace_add_event(cl->tr, thread, name, (int)site->category, s, e - s);
@@ -310,7 +330,7 @@ static size_t decode_record(collector *cl, uint32_t thread, const op_word *p, co
             x->stack = st;
         }
         if (hdr & OP_EXT_HAS_ARGS) {
-            uint32_t w = decode_args(cl->tr, &cl->args, q, (size_t)(p + len - q), &x->args);
+            uint32_t w = decode_args(cl->tr, &cl->names.args, q, (size_t)(p + len - q), &x->args);
             if (w == UINT32_MAX) return SIZE_MAX;
             if (w == 0) { /* malformed: keep the event without its args; its tuple keeps its number */
                 if (OP_EXT_NINPUTS(hdr) && !(hdr & OP_EXT_INPUTS_REF) && (cl->opts & OP_OPT_SHAPES) &&
@@ -327,11 +347,11 @@ static size_t decode_record(collector *cl, uint32_t thread, const op_word *p, co
             uint32_t ord = OP_EXT_REF(hdr);
             if (ord < cl->ntuples && cl->tuples[ord] != UINT32_MAX) {
                 raw = cl->tuples[ord];
-                x->shapes = cl->shapes.shapes[raw];
-                x->types = cl->shapes.types[raw];
+                x->shapes = cl->names.shapes.shapes[raw];
+                x->types = cl->names.shapes.types[raw];
             }
         } else if (n && (cl->opts & OP_OPT_SHAPES)) {
-            if (cached_inputs(&cl->shapes, cl->tr, q, n, payload, &x->shapes, &x->types, &raw) != 0) return SIZE_MAX;
+            if (cached_inputs(&cl->names.shapes, cl->tr, q, n, payload, &x->shapes, &x->types, &raw) != 0) return SIZE_MAX;
             if (tuple_push(cl, raw) != 0) return SIZE_MAX;
         }
         if (cl->opts & OP_OPT_FLOPS) {
@@ -340,7 +360,7 @@ static size_t decode_record(collector *cl, uint32_t thread, const op_word *p, co
             } else if (site->flops) {
                 opprof_input in[OPPROF_MAX_INPUTS];
                 unsigned got = !(hdr & OP_EXT_INPUTS_REF) ? decode_inputs(q, n, in)
-                               : raw != UINT32_MAX        ? raw_inputs(&cl->shapes, raw, in)
+                               : raw != UINT32_MAX        ? raw_inputs(&cl->names.shapes, raw, in)
                                                           : 0;
                 x->flops = site->flops(in, got);
             }
@@ -355,7 +375,7 @@ static uint32_t agg_shapes(void *ctx, const uint64_t *enc, unsigned n, uint32_t 
 {
     collector *cl = ctx;
     uint32_t shapes, types;
-    return cached_inputs(&cl->shapes, cl->tr, enc, n, nwords, &shapes, &types, NULL) == 0 ? shapes : UINT32_MAX;
+    return cached_inputs(&cl->names.shapes, cl->tr, enc, n, nwords, &shapes, &types, NULL) == 0 ? shapes : UINT32_MAX;
 }
 
 /* The model stack of an aggregating session's slot, through the same map
@@ -405,7 +425,7 @@ static int count_drops(collector *cl, const op_dropsite *tab)
     for (size_t i = 0; i < OP_DROP_SLOTS; i++) {
         const opprof_site *site = OP_LOAD(&tab[i].site);
         if (!site) continue;
-        uint32_t name = site_name(&cl->sites, tr, site);
+        uint32_t name = site_name(&cl->names.sites, tr, site);
         if (name == UINT32_MAX) return -1;
         if (name >= tr->ndropped_calls) {
             size_t n = tr->ndropped_calls ? tr->ndropped_calls : 64;
@@ -481,7 +501,7 @@ int op_collect(uint64_t gen, const op_timebase *tb, uint64_t stop_ticks, uint32_
     opprof_trace *tr = op_trace_new();
     if (!tr) return op_fail(OPPROF_E_NOMEM, "out of memory collecting the session");
     collector cl = {.tr = tr, .tb = tb, .opts = opts};
-    int rc = op_strtab_init(&cl.shapes.raw) == 0 ? 0 : -1;
+    int rc = names_init(&cl.names);
     op_registry_lock();
     if (rc == 0 && !(opts & OP_OPT_AGG) && op_trace_reserve_events(tr, events_bound(gen)) != 0) rc = -1;
     for (op_tstate *t = op_registry_first(); t && rc == 0; t = t->next)
@@ -490,12 +510,8 @@ int op_collect(uint64_t gen, const op_timebase *tb, uint64_t stop_ticks, uint32_
     op_registry_unlock();
     op_collect_agg_sort(tr);
     op_trace_fit_events(tr);
-    op_map_free(&cl.sites);
-    op_strtab_free(&cl.shapes.raw);
-    free(cl.shapes.shapes);
-    free(cl.shapes.types);
+    names_free(&cl.names);
     op_stack_map_free(&cl.stacks);
-    op_buf_free(&cl.args);
     free(cl.open);
     free(cl.tuples);
     op_gaps_free(&cl.gaps);
@@ -525,18 +541,10 @@ void op_collect_options(opprof_trace *tr, const op_timebase *tb, uint32_t opts, 
     if (opts & OP_OPT_STACK) tr->options |= OP_TRACE_STACK;
 }
 
-/* The collector's names, shapes and args for a reader of records outside
- * op_collect (collect.h). */
-struct op_recnames {
-    op_map sites;
-    shape_cache shapes;
-    op_buf args;
-};
-
 op_recnames *op_recnames_new(void)
 {
     op_recnames *n = calloc(1, sizeof *n);
-    if (n && op_strtab_init(&n->shapes.raw) != 0) {
+    if (n && names_init(n) != 0) {
         free(n);
         return NULL;
     }
@@ -546,11 +554,7 @@ op_recnames *op_recnames_new(void)
 void op_recnames_free(op_recnames *n)
 {
     if (!n) return;
-    op_map_free(&n->sites);
-    op_strtab_free(&n->shapes.raw);
-    free(n->shapes.shapes);
-    free(n->shapes.types);
-    op_buf_free(&n->args);
+    names_free(n);
     free(n);
 }
 

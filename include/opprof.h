@@ -4,9 +4,9 @@
  * What an instrumented program needs, organised by concept:
  *   1. status codes          4. recording (the hot path)
  *   2. sites and inputs      5. memory events
- *   3. sessions
+ *   3. sessions              6. device activity (CUDA, NVTX)
  * Traces and their analysis (the event model, key averages and tables,
- * export, import, configuration from the environment, devices, stacks,
+ * export, import, configuration from the environment, stacks,
  * distributed runs, on demand and the flight recorder) are in
  * opprof_trace.h, which includes this header.
  *
@@ -529,14 +529,40 @@ static inline void opprof_record_free_inline_(const void *addr)
 #define opprof_record_free(a) opprof_record_free_inline_(a)
 #endif
 
+/* ======================================================================
+ * 6. Device activity
+ *
+ * With OPPROF_ACTIVITY_CUDA a session also records, through CUPTI, the
+ * kernels (name, grid, block, registers, shared memory), memory copies and
+ * memsets of every CUDA device, on a process per device (pid = device index)
+ * and a thread per stream (tid = stream id), and the CUDA runtime and
+ * driver calls that launched them, on the calling thread. Each activity is
+ * linked to the operator open on the launching thread (its "External id"),
+ * whose device time it counts (Self CUDA). Activity CUPTI had to drop is
+ * counted in opprof_trace_dropped. CUDA and CUPTI are loaded at run time:
+ * without them, or without a device, opprof_start prints one line
+ * "opprof: no CUDA device: ..." on stderr and records CPU activity only.
+ *
+ * NVTX: libopprof.so is an NVTX injection library. Run a program that
+ * links libopprof.so with NVTX_INJECTION64_PATH=/path/to/libopprof.so and
+ * the NVTX ranges it or its libraries open (nvtxRangePush/Pop,
+ * nvtxRangeStart/End, domain ranges) become user annotations of the
+ * active session.
+ * ====================================================================== */
+
+/* The number of CUDA devices activity can be recorded on (> 0), or
+ * OPPROF_E_NODEV / OPPROF_E_UNSUPPORTED with the reason in
+ * opprof_last_error() ("no CUDA device: ..."). Loads CUDA on first use. */
+OPPROF_API int opprof_cuda_device_count(void);
+
 /* ----------------------------------------------------------------------
  * Compiled out: with OPPROF_DISABLE defined, every recording call above is
  * an empty expression (its arguments are not evaluated beyond a cast to
  * void), a session never starts (opprof_start gives OPPROF_E_UNSUPPORTED,
  * opprof_stop hands out NULL) and OPPROF_SCOPE is nothing, so a program
  * instrumented for opprof builds and links without the library and pays
- * nothing, as TRACY_ENABLE does for Tracy. What reads a trace (sections 6
- * on) still needs the library.
+ * nothing, as TRACY_ENABLE does for Tracy. What reads a trace (sections 7
+ * on, opprof_trace.h) still needs the library.
  * ---------------------------------------------------------------------- */
 #if defined(OPPROF_DISABLE) && !defined(OPPROF_BUILDING_LIBRARY)
 #undef opprof_begin

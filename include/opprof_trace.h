@@ -1,13 +1,13 @@
 /*
  * opprof_trace.h - an operator profiler for C programs: traces and analysis.
  *
- * What a finished trace offers, organised by concept (sections 1-5, the
+ * What a finished trace offers, organised by concept (sections 1-6, the
  * recording API, are in opprof.h, included here):
- *   6. the event model (a finished trace)   11. device activity (CUDA, NVTX)
- *   7. key averages and tables             12. report
- *   8. export                              13. stacks and instrumented functions
- *   9. import                              14. distributed runs
- *  10. configuration from the environment  15. on demand and the flight recorder
+ *   7. the event model (a finished trace)  11. configuration from the environment
+ *   8. key averages and tables             12. report
+ *   9. export                              13. stacks and instrumented functions
+ *  10. import                              14. distributed runs
+ *                                          15. on demand and the flight recorder
  *
  * Errors as in opprof.h: 0 (OPPROF_OK) or a negative opprof_status, with
  * opprof_last_error() for the detail.
@@ -22,7 +22,7 @@ extern "C" {
 #endif
 
 /* ======================================================================
- * 6. The event model: a finished trace
+ * 7. The event model: a finished trace
  *
  * A live session and a trace file on disk give the same model. Events are
  * ordered by (start, -end); parent, depth and self time come from the call
@@ -128,7 +128,7 @@ enum { OPPROF_FORMAT_CSV = 0, OPPROF_FORMAT_JSON = 1 };
 OPPROF_API int opprof_memory_timeline_write(const opprof_trace *t, FILE *f, int format);
 
 /* ======================================================================
- * 7. Key averages and tables
+ * 8. Key averages and tables
  * ====================================================================== */
 
 /* Events grouped by name (ProfilerStep#N as "ProfilerStep*"), as PyTorch's
@@ -213,7 +213,7 @@ OPPROF_API int opprof_key_averages_write_csv(const opprof_key_averages *ka, FILE
 OPPROF_API int opprof_key_averages_write_json(const opprof_key_averages *ka, FILE *f);
 
 /* ======================================================================
- * 8. Export
+ * 9. Export
  *
  * Chrome trace JSON in Kineto's dialect, as torch.profiler writes it, so
  * chrome://tracing, Perfetto, speedscope, TensorBoard and HTA open it: "X"
@@ -332,7 +332,7 @@ OPPROF_API const char *opprof_trace_handler_last_path(const opprof_trace_handler
 OPPROF_API unsigned opprof_trace_handler_traces_written(const opprof_trace_handler *h);
 
 /* ======================================================================
- * 9. Import
+ * 10. Import
  *
  * Chrome trace files (ours, PyTorch's legacy and Kineto traces, any tool's)
  * become the same event model a live session gives, so every table and
@@ -383,7 +383,7 @@ OPPROF_API int opprof_trace_load_buffer(const void *buf, size_t len, opprof_trac
 OPPROF_API int opprof_trace_load_max(const char *path, uint64_t max_events, opprof_trace **out);
 
 /* ======================================================================
- * 10. Configuration from the environment
+ * 11. Configuration from the environment
  *
  * Profiling without code changes, as Accelerate's ProfileKwargs: a program
  * calls opprof_config_from_env once and starts a session when it says so.
@@ -448,32 +448,6 @@ static inline int opprof_config_from_string(opprof_config *cfg, opprof_env *env,
 {
     return opprof_config_from_string_size(cfg, sizeof *cfg, env, sizeof *env, settings);
 }
-
-/* ======================================================================
- * 11. Device activity
- *
- * With OPPROF_ACTIVITY_CUDA a session also records, through CUPTI, the
- * kernels (name, grid, block, registers, shared memory), memory copies and
- * memsets of every CUDA device, on a process per device (pid = device index)
- * and a thread per stream (tid = stream id), and the CUDA runtime and
- * driver calls that launched them, on the calling thread. Each activity is
- * linked to the operator open on the launching thread (its "External id"),
- * whose device time it counts (Self CUDA). Activity CUPTI had to drop is
- * counted in opprof_trace_dropped. CUDA and CUPTI are loaded at run time:
- * without them, or without a device, opprof_start prints one line
- * "opprof: no CUDA device: ..." on stderr and records CPU activity only.
- *
- * NVTX: libopprof.so is an NVTX injection library. Run a program that
- * links libopprof.so with NVTX_INJECTION64_PATH=/path/to/libopprof.so and
- * the NVTX ranges it or its libraries open (nvtxRangePush/Pop,
- * nvtxRangeStart/End, domain ranges) become user annotations of the
- * active session.
- * ====================================================================== */
-
-/* The number of CUDA devices activity can be recorded on (> 0), or
- * OPPROF_E_NODEV / OPPROF_E_UNSUPPORTED with the reason in
- * opprof_last_error() ("no CUDA device: ..."). Loads CUDA on first use. */
-OPPROF_API int opprof_cuda_device_count(void);
 
 /* ======================================================================
  * 12. Report

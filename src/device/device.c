@@ -7,7 +7,7 @@
 #include "device/cupti.h"
 #include "device/device.h"
 #include "device/ranges.h"
-#include "opprof_trace.h" /* opprof_cuda_device_count */
+#include "opprof.h" /* opprof_cuda_device_count */
 
 static int g_cuda_on; /* this session records CUDA activity; under the session lock */
 static int g_said;    /* the "no CUDA device" line was printed */

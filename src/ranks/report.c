@@ -1,6 +1,6 @@
 /* The ranks report: operators across ranks, collectives matched across
  * ranks with their straggler and each rank's wait, and each rank's
- * communication, computation and their overlap (opprof.h section 14 gives
+ * communication, computation and their overlap (opprof_trace.h section 14 gives
  * the definitions). */
 #define _GNU_SOURCE /* qsort_r */
 #include <stdlib.h>

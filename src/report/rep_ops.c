@@ -1,4 +1,4 @@
-/* The operators view's rows: the key averages (section 7 of opprof.h), by
+/* The operators view's rows: the key averages (section 8 of opprof_trace.h), by
  * name and by name and input shapes. Both groupings go into the page, so the
  * toggle is instant and both show exactly what `opprof summary` prints. */
 #include <stdlib.h>

@@ -449,11 +449,10 @@ static int configure(const run_opts *o, run_out *out, opprof_config *cfg)
     cfg->aggregate = !o->trace && !o->trace_dir && !o->memory_timeline && !o->stacks_out && !o->report &&
                      !o->schedule && !o->distributed && !o->memory && !o->fl.ring;
     cfg->activities = activity_bits(o);
-    /* Only the table and a JSON trace: the trace written as the passes run,
-     * in bounded memory, and the table from the same records summed. */
-    size_t tl = o->trace ? strlen(o->trace) : 0;
-    int pftrace = tl >= 8 && !strcmp(o->trace + tl - 8, ".pftrace");
-    if (o->trace && !pftrace && !o->trace_dir && !o->memory_timeline && !o->stacks_out && !o->report &&
+    /* Only the table and a trace (Chrome JSON or .pftrace): the trace
+     * written as the passes run, in bounded memory, and the table from the
+     * same records summed. */
+    if (o->trace && !o->trace_dir && !o->memory_timeline && !o->stacks_out && !o->report &&
         !o->schedule && !o->distributed && !o->memory && !o->fl.ring && !o->stack && !o->max_events &&
         !(cfg->activities & OPPROF_ACTIVITY_CUDA))
         cfg->stream_trace = o->trace;

@@ -266,8 +266,10 @@ typedef struct opprof_config {
      * CUDA activity. */
     int aggregate;
     int reserved_; /* 0 */
-    /* Streams the trace to this file (.json, or .json.gz compressed) while
-     * the session records: a background thread writes each thread's full
+    /* Streams the trace to this file while the session records: Chrome JSON
+     * (.json, .json.gz compressed) or Perfetto's protobuf (.pftrace,
+     * .pftrace.gz; a slice's begin is written when it is read, its end when
+     * it is done): a background thread writes each thread's full
      * chunks of records as they fill, so memory stays a few MiB per thread
      * plus the writer's queue (64 MiB; a thread that gets that far ahead
      * waits for the writer, and the wait is not charged to its ranges), no
@@ -275,8 +277,8 @@ typedef struct opprof_config {
      * whole once the session stops (opprof_stop, or opprof_stop_incomplete
      * from a signal handler's helper). The trace handed out then holds sums,
      * as with aggregate (opprof_trace_streamed says so): tables, not events.
-     * NULL: no streaming. opprof_start refuses it with a schedule, with_stack,
-     * CUDA activity or a name that is not JSON. */
+     * NULL: no streaming. opprof_start refuses it with a schedule, with_stack
+     * or CUDA activity. */
     const char *stream_trace;
 } opprof_config;
 

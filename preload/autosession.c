@@ -245,9 +245,7 @@ __attribute__((constructor, no_instrument_function)) static void on_load(void)
      * dropped, memory that of the names, for any length of run). */
     cfg.aggregate = S.exec && S.table[0] && !S.trace_path[0] && !S.stacks[0] && !S.env_ready;
     /* A trace and tables only: written as the program runs, in bounded memory. */
-    size_t tl = strlen(S.trace_path);
-    int pftrace = tl >= 8 && !strcmp(S.trace_path + tl - 8, ".pftrace");
-    if (S.exec && S.trace_path[0] && !pftrace && !S.stacks[0] && !S.env_ready && !cfg.schedule.enabled &&
+    if (S.exec && S.trace_path[0] && !S.stacks[0] && !S.env_ready && !cfg.schedule.enabled &&
         !cfg.with_stack && !(cfg.activities & OPPROF_ACTIVITY_CUDA) && cfg.max_events == OPPROF_DEFAULT_MAX_EVENTS)
         cfg.stream_trace = S.trace_path;
     cfg.on_trace_ready = ready;

@@ -17,27 +17,9 @@
 
 #define IID_MEMORY 1 /* event name "[memory]"; strtab names follow */
 
-typedef struct lane {
-    int64_t *end; /* the open ranges' ends, innermost last */
-    size_t n, cap;
-} lane;
-
-typedef struct seq {
-    pf_writer *pw;
-    uint32_t id, gen;
-    uint64_t last_ts;
-    /* Interned this sequence when *_gen[k] == gen. */
-    uint32_t *name_iid, *name_gen, *str_iid, *str_gen, *stack_iid, *stack_gen;
-    uint32_t next_name, next_str;
-    lane *lanes;
-    size_t nlanes;
-    size_t thread;
-} seq;
-
-static uint64_t abs_ts(const seq *s, int64_t t_ns)
+static uint64_t abs_ts(const pf_wseq *s, int64_t t_ns)
 {
-    int64_t base = s->pw->t->base_time_ns > 0 ? s->pw->t->base_time_ns : 0;
-    return (uint64_t)base + (uint64_t)t_ns;
+    return (uint64_t)s->pw->base_ns + (uint64_t)t_ns;
 }
 
 static void interned(op_pbw *in, uint32_t field, uint32_t iid, const char *s, size_t n)
@@ -48,7 +30,7 @@ static void interned(op_pbw *in, uint32_t field, uint32_t iid, const char *s, si
     op_pbw_end(in);
 }
 
-static uint32_t name_iid(seq *s, uint32_t id)
+static uint32_t name_iid(pf_wseq *s, uint32_t id)
 {
     if (s->name_gen[id] != s->gen) {
         const opprof_trace *t = s->pw->t;
@@ -60,7 +42,7 @@ static uint32_t name_iid(seq *s, uint32_t id)
     return s->name_iid[id];
 }
 
-static void ann_string(seq *s, int which, uint32_t id)
+static void ann_string(pf_wseq *s, int which, uint32_t id)
 {
     const opprof_trace *t = s->pw->t;
     if (s->str_gen[id] != s->gen) {
@@ -77,7 +59,7 @@ static void ann_string(seq *s, int which, uint32_t id)
 }
 
 /* torch's "Call stack": frames joined by ';', innermost first. */
-static void ann_stack(seq *s, uint32_t k)
+static void ann_stack(pf_wseq *s, uint32_t k)
 {
     const opprof_trace *t = s->pw->t;
     if (s->stack_gen[k] != s->gen) {
@@ -104,7 +86,7 @@ static void ann_stack(seq *s, uint32_t k)
     op_pbw_end(te);
 }
 
-static void ann_num(seq *s, int which, uint32_t field, uint64_t v)
+static void ann_num(pf_wseq *s, int which, uint32_t field, uint64_t v)
 {
     op_pbw *te = &s->pw->te;
     op_pbw_begin(te, PF_TE_DEBUG_ANNOTATIONS);
@@ -114,10 +96,11 @@ static void ann_num(seq *s, int which, uint32_t field, uint64_t v)
 }
 
 /* The packet of te (and in, when it interned something) at time ts. */
-static int emit_event(seq *s, uint64_t ts)
+static int emit_event(pf_wseq *s, uint64_t ts)
 {
     pf_writer *pw = s->pw;
     op_pbw *p = &pw->pkt;
+    if (ts < s->last_ts) ts = s->last_ts; /* the clock only goes forward: a delta is unsigned */
     op_pbw_uint(p, PF_PKT_TIMESTAMP, ts - s->last_ts);
     s->last_ts = ts;
     if (pw->te.out.failed || pw->in.out.failed) return -1;
@@ -132,7 +115,7 @@ static int emit_event(seq *s, uint64_t ts)
 
 /* Clears the incremental state; sets the clock and the thread's track as
  * the defaults; interns the categories and annotation names. */
-static int first_packet(seq *s, uint64_t t0)
+static int first_packet(pf_wseq *s, uint64_t t0)
 {
     pf_writer *pw = s->pw;
     op_pbw *p = &pw->pkt;
@@ -170,7 +153,7 @@ static int first_packet(seq *s, uint64_t t0)
     return op_pf_emit(pw);
 }
 
-static int lane_track(seq *s, size_t l)
+static int lane_track(pf_wseq *s, size_t l)
 {
     const opprof_trace *t = s->pw->t;
     op_pbw *p = &s->pw->pkt;
@@ -188,7 +171,7 @@ static int lane_track(seq *s, size_t l)
 }
 
 /* Ends every open range that ends by `limit`, earliest first. */
-static int pop_ends(seq *s, int64_t limit)
+static int pop_ends(pf_wseq *s, int64_t limit)
 {
     for (;;) {
         size_t best = s->nlanes;
@@ -197,7 +180,7 @@ static int pop_ends(seq *s, int64_t limit)
                                                             s->lanes[best].end[s->lanes[best].n - 1]))
                 best = l;
         if (best == s->nlanes) return 0;
-        lane *ln = &s->lanes[best];
+        pf_lane *ln = &s->lanes[best];
         int64_t end = ln->end[ln->n - 1];
         if (end > limit) return 0;
         ln->n--;
@@ -208,20 +191,20 @@ static int pop_ends(seq *s, int64_t limit)
 }
 
 /* The first lane where [.., end) nests, made when none does. */
-static int64_t lane_for(seq *s, int64_t end)
+static int64_t lane_for(pf_wseq *s, int64_t end)
 {
     size_t l = 0;
     while (l < s->nlanes && s->lanes[l].n && s->lanes[l].end[s->lanes[l].n - 1] < end) l++;
     if (l == s->nlanes) {
         if (l >= PF_MAX_LANES) return -1;
-        lane *ls = realloc(s->lanes, (l + 1) * sizeof *ls);
+        pf_lane *ls = realloc(s->lanes, (l + 1) * sizeof *ls);
         if (!ls) return -1;
         s->lanes = ls;
         memset(&ls[l], 0, sizeof *ls);
         s->nlanes++;
         if (l && lane_track(s, l) != 0) return -1;
     }
-    lane *ln = &s->lanes[l];
+    pf_lane *ln = &s->lanes[l];
     if (ln->n == ln->cap) {
         size_t c = ln->cap ? ln->cap * 2 : 64;
         int64_t *e = realloc(ln->end, c * sizeof *e);
@@ -233,37 +216,62 @@ static int64_t lane_for(seq *s, int64_t end)
     return (int64_t)l;
 }
 
-static int begin_event(seq *s, const op_event *e)
+/* e's annotations of the given parts (PF_PART_*), in one order whatever
+ * the parts, so a slice's bytes do not depend on how it was written. */
+static void annotate(pf_wseq *s, const op_event *e, unsigned parts)
 {
     const opprof_trace *t = s->pw->t;
-    int64_t l = lane_for(s, e->start_ns + e->dur_ns);
-    if (l < 0) return -1;
-    op_pbw *te = &s->pw->te;
-    op_pbw_uint(te, PF_TE_TYPE, PF_TYPE_SLICE_BEGIN);
-    op_pbw_uint(te, PF_TE_NAME_IID, name_iid(s, e->name));
-    if (e->cat != OPPROF_CAT_CPU_OP) /* the reader's default, as a Chrome event without "cat" */
-        op_pbw_uint(te, PF_TE_CATEGORY_IIDS, (uint64_t)(e->cat <= OPPROF_CAT_OTHER ? e->cat : OPPROF_CAT_OTHER) + 1);
-    if (l) op_pbw_uint(te, PF_TE_TRACK_UUID, PF_UUID_THREAD(s->thread, (uint64_t)l));
     const op_evx *x = op_evx_of(t, e);
-    if (x->shapes) ann_string(s, PF_ANN_SHAPES, x->shapes);
-    if (x->types) ann_string(s, PF_ANN_TYPES, x->types);
-    if (x->stack && x->stack <= t->nstacks) ann_stack(s, x->stack - 1);
-    if (x->flops) ann_num(s, PF_ANN_FLOPS, PF_DA_UINT, x->flops);
-    if (e->flags & OP_EV_HAS_EXT) ann_num(s, PF_ANN_EXT, PF_DA_INT, (uint64_t)x->external_id);
-    if (e->flags & OP_EV_HAS_CORR) {
+    op_pbw *te = &s->pw->te;
+    int open = (parts & PF_PART_OPEN) != 0, close = (parts & PF_PART_CLOSE) != 0;
+    if (open && x->shapes) ann_string(s, PF_ANN_SHAPES, x->shapes);
+    if (open && x->types) ann_string(s, PF_ANN_TYPES, x->types);
+    if (open && x->stack && x->stack <= t->nstacks) ann_stack(s, x->stack - 1);
+    if (close && x->flops) ann_num(s, PF_ANN_FLOPS, PF_DA_UINT, x->flops);
+    if (open && (e->flags & OP_EV_HAS_EXT)) ann_num(s, PF_ANN_EXT, PF_DA_INT, (uint64_t)x->external_id);
+    if (open && (e->flags & OP_EV_HAS_CORR)) {
         ann_num(s, PF_ANN_CORR, PF_DA_INT, (uint64_t)x->correlation);
         if (t->options & OP_TRACE_DEVICE) { /* the arrow from a launch to what it launched */
             if (op_cat_is_launch(e->cat)) op_pbw_fixed64(te, PF_TE_FLOW_IDS, (uint64_t)x->correlation);
             else if (op_cat_is_device(e->cat)) op_pbw_fixed64(te, PF_TE_TERMINATING_FLOW_IDS, (uint64_t)x->correlation);
         }
     }
-    if (x->args && op_strtab_len(&t->str, x->args)) ann_string(s, PF_ANN_ARGS, x->args);
+    if (close && x->args && op_strtab_len(&t->str, x->args)) ann_string(s, PF_ANN_ARGS, x->args);
+}
+
+static int slice_begin(pf_wseq *s, const op_event *e, uint64_t l, unsigned parts)
+{
+    op_pbw *te = &s->pw->te;
+    op_pbw_uint(te, PF_TE_TYPE, PF_TYPE_SLICE_BEGIN);
+    op_pbw_uint(te, PF_TE_NAME_IID, name_iid(s, e->name));
+    if (e->cat != OPPROF_CAT_CPU_OP) /* the reader's default, as a Chrome event without "cat" */
+        op_pbw_uint(te, PF_TE_CATEGORY_IIDS, (uint64_t)(e->cat <= OPPROF_CAT_OTHER ? e->cat : OPPROF_CAT_OTHER) + 1);
+    if (l) op_pbw_uint(te, PF_TE_TRACK_UUID, PF_UUID_THREAD(s->thread, l));
+    annotate(s, e, parts);
     return emit_event(s, abs_ts(s, e->start_ns));
+}
+
+static int begin_event(pf_wseq *s, const op_event *e)
+{
+    int64_t l = lane_for(s, e->start_ns + e->dur_ns);
+    return l < 0 ? -1 : slice_begin(s, e, (uint64_t)l, PF_PART_OPEN | PF_PART_CLOSE);
+}
+
+int op_pf_seq_begin(pf_wseq *s, const op_event *e)
+{
+    return slice_begin(s, e, 0, PF_PART_OPEN);
+}
+
+int op_pf_seq_end(pf_wseq *s, const op_event *e)
+{
+    op_pbw_uint(&s->pw->te, PF_TE_TYPE, PF_TYPE_SLICE_END);
+    annotate(s, e, PF_PART_CLOSE);
+    return emit_event(s, abs_ts(s, e->start_ns + e->dur_ns));
 }
 
 /* A [memory] instant on the thread's track, then the live bytes on the
  * counter track of its process and device. */
-static int memory_event(seq *s, const op_mem_event *m)
+int op_pf_seq_memory(pf_wseq *s, const op_mem_event *m)
 {
     op_pbw *te = &s->pw->te;
     op_pbw_uint(te, PF_TE_TYPE, PF_TYPE_INSTANT);
@@ -284,20 +292,20 @@ static int memory_event(seq *s, const op_mem_event *m)
 /* Thread th's events (ev[0..ne), model order) and memory events, merged in
  * time order: ends first, then a range that begins, then memory at the
  * same time (the Chrome writer's order). */
-static int write_thread(seq *s, const uint32_t *ev, size_t ne, const uint32_t *mem, size_t nm)
+static int write_thread(pf_wseq *s, const uint32_t *ev, size_t ne, const uint32_t *mem, size_t nm)
 {
     const opprof_trace *t = s->pw->t;
     int64_t t0 = INT64_MAX;
     if (ne) t0 = t->ev[ev[0]].start_ns;
     if (nm && t->mem[mem[0]].ts_ns < t0) t0 = t->mem[mem[0]].ts_ns;
     if (t0 == INT64_MAX) t0 = 0;
-    if (first_packet(s, abs_ts(s, t0)) != 0) return -1;
+    if (op_pf_seq_start(s, s->thread, t0) != 0) return -1;
     size_t i = 0, k = 0;
     while (i < ne || k < nm) {
         int64_t ts = i < ne ? t->ev[ev[i]].start_ns : INT64_MAX;
         int64_t tm = k < nm ? t->mem[mem[k]].ts_ns : INT64_MAX;
         if (pop_ends(s, ts < tm ? ts : tm) != 0) return -1;
-        int rc = tm < ts ? memory_event(s, &t->mem[mem[k++]]) : begin_event(s, &t->ev[ev[i++]]);
+        int rc = tm < ts ? op_pf_seq_memory(s, &t->mem[mem[k++]]) : begin_event(s, &t->ev[ev[i++]]);
         if (rc != 0) return -1;
     }
     return pop_ends(s, INT64_MAX);
@@ -341,47 +349,78 @@ static uint32_t *by_thread(size_t n, size_t nthreads, const void *items, uint32_
     return idx;
 }
 
+/* Room for ids of nstr strings and nst stacks, the new ones not interned. */
+static int fit(uint32_t **iid, uint32_t **gen, size_t *cap, size_t n)
+{
+    if (n <= *cap) return 0;
+    size_t c = *cap ? *cap : 64;
+    while (c < n) c *= 2;
+    uint32_t *a = realloc(*iid, c * sizeof *a);
+    if (!a) return -1;
+    *iid = a;
+    uint32_t *g = realloc(*gen, c * sizeof *g);
+    if (!g) return -1;
+    *gen = g;
+    memset(a + *cap, 0, (c - *cap) * sizeof *a);
+    memset(g + *cap, 0, (c - *cap) * sizeof *g);
+    *cap = c;
+    return 0;
+}
+
+int op_pf_seq_fit(pf_wseq *s, size_t nstr, size_t nstacks)
+{
+    size_t ns = s->cap_str;
+    if (fit(&s->name_iid, &s->name_gen, &s->cap_str, nstr) != 0) return -1;
+    s->cap_str = ns;
+    if (fit(&s->str_iid, &s->str_gen, &s->cap_str, nstr) != 0) return -1;
+    return fit(&s->stack_iid, &s->stack_gen, &s->cap_stack, nstacks);
+}
+
+int op_pf_seq_start(pf_wseq *s, size_t thread, int64_t t0_ns)
+{
+    s->thread = thread;
+    s->id = 2 + (uint32_t)thread;
+    s->gen++;
+    for (size_t l = 0; l < s->nlanes; l++) s->lanes[l].n = 0;
+    return first_packet(s, abs_ts(s, t0_ns));
+}
+
+void op_pf_seq_free(pf_wseq *s)
+{
+    for (size_t l = 0; l < s->nlanes; l++) free(s->lanes[l].end);
+    free(s->lanes);
+    free(s->name_iid);
+    free(s->name_gen);
+    free(s->str_iid);
+    free(s->str_gen);
+    free(s->stack_iid);
+    free(s->stack_gen);
+    memset(s, 0, sizeof *s);
+}
+
 int op_pf_write_threads(pf_writer *pw)
 {
     const opprof_trace *t = pw->t;
     if (t->nev > UINT32_MAX || t->nmem > UINT32_MAX) return -1;
-    size_t ns = t->str.count ? t->str.count : 1, nst = t->nstacks ? t->nstacks : 1, nt = t->nthreads;
-    seq s;
+    size_t nt = t->nthreads;
+    pf_wseq s;
     memset(&s, 0, sizeof s);
     s.pw = pw;
     size_t *ev_first = NULL, *mem_first = NULL;
     uint32_t *ev_idx = by_thread(t->nev, nt, t->ev, ev_thread, &ev_first);
     uint32_t *mem_idx = by_thread(t->nmem, nt, t->mem, mem_thread, &mem_first);
-    s.name_iid = calloc(ns, sizeof *s.name_iid);
-    s.name_gen = calloc(ns, sizeof *s.name_gen);
-    s.str_iid = calloc(ns, sizeof *s.str_iid);
-    s.str_gen = calloc(ns, sizeof *s.str_gen);
-    s.stack_iid = calloc(nst, sizeof *s.stack_iid);
-    s.stack_gen = calloc(nst, sizeof *s.stack_gen);
-    int rc = ev_idx && mem_idx && s.name_iid && s.name_gen && s.str_iid && s.str_gen && s.stack_iid && s.stack_gen
-                 ? 0
-                 : -1;
+    int rc = ev_idx && mem_idx ? op_pf_seq_fit(&s, t->str.count ? t->str.count : 1, t->nstacks ? t->nstacks : 1) : -1;
     for (size_t th = 0; th < nt && rc == 0; th++) {
         s.thread = th;
-        s.id = 2 + (uint32_t)th;
-        s.gen = (uint32_t)th + 1;
-        for (size_t l = 0; l < s.nlanes; l++) s.lanes[l].n = 0;
         rc = write_thread(&s, ev_idx + ev_first[th], ev_first[th + 1] - ev_first[th], mem_idx + mem_first[th],
                           mem_first[th + 1] - mem_first[th]);
         /* Lanes past the first are tracks of this thread only. */
         for (; s.nlanes > 1; s.nlanes--) free(s.lanes[s.nlanes - 1].end);
     }
-    for (size_t l = 0; l < s.nlanes; l++) free(s.lanes[l].end);
-    free(s.lanes);
+    op_pf_seq_free(&s);
     free(ev_idx);
     free(mem_idx);
     free(ev_first);
     free(mem_first);
-    free(s.name_iid);
-    free(s.name_gen);
-    free(s.str_iid);
-    free(s.str_gen);
-    free(s.stack_iid);
-    free(s.stack_gen);
     return rc;
 }

@@ -49,7 +49,10 @@ typedef struct pf_writer {
     op_pbw in;  /* its interned data */
     pf_counter *counters;
     size_t ncounters;
+    int64_t base_ns;  /* added to the events' times: the trace's base time */
     int64_t *proc_of; /* per thread: index of its process among the distinct pids */
+    size_t nproc;     /* distinct pids with a process track */
+    size_t described; /* threads with a track (the first ones) */
     int zlevel;       /* 0: packets as they are; 1..9: in compressed batches, this zlib level */
     op_pbw batch;     /* the packets of the batch being filled, each framed as a Trace.packet */
     void *z;          /* the batches' deflate stream (a z_stream) */
@@ -77,16 +80,80 @@ int op_pf_emit(pf_writer *pw);
 int op_pf_flush(pf_writer *pw);
 void op_pf_pack_free(pf_writer *pw);
 
-/* Sequence 1 (pftrace_meta.c). */
-int op_pf_write_meta(pf_writer *pw);
+/* Sequence 1 (pftrace_meta.c): the tracks of threads [pw->described,
+ * t->nthreads) and of their processes not yet described; the counter tracks
+ * of the memory events' processes and devices not yet described; the
+ * "opprof" track and its instant with info's metadata (dropped events,
+ * incomplete, distributedInfo). 0 or -1. */
+int op_pf_meta_threads(pf_writer *pw);
+int op_pf_meta_counters(pf_writer *pw);
+int op_pf_meta_info(pf_writer *pw, const opprof_trace *info);
 
 /* The counter track of a memory event's process and device. */
 size_t op_pf_counter_of(const pf_writer *pw, const op_mem_event *m);
 
-/* Sequences 2.. (pftrace.c). */
+/* A thread's sequence being written (pftrace.c). Strings and stacks are
+ * interned on the sequence once per start; ranges that overlap without
+ * nesting go on lanes (whole traces only: a streamed thread's nest). */
+typedef struct pf_lane {
+    int64_t *end; /* the open ranges' ends, innermost last */
+    size_t n, cap;
+} pf_lane;
+
+typedef struct pf_wseq {
+    pf_writer *pw;
+    uint32_t id, gen;
+    uint64_t last_ts;
+    /* Interned since the last start when *_gen[k] == gen. */
+    uint32_t *name_iid, *name_gen, *str_iid, *str_gen, *stack_iid, *stack_gen;
+    size_t cap_str, cap_stack;
+    uint32_t next_name, next_str;
+    pf_lane *lanes;
+    size_t nlanes;
+    size_t thread;
+} pf_wseq;
+
+/* Which of an event's annotations a packet carries: those known when the
+ * range begins (shapes, types, stack, ids, flows) and those that its end
+ * may still set (FLOPs, args). */
+enum { PF_PART_OPEN = 1, PF_PART_CLOSE = 2 };
+
+/* Room to intern nstr strings and nstacks stacks (pw->t's). 0 or -1. */
+int op_pf_seq_fit(pf_wseq *s, size_t nstr, size_t nstacks);
+/* Starts (or starts again) the sequence of thread `thread`, its
+ * incremental state cleared and its clock at t0_ns: each start interns
+ * anew, so a sequence may be written in pieces between other threads'. */
+int op_pf_seq_start(pf_wseq *s, size_t thread, int64_t t0_ns);
+/* A streamed slice on the thread's own track: its begin (OPEN part) with
+ * the end not yet known, then its end at start + dur (CLOSE part). Times
+ * must not go back within a start. 0 or -1. */
+int op_pf_seq_begin(pf_wseq *s, const op_event *e);
+int op_pf_seq_end(pf_wseq *s, const op_event *e);
+/* A memory event: the instant, then the counter's value. */
+int op_pf_seq_memory(pf_wseq *s, const op_mem_event *m);
+void op_pf_seq_free(pf_wseq *s);
+
+/* Sequences 2.. of a whole trace (pftrace.c). */
 int op_pf_write_threads(pf_writer *pw);
 
 /* Writes t as a .pftrace into out's writer; zlevel as pf_writer's. */
 int op_pf_write(const opprof_trace *t, op_jw *w, const opprof_export_options *o, int zlevel);
+
+/* A .pftrace written while it is recorded (pftrace_stream.c), fed the
+ * streamed reader's batches (model/stream.h): threads and counters get
+ * their tracks as they first appear, each thread's batch is a piece of its
+ * sequence, and the metadata instant comes last. head gives the base time
+ * and distributedInfo. */
+typedef struct op_pf_stream op_pf_stream;
+int op_pf_stream_begin(op_pf_stream **out, op_jw *w, const opprof_trace *head, const opprof_export_options *o,
+                       int zlevel);
+/* t's events (begins flagged OP_EV_OPENING, ends complete) and memory
+ * events in the order given: order[k] is an event index, or a memory
+ * event's with OP_ORDER_MEM set. */
+int op_pf_stream_events(op_pf_stream *s, const opprof_trace *t, const uint32_t *order, size_t n);
+/* The last batch (t NULL: giving up, nothing more written), the metadata
+ * and the last compressed batch; frees s. */
+int op_pf_stream_end(op_pf_stream *s, const opprof_trace *t, const uint32_t *order, size_t n, uint64_t dropped,
+                     int incomplete);
 
 #endif

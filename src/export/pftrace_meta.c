@@ -82,7 +82,7 @@ size_t op_pf_counter_of(const pf_writer *pw, const op_mem_event *m)
 }
 
 /* A counter track per (process, device) that has memory events. */
-static int counter_tracks(pf_writer *pw)
+int op_pf_meta_counters(pf_writer *pw)
 {
     const opprof_trace *t = pw->t;
     for (size_t m = 0; m < t->nmem; m++) {
@@ -135,9 +135,8 @@ static void ann_clock(op_pbw *p, const opprof_clock_sync *cs, const char *suffix
  * the Chrome trace has at top level: droppedEvents, incomplete and
  * distributedInfo (the rank given in the options wins over the trace's,
  * which wins over the launcher's environment, as in chrome.c). */
-static int metadata(pf_writer *pw)
+int op_pf_meta_info(pf_writer *pw, const opprof_trace *t)
 {
-    const opprof_trace *t = pw->t;
     op_pbw *p = &pw->pkt;
     op_pbw_begin(p, PF_PKT_TRACK_DESCRIPTOR);
     op_pbw_uint(p, PF_TD_UUID, PF_UUID_META);
@@ -180,26 +179,27 @@ static int metadata(pf_writer *pw)
     return op_pf_emit(pw);
 }
 
-int op_pf_write_meta(pf_writer *pw)
+int op_pf_meta_threads(pf_writer *pw)
 {
     const opprof_trace *t = pw->t;
-    size_t nt = t->nthreads ? t->nthreads : 1;
-    if (!(pw->proc_of = calloc(nt, sizeof *pw->proc_of))) return -1;
-    size_t nproc = 0;
-    for (size_t i = 0; i < t->nthreads; i++) {
+    if (pw->described >= t->nthreads) return 0;
+    int64_t *p = realloc(pw->proc_of, t->nthreads * sizeof *p);
+    if (!p) return -1;
+    pw->proc_of = p;
+    for (size_t i = pw->described; i < t->nthreads; i++) {
         size_t j = 0;
         while (j < i && t->threads[j].pid != t->threads[i].pid) j++;
         if (j < i) {
             pw->proc_of[i] = pw->proc_of[j];
             continue;
         }
-        pw->proc_of[i] = (int64_t)nproc;
-        if (process_track(pw, nproc++, &t->threads[i]) != 0) return -1;
+        pw->proc_of[i] = (int64_t)pw->nproc;
+        if (process_track(pw, pw->nproc++, &t->threads[i]) != 0) return -1;
     }
-    for (size_t i = 0; i < t->nthreads; i++)
+    for (size_t i = pw->described; i < t->nthreads; i++)
         if (thread_track(pw, i) != 0) return -1;
-    if (counter_tracks(pw) != 0) return -1;
-    return metadata(pw);
+    pw->described = t->nthreads;
+    return 0;
 }
 
 int op_pf_write(const opprof_trace *t, op_jw *w, const opprof_export_options *o, int zlevel)
@@ -210,7 +210,10 @@ int op_pf_write(const opprof_trace *t, op_jw *w, const opprof_export_options *o,
     pw.t = t;
     pw.o = o;
     pw.zlevel = zlevel;
-    int rc = op_pf_write_meta(&pw);
+    pw.base_ns = t->base_time_ns > 0 ? t->base_time_ns : 0;
+    int rc = op_pf_meta_threads(&pw);
+    if (rc == 0) rc = op_pf_meta_counters(&pw);
+    if (rc == 0) rc = op_pf_meta_info(&pw, t);
     if (rc == 0) rc = op_pf_write_threads(&pw);
     if (rc == 0) rc = op_pf_flush(&pw);
     op_pf_pack_free(&pw);

@@ -9,6 +9,7 @@
 #include "common/pfschema.h"
 #include "export/chrome.h"
 #include "export/out.h"
+#include "export/pftrace.h"
 #include "export/stream.h"
 #include "model/collect.h"
 #include "model/distributed.h"
@@ -19,7 +20,9 @@
 static struct {
     int opened, running;
     op_out out;
-    op_chrome_stream *cs;
+    op_chrome_stream *cs; /* a Chrome JSON trace's writer, or */
+    op_pf_stream *pf;     /* a .pftrace's */
+    int pftrace, gz;
     op_sdec *dec;
     pthread_t th;
     op_timebase tb;
@@ -55,8 +58,27 @@ static void fail(int rc)
 
 static void write_batch(void)
 {
-    if (!W.status) fail(op_chrome_stream_events(W.cs, op_sdec_trace(W.dec)));
+    size_t n;
+    const uint32_t *order = op_sdec_order(W.dec, &n);
+    if (!W.status && W.pf) fail(op_pf_stream_events(W.pf, op_sdec_trace(W.dec), order, n));
+    else if (!W.status) fail(op_chrome_stream_events(W.cs, op_sdec_trace(W.dec)));
     op_sdec_clear(W.dec);
+}
+
+/* Ends the file's writer: with t the last batch, else giving up. */
+static int end_writer(const opprof_trace *t, uint64_t dropped, int incomplete)
+{
+    int rc = OPPROF_OK;
+    if (W.pf) {
+        size_t n = 0;
+        const uint32_t *order = t ? op_sdec_order(W.dec, &n) : NULL;
+        rc = op_pf_stream_end(W.pf, t, order, n, dropped, incomplete);
+    } else if (W.cs) {
+        rc = op_chrome_stream_end(W.cs, t, dropped, incomplete);
+    }
+    W.pf = NULL;
+    W.cs = NULL;
+    return rc;
 }
 
 static void *writer_main(void *arg)
@@ -68,6 +90,7 @@ static void *writer_main(void *arg)
      * fixed at its end. */
     op_timebase_finish(&W.tb);
     W.dec = op_sdec_new(&W.tb, W.opts);
+    if (W.dec && W.pftrace) op_sdec_keep_begins(W.dec); /* a slice begins in the file before its end is known */
     if (!W.dec) fail(op_fail(OPPROF_E_NOMEM, "out of memory starting the streamed trace's writer"));
     op_spill_item it;
     while (op_spill_take(&it) == 0) {
@@ -87,11 +110,11 @@ int op_stream_open(const char *path)
     pthread_once(&g_fork_once, install_fork_handler);
     if (W.opened || W.running) return op_fail(OPPROF_E_ACTIVE, "a streamed trace is already being written");
     if (!path || !*path) return op_fail(OPPROF_E_INVAL, "stream_trace: no file name given");
-    if (op_pf_path(path))
-        return op_fail(OPPROF_E_INVAL, "stream_trace %s: streaming writes Chrome JSON (.json or .json.gz); "
-                                       "a .pftrace is written at the end without stream_trace", path);
     if (strlen(path) >= sizeof W.path) return op_fail(OPPROF_E_INVAL, "stream_trace: the file name is too long");
-    int rc = op_out_open_path(&W.out, path, op_path_is_gz(path), 1, 1);
+    /* The name picks the format and the compression, as for an export. */
+    W.pftrace = op_pf_path(path);
+    W.gz = op_path_is_gz(path);
+    int rc = op_out_open_path(&W.out, path, W.gz, 1, 1);
     if (rc != OPPROF_OK) return rc;
     snprintf(W.path, sizeof W.path, "%s", path);
     W.opened = 1;
@@ -112,7 +135,9 @@ int op_stream_begin(const opprof_trace *head, const op_timebase *tb, uint32_t op
     if (!W.opened) return op_fail(OPPROF_E_INVAL, "no streamed trace is open");
     opprof_export_options o;
     opprof_export_options_init(&o);
-    int rc = op_chrome_stream_begin(&W.cs, &W.out.w, head, &o);
+    /* A .pftrace.gz holds plain packets: the gzip around them compresses them better. */
+    int rc = W.pftrace ? op_pf_stream_begin(&W.pf, &W.out.w, head, &o, W.gz ? 0 : op_pf_zlevel(&o))
+                       : op_chrome_stream_begin(&W.cs, &W.out.w, head, &o);
     if (rc != OPPROF_OK) {
         op_stream_abort();
         return rc;
@@ -128,8 +153,7 @@ int op_stream_begin(const opprof_trace *head, const op_timebase *tb, uint32_t op
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (e != 0) {
         op_spill_close();
-        (void)op_chrome_stream_end(W.cs, NULL, 0, 0);
-        W.cs = NULL;
+        (void)end_writer(NULL, 0, 0);
         op_stream_abort();
         return op_fail(OPPROF_E_NOMEM, "cannot start the streamed trace's writer: %s", strerror(e));
     }
@@ -165,11 +189,8 @@ int op_stream_stop(uint64_t gen, const op_timebase *tb, uint64_t stop_ticks, int
     opprof_trace *tr = NULL;
     if (!nomem && op_sdec_finish(W.dec, tb, stop_ticks, &tr) != 0) nomem = 1;
     int rc = nomem ? op_fail(OPPROF_E_NOMEM, "out of memory ending the streamed trace") : OPPROF_OK;
-    if (!W.status && W.dec)
-        fail(op_chrome_stream_end(W.cs, op_sdec_trace(W.dec), tr ? tr->dropped : 0, incomplete));
-    else if (W.cs)
-        (void)op_chrome_stream_end(W.cs, NULL, 0, 0);
-    W.cs = NULL;
+    if (!W.status && W.dec) fail(end_writer(op_sdec_trace(W.dec), tr ? tr->dropped : 0, incomplete));
+    else (void)end_writer(NULL, 0, 0);
     if (!W.status) fail(op_out_close(&W.out));
     else op_out_discard(&W.out);
     W.opened = 0;

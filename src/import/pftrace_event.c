@@ -181,6 +181,36 @@ static uint32_t args_of(pf_reader *r, const pf_ann *a)
     return op_trace_intern(t, b->p, b->n);
 }
 
+/* What annotations say about event e: its cold part, the trace's options. */
+static int annotate(pf_reader *r, op_event *e, const pf_ann *a, const unsigned char *at)
+{
+    opprof_trace *t = r->t;
+    uint32_t args = args_of(r, a);
+    if (args == UINT32_MAX) return nomem(r, at);
+    if (!args && !a->has) return 0; /* only an annotated event has a cold part */
+    op_evx *x = op_evx_add(t, e);
+    if (!x) return nomem(r, at);
+    if (args) x->args = args;
+    if (a->has & (1u << PF_ANN_SHAPES)) {
+        x->shapes = a->str[PF_ANN_SHAPES];
+        t->options |= OP_TRACE_SHAPES;
+    }
+    if (a->has & (1u << PF_ANN_TYPES)) x->types = a->str[PF_ANN_TYPES];
+    if (a->has & (1u << PF_ANN_FLOPS)) {
+        x->flops = a->num[PF_ANN_FLOPS];
+        t->options |= OP_TRACE_FLOPS;
+    }
+    if (a->has & (1u << PF_ANN_EXT)) {
+        x->external_id = op_pb_int(a->num[PF_ANN_EXT]);
+        e->flags |= OP_EV_HAS_EXT;
+    }
+    if (a->has & (1u << PF_ANN_CORR)) {
+        x->correlation = op_pb_int(a->num[PF_ANN_CORR]);
+        e->flags |= OP_EV_HAS_CORR;
+    }
+    return 0;
+}
+
 static int begin(pf_reader *r, pf_seq *s, op_pbr te, const pf_te *f, pf_track *tr, int64_t ns)
 {
     opprof_trace *t = r->t;
@@ -202,30 +232,8 @@ static int begin(pf_reader *r, pf_seq *s, op_pbr te, const pf_te *f, pf_track *t
     pf_ann a;
     if (name == UINT32_MAX) return nomem(r, te.p);
     if (annotations(r, s, te, &a) != 0) return -1;
-    uint32_t args = args_of(r, &a);
-    if (args == UINT32_MAX) return nomem(r, te.p);
     op_event *e = op_trace_add_event(t, tr->thread, name, f->cat, ns, 0);
-    if (!e) return nomem(r, te.p);
-    op_evx *x = args || a.has ? op_evx_add(t, e) : NULL; /* only an annotated event has a cold part */
-    if ((args || a.has) && !x) return nomem(r, te.p);
-    if (args) x->args = args;
-    if (a.has & (1u << PF_ANN_SHAPES)) {
-        x->shapes = a.str[PF_ANN_SHAPES];
-        t->options |= OP_TRACE_SHAPES;
-    }
-    if (a.has & (1u << PF_ANN_TYPES)) x->types = a.str[PF_ANN_TYPES];
-    if (a.has & (1u << PF_ANN_FLOPS)) {
-        x->flops = a.num[PF_ANN_FLOPS];
-        t->options |= OP_TRACE_FLOPS;
-    }
-    if (a.has & (1u << PF_ANN_EXT)) {
-        x->external_id = op_pb_int(a.num[PF_ANN_EXT]);
-        e->flags |= OP_EV_HAS_EXT;
-    }
-    if (a.has & (1u << PF_ANN_CORR)) {
-        x->correlation = op_pb_int(a.num[PF_ANN_CORR]);
-        e->flags |= OP_EV_HAS_CORR;
-    }
+    if (!e || annotate(r, e, &a, te.p) != 0) return e ? -1 : nomem(r, te.p);
     if (op_cat_is_device(f->cat)) { /* as the Chrome reader: the stream's device is its pid */
         op_thread *th = &t->threads[tr->thread];
         if (th->device < 0 && th->pid >= 0 && th->pid <= INT32_MAX) th->device = (int32_t)th->pid;
@@ -235,7 +243,10 @@ static int begin(pf_reader *r, pf_seq *s, op_pbr te, const pf_te *f, pf_track *t
     return 0;
 }
 
-static int end(pf_reader *r, pf_track *tr, int64_t ns)
+/* An end's annotations belong to the slice it closes, as in Perfetto's
+ * trace processor: a streamed trace puts there what is known only at the
+ * end (FLOPs given to opprof_end_flops, args patched by opprof_end_args). */
+static int end(pf_reader *r, pf_seq *s, op_pbr te, pf_track *tr, int64_t ns)
 {
     if (!tr->nopen) return 0; /* an end without a begin: Perfetto ignores it too */
     uint32_t i = tr->open[--tr->nopen];
@@ -243,7 +254,9 @@ static int end(pf_reader *r, pf_track *tr, int64_t ns)
     op_event *e = &r->t->ev[i];
     e->dur_ns = ns > e->start_ns ? ns - e->start_ns : 0;
     see_time(r, e->start_ns, ns);
-    return 0;
+    pf_ann a;
+    if (annotations(r, s, te, &a) != 0) return -1;
+    return annotate(r, e, &a, te.p);
 }
 
 static int memory(pf_reader *r, pf_seq *s, op_pbr te, const pf_track *tr, int64_t ns)
@@ -332,7 +345,7 @@ int op_pf_track_event(pf_reader *r, pf_seq *s, op_pbr te, int64_t ns)
     pf_track *tr = &r->tracks[k];
     switch (f.type) {
     case PF_TYPE_SLICE_BEGIN: return begin(r, s, te, &f, tr, ns);
-    case PF_TYPE_SLICE_END: return end(r, tr, ns);
+    case PF_TYPE_SLICE_END: return end(r, s, te, tr, ns);
     case PF_TYPE_INSTANT:
         if (tr->kind == PF_TK_META) return metadata(r, te);
         if (tr->kind != PF_TK_THREAD || f.skip_cat || !f.has_name) return 0;

@@ -57,8 +57,13 @@ typedef struct op_evx {
 /* Internal event flags, beside the public OPPROF_EVENT_* bits. */
 enum {
     OP_EV_HAS_CORR = 1u << 4, /* correlation is set */
-    OP_EV_HAS_EXT = 1u << 5   /* external_id is set */
+    OP_EV_HAS_EXT = 1u << 5,  /* external_id is set */
+    OP_EV_OPENING = 1u << 6   /* a streamed range's begin: its end comes as a second, complete event */
 };
+
+/* In a streamed batch's order (model/stream.h): the item is a memory
+ * event's index, not an event's. */
+#define OP_ORDER_MEM (1u << 31)
 
 static inline int op_cat_is_launch(int cat)
 {

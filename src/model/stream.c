@@ -10,6 +10,7 @@
 #include "model/collect_agg.h"
 #include "model/gaps.h"
 #include "model/stream.h"
+#include "common/vec.h"
 
 #define LOAD(p) OP_LOAD(p)
 
@@ -43,6 +44,8 @@ struct op_sdec {
     size_t nslots;
     uint64_t recorded;
     int64_t mem_total;
+    int begins;                  /* op_sdec_keep_begins: a begin becomes an event too */
+    OP_VEC(uint32_t) order;      /* the batch's items as read, with begins */
 };
 
 static int64_t replay_clock(void *ctx)
@@ -84,6 +87,7 @@ void op_sdec_free(op_sdec *d)
     }
     free(d->th);
     free(d->slots);
+    op_vec_free(&d->order);
     opprof_trace_free(d->tr);
     op_recnames_free(d->names);
     free(d);
@@ -190,7 +194,7 @@ static int range_done(op_sdec *d, sthread *st, const op_word *p, uint64_t t1, in
     if (name == UINT32_MAX) return -1;
     int64_t s = ns_of(d, st, t0), e = ns_of(d, st, t1);
     op_event *ev = op_trace_add_event(d->tr, st->ti, name, (int)site->category, s, e - s);
-    if (!ev) return -1;
+    if (!ev || (d->begins && op_vec_push(&d->order, (uint32_t)(d->tr->nev - 1)) != 0)) return -1;
     if (forced) ev->flags |= OPPROF_EVENT_FORCED_END;
     d->recorded++;
     if (!hdr) return 0;
@@ -203,7 +207,7 @@ static int range_done(op_sdec *d, sthread *st, const op_word *p, uint64_t t1, in
     }
     const op_word *q = inputs_at(p, hdr, end);
     unsigned n = OP_EXT_NINPUTS(hdr);
-    if (n && (d->opts & OP_OPT_SHAPES) &&
+    if (n && (d->opts & OP_OPT_SHAPES) && !d->begins && /* with begins: the begin's */
         op_recnames_inputs(d->names, d->tr, q, n, (uint32_t)(end - q), &x->shapes, &x->types) != 0)
         return -1;
     if (d->opts & OP_OPT_FLOPS) {
@@ -231,6 +235,26 @@ static int pop_done(op_sdec *d, sthread *st, uint64_t ts, int inclusive)
     return 0;
 }
 
+/* With begins: the range's begin as an event flagged OP_EV_OPENING, with
+ * what is known of it then (name, category, shapes); the rest (its end,
+ * FLOPs, args) comes with the complete event when it is done. */
+static int begin_event(op_sdec *d, sthread *st, const op_word *p, size_t len, const opprof_site *site, uint64_t t0)
+{
+    uint32_t name = op_recnames_site(d->names, d->tr, site);
+    if (name == UINT32_MAX) return -1;
+    op_event *ev = op_trace_add_event(d->tr, st->ti, name, (int)site->category, ns_of(d, st, t0), 0);
+    if (!ev || op_vec_push(&d->order, (uint32_t)(d->tr->nev - 1)) != 0) return -1;
+    ev->flags |= OP_EV_OPENING;
+    uint64_t w0 = LOAD(&p[0]);
+    if (!(w0 & OP_REC_EXT) || !(d->opts & OP_OPT_SHAPES)) return 0;
+    uint64_t hdr = LOAD(&p[3]);
+    unsigned n = OP_EXT_NINPUTS(hdr);
+    if (!n) return 0;
+    op_evx *x = op_evx_add(d->tr, ev);
+    const op_word *end = p + len, *q = inputs_at(p, hdr, end);
+    return x && op_recnames_inputs(d->names, d->tr, q, n, (uint32_t)(end - q), &x->shapes, &x->types) == 0 ? 0 : -1;
+}
+
 static int range_begin(op_sdec *d, sthread *st, const op_word *p, size_t len, op_chunk *pin)
 {
     uint64_t w0 = LOAD(&p[0]), t0 = LOAD(&p[1]);
@@ -248,7 +272,7 @@ static int range_begin(op_sdec *d, sthread *st, const op_word *p, size_t len, op
     }
     st->now = t0;
     op_agg_begin(st->shadow, site, n ? in : NULL, n, NULL); /* no stacks: refused with a stream */
-    return 0;
+    return d->begins ? begin_event(d, st, p, len, site, t0) : 0;
 }
 
 static int memory_event(op_sdec *d, sthread *st, const op_word *p)
@@ -263,6 +287,7 @@ static int memory_event(op_sdec *d, sthread *st, const op_word *p)
     m->total_allocated = d->mem_total;
     m->enclosing = -1;
     d->recorded++;
+    if (d->begins && op_vec_push(&d->order, (uint32_t)(d->tr->nmem - 1) | OP_ORDER_MEM) != 0) return -1;
     return 0;
 }
 
@@ -399,6 +424,19 @@ void op_sdec_clear(op_sdec *d)
 {
     d->tr->nev = 0;
     d->tr->nmem = 0;
+    d->tr->nevx = 0;
+    d->order.n = 0;
+}
+
+void op_sdec_keep_begins(op_sdec *d)
+{
+    d->begins = 1;
+}
+
+const uint32_t *op_sdec_order(const op_sdec *d, size_t *n)
+{
+    *n = d->order.n;
+    return d->order.v;
 }
 
 uint64_t op_sdec_recorded(const op_sdec *d)

@@ -19,6 +19,7 @@
 #ifndef OPPROF_MODEL_STREAM_H
 #define OPPROF_MODEL_STREAM_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "capture/clock.h"
@@ -54,6 +55,16 @@ int op_sdec_end_rest(op_sdec *d, uint64_t stop_ticks);
  * stay, for the ids of later events). */
 opprof_trace *op_sdec_trace(op_sdec *d);
 void op_sdec_clear(op_sdec *d);
+
+/* For a writer that writes a range's begin before its end is known
+ * (pftrace_stream.c): each begin read is an event too, flagged
+ * OP_EV_OPENING, with its name, category and shapes (the complete event
+ * that follows when the range is done leaves its shapes to the begin); and
+ * the batch's order lists its begins, ends and memory events as they were
+ * read (OP_ORDER_MEM marks a memory event's index), each thread's in time
+ * order. Call before the first hand-off. */
+void op_sdec_keep_begins(op_sdec *d);
+const uint32_t *op_sdec_order(const op_sdec *d, size_t *n);
 
 /* Ranges and memory events read so far. */
 uint64_t op_sdec_recorded(const op_sdec *d);

@@ -1,0 +1,140 @@
+/* A .pftrace written while it is recorded (pftrace.h): the streamed
+ * reader's batches become pieces of the threads' sequences.
+ *
+ * A batch holds one thread's records as they were read (several threads'
+ * only at the end), in time order: a range's begin when its record is read,
+ * its end when it is done. So a slice's begin packet is written before its
+ * end is known, and a range open across batches (main, a loop) simply has
+ * its end in a later piece. Each piece clears the sequence's incremental
+ * state and interns what it uses again: a few hundred bytes per batch of
+ * tens of thousands of records. Tracks belong to the file, not to the
+ * sequence, so Perfetto and opprof's reader pair the begin and end across
+ * pieces. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/error.h"
+#include "export/pftrace.h"
+
+struct op_pf_stream {
+    pf_writer pw;
+    pf_wseq seq;
+    opprof_export_options o;
+    opprof_trace *info; /* the head's metadata, written at the end */
+};
+
+static int nomem(void)
+{
+    return op_fail(OPPROF_E_NOMEM, "out of memory writing the streamed trace");
+}
+
+static void stream_free(op_pf_stream *s)
+{
+    op_pf_seq_free(&s->seq);
+    op_pf_pack_free(&s->pw);
+    op_pbw_free(&s->pw.pkt);
+    op_pbw_free(&s->pw.te);
+    op_pbw_free(&s->pw.in);
+    free(s->pw.counters);
+    free(s->pw.proc_of);
+    opprof_trace_free(s->info);
+    free(s);
+}
+
+/* The metadata the instant at the end needs, from the head (whose strings
+ * are its own). */
+static opprof_trace *info_of(const opprof_trace *head)
+{
+    opprof_trace *t = op_trace_new();
+    if (!t) return NULL;
+    t->base_time_ns = head->base_time_ns;
+    t->dist_rank = head->dist_rank;
+    t->dist_world = head->dist_world;
+    t->clock_start = head->clock_start;
+    t->clock_end = head->clock_end;
+    if (head->dist_backend) {
+        t->dist_backend = op_trace_intern(t, op_strtab_get(&head->str, head->dist_backend),
+                                          op_strtab_len(&head->str, head->dist_backend));
+        if (t->dist_backend == UINT32_MAX) {
+            opprof_trace_free(t);
+            return NULL;
+        }
+    }
+    return t;
+}
+
+int op_pf_stream_begin(op_pf_stream **out, op_jw *w, const opprof_trace *head, const opprof_export_options *o,
+                       int zlevel)
+{
+    *out = NULL;
+    op_pf_stream *s = calloc(1, sizeof *s);
+    if (!s) return nomem();
+    s->o = *o;
+    s->pw.w = w;
+    s->pw.o = &s->o;
+    s->pw.zlevel = zlevel;
+    s->pw.base_ns = head->base_time_ns > 0 ? head->base_time_ns : 0;
+    s->seq.pw = &s->pw;
+    if (!(s->info = info_of(head))) {
+        stream_free(s);
+        return nomem();
+    }
+    *out = s;
+    return w->status;
+}
+
+static int64_t item_ts(const opprof_trace *t, uint32_t k)
+{
+    if (k & OP_ORDER_MEM) return t->mem[k & ~OP_ORDER_MEM].ts_ns;
+    const op_event *e = &t->ev[k];
+    return (e->flags & OP_EV_OPENING) ? e->start_ns : e->start_ns + e->dur_ns;
+}
+
+static uint32_t item_thread(const opprof_trace *t, uint32_t k)
+{
+    return (k & OP_ORDER_MEM) ? t->mem[k & ~OP_ORDER_MEM].thread : t->ev[k].thread;
+}
+
+static int batch(op_pf_stream *s, const opprof_trace *t, const uint32_t *order, size_t n)
+{
+    pf_writer *pw = &s->pw;
+    pw->t = t;
+    if (op_pf_seq_fit(&s->seq, t->str.count ? t->str.count : 1, t->nstacks ? t->nstacks : 1) != 0 ||
+        op_pf_meta_threads(pw) != 0 || op_pf_meta_counters(pw) != 0)
+        return -1;
+    size_t cur = SIZE_MAX;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t k = order[i];
+        if ((k & OP_ORDER_MEM) ? (k & ~OP_ORDER_MEM) >= t->nmem : k >= t->nev) return -1;
+        uint32_t th = item_thread(t, k);
+        if (th >= t->nthreads) return -1;
+        if (th != cur && op_pf_seq_start(&s->seq, th, item_ts(t, k)) != 0) return -1;
+        cur = th;
+        int rc;
+        if (k & OP_ORDER_MEM) rc = op_pf_seq_memory(&s->seq, &t->mem[k & ~OP_ORDER_MEM]);
+        else if (t->ev[k].flags & OP_EV_OPENING) rc = op_pf_seq_begin(&s->seq, &t->ev[k]);
+        else rc = op_pf_seq_end(&s->seq, &t->ev[k]);
+        if (rc != 0) return -1;
+    }
+    return 0;
+}
+
+int op_pf_stream_events(op_pf_stream *s, const opprof_trace *t, const uint32_t *order, size_t n)
+{
+    if (batch(s, t, order, n) != 0) return s->pw.w->status ? s->pw.w->status : nomem();
+    return s->pw.w->status;
+}
+
+int op_pf_stream_end(op_pf_stream *s, const opprof_trace *t, const uint32_t *order, size_t n, uint64_t dropped,
+                     int incomplete)
+{
+    int rc = t ? op_pf_stream_events(s, t, order, n) : OPPROF_E_INVAL; /* NULL: giving up */
+    if (rc == OPPROF_OK) {
+        s->info->dropped = dropped;
+        if (incomplete) s->info->options |= OP_TRACE_INCOMPLETE;
+        if (op_pf_meta_info(&s->pw, s->info) != 0 || op_pf_flush(&s->pw) != 0)
+            rc = s->pw.w->status ? s->pw.w->status : nomem();
+    }
+    stream_free(s);
+    return rc;
+}

@@ -453,7 +453,7 @@ static int configure(const run_opts *o, run_out *out, opprof_config *cfg)
      * written as the passes run, in bounded memory, and the table from the
      * same records summed. */
     if (o->trace && !o->trace_dir && !o->memory_timeline && !o->stacks_out && !o->report &&
-        !o->schedule && !o->distributed && !o->memory && !o->fl.ring && !o->stack && !o->max_events &&
+        !o->schedule && !o->distributed && !o->memory && !o->fl.ring && !o->max_events &&
         !(cfg->activities & OPPROF_ACTIVITY_CUDA))
         cfg->stream_trace = o->trace;
     cfg->on_trace_ready = on_trace_ready;

@@ -277,8 +277,9 @@ typedef struct opprof_config {
      * whole once the session stops (opprof_stop, or opprof_stop_incomplete
      * from a signal handler's helper). The trace handed out then holds sums,
      * as with aggregate (opprof_trace_streamed says so): tables, not events.
-     * NULL: no streaming. opprof_start refuses it with a schedule, with_stack
-     * or CUDA activity. */
+     * With with_stack each distinct stack is symbolized once, by the
+     * writer. NULL: no streaming. opprof_start refuses it with a schedule or
+     * CUDA activity. */
     const char *stream_trace;
 } opprof_config;
 

@@ -16,11 +16,12 @@
  *                                 is removed from the environment once read,
  *                                 so the programs it runs are not profiled
  *   OPPROF_EXCLUDE=PATTERNS       functions left out (opprof_function_exclude)
- *   OPPROF_EXEC_TRACE=FILE        the Chrome trace (.gz: compressed); streamed
+ *   OPPROF_EXEC_TRACE=FILE        the trace (.gz: compressed; .pftrace:
+ *                                 Perfetto's); streamed
  *                                 (opprof_config.stream_trace) unless stacks,
- *                                 a schedule, with_stack, another handler, a
- *                                 cap (OPPROF_MAX_EVENTS) or a .pftrace name
- *                                 keep the events to the end
+ *                                 a schedule, another handler or a cap
+ *                                 (OPPROF_MAX_EVENTS) keep the events to the
+ *                                 end
  *   OPPROF_EXEC_TABLE=FILE        the key averages; "-": stderr
  *   OPPROF_EXEC_FORMAT=F          their form: table (default), csv or json
  *   OPPROF_EXEC_SORT_BY=KEY       their sort key (cpu_time_total)
@@ -246,7 +247,7 @@ __attribute__((constructor, no_instrument_function)) static void on_load(void)
     cfg.aggregate = S.exec && S.table[0] && !S.trace_path[0] && !S.stacks[0] && !S.env_ready;
     /* A trace and tables only: written as the program runs, in bounded memory. */
     if (S.exec && S.trace_path[0] && !S.stacks[0] && !S.env_ready && !cfg.schedule.enabled &&
-        !cfg.with_stack && !(cfg.activities & OPPROF_ACTIVITY_CUDA) && cfg.max_events == OPPROF_DEFAULT_MAX_EVENTS)
+        !(cfg.activities & OPPROF_ACTIVITY_CUDA) && cfg.max_events == OPPROF_DEFAULT_MAX_EVENTS)
         cfg.stream_trace = S.trace_path;
     cfg.on_trace_ready = ready;
     cfg.user = NULL;

@@ -161,6 +161,89 @@ static void test_streamed_equals_event_path(void **state)
     }
 }
 
+/* with_stack: each distinct stack becomes the trace's as its first range
+ * is read (its thread's stack table may go before the range is done); the
+ * sums are keyed by it, so the tables split by stack equal the event
+ * path's, and the file (JSON or .pftrace) carries the same call stacks. */
+static __attribute__((noinline)) opprof_trace *stack_session(opprof_config *cfg, const char *stream)
+{
+    cfg->stream_trace = stream;
+    opprof_trace *t = script_session(cfg); /* one call site: the stacks of both sessions are equal */
+    __asm__ volatile("" ::: "memory");     /* and not a tail call, which would leave this frame out */
+    return t;
+}
+
+/* Events in the trace file at path whose "Call stack" names fn: counted
+ * in the JSON text (the Chrome reader leaves stacks out, as torch's), or in
+ * the args the .pftrace reader gives them. */
+static size_t stacks_naming(const char *path, const char *fn)
+{
+    size_t n = 0;
+    if (strstr(path, ".pftrace")) {
+        opprof_trace *t = NULL;
+        if (opprof_trace_load(path, &t) != OPPROF_OK) fail_msg("%s: %s", path, opprof_last_error());
+        for (size_t i = 0; i < opprof_trace_event_count(t); i++) {
+            opprof_event e;
+            assert_int_equal(opprof_trace_event(t, i, &e), OPPROF_OK);
+            const char *cs = e.args ? strstr(e.args, "\"Call stack\": ") : NULL;
+            if (cs && strstr(cs, fn)) n++;
+        }
+        opprof_trace_free(t);
+        return n;
+    }
+    char *text = slurp(path);
+    assert_non_null(text);
+    for (char *l = text; l && *l;) {
+        char *nl = strchr(l, '\n');
+        if (nl) *nl = '\0';
+        const char *cs = strstr(l, "\"Call stack\": \"");
+        if (cs && strstr(cs, fn)) n++;
+        l = nl ? nl + 1 : NULL;
+    }
+    free(text);
+    return n;
+}
+
+static void test_streamed_with_stack(void **state)
+{
+    (void)state;
+    static const char *const names[] = {"k.json", "k.pftrace"};
+    for (size_t f = 0; f < 2; f++) {
+        char streamed[600], exported[600];
+        path_in(streamed, sizeof streamed, names[f]);
+        path_in(exported, sizeof exported, "k_events.json");
+        opprof_config cfg;
+        opprof_config_init(&cfg);
+        cfg.with_stack = 1;
+        cfg.record_shapes = 1;
+        opprof_trace *ev = stack_session(&cfg, NULL);
+        opprof_trace *sums = stack_session(&cfg, streamed);
+        assert_int_equal(opprof_trace_streamed(sums), 1);
+        assert_int_equal(opprof_trace_aggregated(sums), opprof_trace_event_count(ev));
+        /* The live tables, split by the frames both sessions share. */
+        opprof_avg_options by_stack = {.group_by_stack_n = 2};
+        char *x = table_of(ev, &by_stack, NULL), *y = table_of(sums, &by_stack, NULL);
+        assert_non_null(strstr(x, "stack_session")); /* the stacks are there, symbolized */
+        assert_string_equal(x, y);
+        free(x);
+        free(y);
+        tables_equal(ev, sums);
+        /* The file: every event with its call stack, as the event path's export. */
+        assert_int_equal(opprof_export_chrome_trace(ev, exported), OPPROF_OK);
+        opprof_trace *a = NULL, *b = NULL;
+        assert_int_equal(opprof_trace_load(exported, &a), OPPROF_OK);
+        if (opprof_trace_load(streamed, &b) != OPPROF_OK) fail_msg("%s: %s", streamed, opprof_last_error());
+        size_t na = stacks_naming(exported, "stack_session"), nb = stacks_naming(streamed, "stack_session");
+        assert_true(na > opprof_trace_event_count(a) / 2); /* those begun under stack_session */
+        assert_int_equal(nb, na);
+        tables_equal(a, b);
+        opprof_trace_free(a);
+        opprof_trace_free(b);
+        opprof_trace_free(ev);
+        opprof_trace_free(sums);
+    }
+}
+
 OPPROF_SITE(site_leaf, "leaf");
 OPPROF_SITE(site_loop, "loop");
 
@@ -260,10 +343,6 @@ static void test_refusals(void **state)
     opprof_config_init(&cfg);
     path_in(path, sizeof path, "x.json");
     cfg.stream_trace = path;
-    cfg.with_stack = 1;
-    assert_int_equal(opprof_start(&cfg), OPPROF_E_INVAL);
-    assert_non_null(strstr(opprof_last_error(), "with_stack"));
-    cfg.with_stack = 0;
     cfg.schedule.enabled = 1;
     cfg.schedule.active = 1;
     assert_int_equal(opprof_start(&cfg), OPPROF_E_INVAL);
@@ -368,6 +447,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_streamed_equals_event_path),
+        cmocka_unit_test(test_streamed_with_stack),
         cmocka_unit_test(test_memory_bounded_for_a_long_run),
         cmocka_unit_test(test_threads_exit_and_record_through_stop),
         cmocka_unit_test(test_refusals),

@@ -191,7 +191,8 @@ static uint64_t hook_flops(const opprof_site *site, const opprof_input *in, unsi
     return site->flops(cut, n);
 }
 
-void op_agg_begin(op_tstate *t, const opprof_site *site, const opprof_input *in, unsigned n, const void *ra)
+static inline void begin_keyed(op_tstate *t, const opprof_site *site, const opprof_input *in, unsigned n,
+                               uint64_t stack)
 {
     uint32_t d = t->depth;
     if (d >= OP_MAX_DEPTH) {
@@ -201,8 +202,6 @@ void op_agg_begin(op_tstate *t, const opprof_site *site, const opprof_input *in,
         return;
     }
     uint64_t enc[OPPROF_MAX_INPUTS / 4 + OPPROF_MAX_INPUTS * OPPROF_MAX_DIMS];
-    /* As the event path: the walk before t0, so that it is not counted. */
-    uint64_t stack = (t->opts & OP_OPT_STACK) ? op_stack_capture(&t->stacks, ra) : 0;
     key k = {site, 0, enc, 0, 0, stack};
     if ((t->opts & OP_OPT_SHAPES) && in && n) {
         k.nin = n <= OPPROF_MAX_INPUTS ? n : OPPROF_MAX_INPUTS;
@@ -225,6 +224,18 @@ void op_agg_begin(op_tstate *t, const opprof_site *site, const opprof_input *in,
     uint64_t t0 = op_now(t);
     if (fresh) OP_STORE(&s->first_t0, t0);
     OP_STORE(&o->t0, t0);
+}
+
+void op_agg_begin(op_tstate *t, const opprof_site *site, const opprof_input *in, unsigned n, const void *ra)
+{
+    /* As the event path: the walk before t0, so that it is not counted. */
+    uint64_t stack = (t->opts & OP_OPT_STACK) && t->depth < OP_MAX_DEPTH ? op_stack_capture(&t->stacks, ra) : 0;
+    begin_keyed(t, site, in, n, stack);
+}
+
+void op_agg_begin_keyed(op_tstate *t, const opprof_site *site, const opprof_input *in, unsigned n, uint64_t stack)
+{
+    begin_keyed(t, site, in, n, stack);
 }
 
 /* Ends open range d at ts: its sums, and its time to its parent. */

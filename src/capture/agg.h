@@ -73,6 +73,11 @@ OP_SEAM void op_agg_free(op_tstate *t);
  * call's return address (with_stack: where the stack starts); ts is the
  * end's clock, flops when has_flops (opprof_end_flops). */
 OP_SEAM void op_agg_begin(op_tstate *t, const opprof_site *site, const opprof_input *in, unsigned n, const void *ra);
+/* The same with the stack part of the key given (0: none) instead of
+ * captured: a replay of records whose stacks were taken when they were
+ * recorded (model/stream.c keys them by their stack in its trace). */
+OP_SEAM void op_agg_begin_keyed(op_tstate *t, const opprof_site *site, const opprof_input *in, unsigned n,
+                                uint64_t stack);
 OP_SEAM int op_agg_end(op_tstate *t, const opprof_site *site, uint64_t ts, int has_flops, uint64_t flops);
 
 /* A memory event at ts (profile_memory): the innermost open range's, or

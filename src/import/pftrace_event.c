@@ -190,6 +190,15 @@ static int annotate(pf_reader *r, op_event *e, const pf_ann *a, const unsigned c
     if (!args && !a->has) return 0; /* only an annotated event has a cold part */
     op_evx *x = op_evx_add(t, e);
     if (!x) return nomem(r, at);
+    if (args && x->args && op_strtab_len(&t->str, x->args)) { /* the begin's ("Call stack"), then the end's */
+        op_buf *b = &r->scratch;
+        b->n = 0;
+        if (op_buf_put(b, op_strtab_get(&t->str, x->args), op_strtab_len(&t->str, x->args)) != 0 ||
+            op_buf_put(b, ", ", 2) != 0 ||
+            op_buf_put(b, op_strtab_get(&t->str, args), op_strtab_len(&t->str, args)) != 0 ||
+            (args = op_trace_intern(t, b->p, b->n)) == UINT32_MAX)
+            return nomem(r, at);
+    }
     if (args) x->args = args;
     if (a->has & (1u << PF_ANN_SHAPES)) {
         x->shapes = a->str[PF_ANN_SHAPES];

@@ -9,6 +9,7 @@
 #include "model/collect.h"
 #include "model/collect_agg.h"
 #include "model/gaps.h"
+#include "model/stacks.h"
 #include "model/stream.h"
 #include "common/vec.h"
 
@@ -16,7 +17,8 @@
 
 typedef struct frame {
     const op_word *rec;
-    op_chunk *pin; /* the reader's chunk holding rec; NULL in the thread's own list */
+    op_chunk *pin;  /* the reader's chunk holding rec; NULL in the thread's own list */
+    uint32_t stack; /* with_stack: its stack in the reader's trace (index + 1), 0 none */
 } frame;
 
 typedef struct sthread {
@@ -38,6 +40,7 @@ struct op_sdec {
     uint32_t opts;
     opprof_trace *tr;
     op_recnames *names;
+    op_stack_map stacks; /* with_stack: the threads' stack entries as the trace's stacks */
     sthread **th;
     size_t nth, cap_th;
     uint32_t *slots; /* thread index + 1 by key hash; 0 empty */
@@ -88,6 +91,7 @@ void op_sdec_free(op_sdec *d)
     free(d->th);
     free(d->slots);
     op_vec_free(&d->order);
+    op_stack_map_free(&d->stacks);
     opprof_trace_free(d->tr);
     op_recnames_free(d->names);
     free(d);
@@ -181,8 +185,9 @@ static const op_word *inputs_at(const op_word *p, uint64_t hdr, const op_word *r
 }
 
 /* A range is done: its event, and its end replayed into the sums. */
-static int range_done(op_sdec *d, sthread *st, const op_word *p, uint64_t t1, int forced)
+static int range_done(op_sdec *d, sthread *st, const frame *fr, uint64_t t1, int forced)
 {
+    const op_word *p = fr->rec;
     uint64_t w0 = LOAD(&p[0]);
     const opprof_site *site = (const opprof_site *)(uintptr_t)(w0 & ~(uint64_t)OP_REC_FLAGS);
     uint64_t t0 = LOAD(&p[1]);
@@ -200,6 +205,7 @@ static int range_done(op_sdec *d, sthread *st, const op_word *p, uint64_t t1, in
     if (!hdr) return 0;
     op_evx *x = op_evx_add(d->tr, ev);
     if (!x) return -1;
+    if (!d->begins) x->stack = fr->stack; /* with begins: the begin's */
     const op_word *end = p + 4 + OP_EXT_WORDS(hdr);
     if (hdr & OP_EXT_HAS_ARGS) {
         const op_word *a = p + 4 + ((hdr & OP_EXT_HAS_FLOPS) ? 1 : 0) + ((hdr & OP_EXT_HAS_STACK) ? 1 : 0);
@@ -229,7 +235,7 @@ static int pop_done(op_sdec *d, sthread *st, uint64_t ts, int inclusive)
         const op_word *rec = st->fr[st->nfr - 1].rec;
         uint64_t t1 = __atomic_load_n(&rec[2], __ATOMIC_ACQUIRE);
         if (t1 == OP_OPEN || t1 > ts || (!inclusive && t1 == ts)) break;
-        if (range_done(d, st, rec, t1, 0) != 0) return -1;
+        if (range_done(d, st, &st->fr[st->nfr - 1], t1, 0) != 0) return -1;
         st->nfr--;
     }
     return 0;
@@ -238,7 +244,8 @@ static int pop_done(op_sdec *d, sthread *st, uint64_t ts, int inclusive)
 /* With begins: the range's begin as an event flagged OP_EV_OPENING, with
  * what is known of it then (name, category, shapes); the rest (its end,
  * FLOPs, args) comes with the complete event when it is done. */
-static int begin_event(op_sdec *d, sthread *st, const op_word *p, size_t len, const opprof_site *site, uint64_t t0)
+static int begin_event(op_sdec *d, sthread *st, const op_word *p, size_t len, const opprof_site *site, uint64_t t0,
+                       uint32_t stack)
 {
     uint32_t name = op_recnames_site(d->names, d->tr, site);
     if (name == UINT32_MAX) return -1;
@@ -246,13 +253,15 @@ static int begin_event(op_sdec *d, sthread *st, const op_word *p, size_t len, co
     if (!ev || op_vec_push(&d->order, (uint32_t)(d->tr->nev - 1)) != 0) return -1;
     ev->flags |= OP_EV_OPENING;
     uint64_t w0 = LOAD(&p[0]);
-    if (!(w0 & OP_REC_EXT) || !(d->opts & OP_OPT_SHAPES)) return 0;
+    if (!(w0 & OP_REC_EXT)) return 0;
     uint64_t hdr = LOAD(&p[3]);
-    unsigned n = OP_EXT_NINPUTS(hdr);
-    if (!n) return 0;
+    unsigned n = (d->opts & OP_OPT_SHAPES) ? OP_EXT_NINPUTS(hdr) : 0;
+    if (!n && !stack) return 0;
     op_evx *x = op_evx_add(d->tr, ev);
+    if (!x) return -1;
+    x->stack = stack;
     const op_word *end = p + len, *q = inputs_at(p, hdr, end);
-    return x && op_recnames_inputs(d->names, d->tr, q, n, (uint32_t)(end - q), &x->shapes, &x->types) == 0 ? 0 : -1;
+    return !n || op_recnames_inputs(d->names, d->tr, q, n, (uint32_t)(end - q), &x->shapes, &x->types) == 0 ? 0 : -1;
 }
 
 static int range_begin(op_sdec *d, sthread *st, const op_word *p, size_t len, op_chunk *pin)
@@ -260,19 +269,28 @@ static int range_begin(op_sdec *d, sthread *st, const op_word *p, size_t len, op
     uint64_t w0 = LOAD(&p[0]), t0 = LOAD(&p[1]);
     if (pop_done(d, st, t0, 1) != 0) return -1;
     if (st->nfr == OP_MAX_DEPTH) return 0; /* deeper than the thread can record: not a record of ours */
-    st->fr[st->nfr++] = (frame){p, pin};
     const opprof_site *site = (const opprof_site *)(uintptr_t)(w0 & ~(uint64_t)OP_REC_FLAGS);
     opprof_input in[OPPROF_MAX_INPUTS];
     unsigned n = 0;
+    uint32_t stack = 0;
     if (w0 & OP_REC_EXT) {
         uint64_t hdr = LOAD(&p[3]);
         n = OP_EXT_NINPUTS(hdr);
         if (n > OPPROF_MAX_INPUTS) n = OPPROF_MAX_INPUTS;
         if (n) op_recnames_decode_inputs(inputs_at(p, hdr, p + len), n, in);
+        /* The stack entry lives as long as its thread's state, which may
+         * go before the range is done: it becomes the trace's stack now. */
+        if ((hdr & OP_EXT_HAS_STACK) && len > 4 + ((hdr & OP_EXT_HAS_FLOPS) ? 1u : 0u)) {
+            stack = op_stack_map_get(&d->stacks, d->tr, LOAD(&p[4 + ((hdr & OP_EXT_HAS_FLOPS) ? 1 : 0)]));
+            if (stack == UINT32_MAX) return -1;
+        }
     }
+    st->fr[st->nfr++] = (frame){p, pin, stack};
     st->now = t0;
-    op_agg_begin(st->shadow, site, n ? in : NULL, n, NULL); /* no stacks: refused with a stream */
-    return d->begins ? begin_event(d, st, p, len, site, t0) : 0;
+    /* Keyed by the trace's stack: equal stacks are one key, and the key
+     * outlives the thread's stack table. */
+    op_agg_begin_keyed(st->shadow, site, n ? in : NULL, n, stack);
+    return d->begins ? begin_event(d, st, p, len, site, t0, stack) : 0;
 }
 
 static int memory_event(op_sdec *d, sthread *st, const op_word *p)
@@ -383,7 +401,7 @@ static int close_all(op_sdec *d, sthread *st, uint64_t close_ticks)
             t1 = close_ticks;
             open = 1;
         }
-        if (range_done(d, st, rec, t1, forced) != 0) return -1;
+        if (range_done(d, st, &st->fr[st->nfr - 1], t1, forced) != 0) return -1;
         st->nfr--;
     }
     return open;
@@ -458,24 +476,48 @@ int op_sdec_end_rest(op_sdec *d, uint64_t stop_ticks)
     return 0;
 }
 
-typedef struct shapes_ctx {
+typedef struct rows_ctx {
     op_recnames *names;
     opprof_trace *tr;
-} shapes_ctx;
+    const opprof_trace *from; /* the reader's trace, whose stacks the sums are keyed by */
+    uint32_t *stack_of;       /* its stack k + 1 -> tr's, 0 not yet */
+} rows_ctx;
 
 static uint32_t row_shapes(void *ctx, const uint64_t *enc, unsigned n, uint32_t nwords)
 {
-    shapes_ctx *c = ctx;
+    rows_ctx *c = ctx;
     uint32_t shapes, types;
     return op_recnames_inputs(c->names, c->tr, enc, n, nwords, &shapes, &types) == 0 ? shapes : UINT32_MAX;
+}
+
+/* A key's stack (the reader's trace's, index + 1) as the session trace's. */
+static uint32_t row_stack(void *ctx, uint64_t key)
+{
+    rows_ctx *c = ctx;
+    if (!key || key > c->from->nstacks) return 0;
+    if (c->stack_of[key - 1]) return c->stack_of[key - 1];
+    const op_stack *st = &c->from->stacks[key - 1];
+    uint32_t *ids = malloc((st->nframes ? st->nframes : 1) * sizeof *ids);
+    if (!ids) return UINT32_MAX;
+    uint32_t r = 0;
+    for (uint32_t i = 0; i < st->nframes && r != UINT32_MAX; i++) {
+        ids[i] = op_trace_intern(c->tr, op_strtab_get(&c->from->str, st->frames[i]),
+                                 op_strtab_len(&c->from->str, st->frames[i]));
+        if (ids[i] == UINT32_MAX) r = UINT32_MAX;
+    }
+    if (r == 0) r = op_trace_add_stack(c->tr, ids, st->nframes);
+    free(ids);
+    if (r == 0) return UINT32_MAX;
+    if (r != UINT32_MAX) c->stack_of[key - 1] = r;
+    return r;
 }
 
 int op_sdec_finish(op_sdec *d, const op_timebase *tb, uint64_t stop_ticks, opprof_trace **out)
 {
     *out = NULL;
     opprof_trace *tr = op_trace_new();
-    shapes_ctx sc = {op_recnames_new(), tr};
-    int rc = tr && sc.names ? 0 : -1;
+    rows_ctx sc = {op_recnames_new(), tr, d->tr, calloc(d->tr->nstacks ? d->tr->nstacks : 1, sizeof(uint32_t))};
+    int rc = tr && sc.names && sc.stack_of ? 0 : -1;
     for (size_t i = 0; i < d->nth && rc == 0; i++) {
         sthread *st = d->th[i];
         int64_t ti = rc == 0 ? op_trace_thread(tr, st->pid, st->tid) : -1;
@@ -490,9 +532,10 @@ int op_sdec_finish(op_sdec *d, const op_timebase *tb, uint64_t stop_ticks, oppro
             if (tr->threads[ti].name == UINT32_MAX) rc = -1;
         }
         tr->dropped += st->dropped;
-        if (rc == 0) rc = op_collect_agg_thread(tr, st->shadow, tb, stop_ticks, row_shapes, NULL, &sc);
+        if (rc == 0) rc = op_collect_agg_thread(tr, st->shadow, tb, stop_ticks, row_shapes, row_stack, &sc);
     }
     op_recnames_free(sc.names);
+    free(sc.stack_of);
     if (rc != 0) {
         opprof_trace_free(tr);
         return -1;

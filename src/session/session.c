@@ -361,7 +361,6 @@ static int start_session(const opprof_config *user_cfg, uint32_t ring, void (*on
     if (S.cfg.stream_trace) {
         const char *why = ring                           ? "the flight recorder keeps its own rings"
                           : S.cfg.schedule.enabled       ? "a schedule makes a trace per cycle"
-                          : S.cfg.with_stack             ? "with_stack"
                           : (S.cfg.activities & OPPROF_ACTIVITY_CUDA) ? "CUDA activity"
                                                                         : NULL;
         int src = why ? op_fail(OPPROF_E_INVAL, "opprof_start: stream_trace does not go with %s", why)

@@ -307,6 +307,32 @@ static void test_protoc_decodes_with_perfettos_schema(void **state)
     opprof_trace_free(t);
 }
 
+/* A session streamed to a .pftrace (each slice's begin written before its
+ * end is known, FLOPs on the end) decodes as the export of the same
+ * session's events does. */
+static void test_protoc_decodes_streamed_trace(void **state)
+{
+    (void)state;
+    need_protoc();
+    opprof_trace *t = live_session(50);
+    char path[256], out[300];
+    snprintf(path, sizeof path, "%s/streamed.pftrace", g_dir);
+    snprintf(out, sizeof out, "%s/streamed.txt", g_dir);
+    setenv("OPPROF_PFTRACE_COMPRESS", "0", 1);
+    opprof_trace *sums = sample_session_to(50, path);
+    unsetenv("OPPROF_PFTRACE_COMPRESS");
+    assert_non_null(sums);
+    assert_int_equal(opprof_trace_streamed(sums), 1);
+    char *text = decode(path, out);
+    assert_int_equal(count(text, "compressed_packets"), 0);
+    check_decoded(text, t);
+    /* FLOPs ride on the ends: the same number of them as the export has on its begins */
+    assert_int_equal(count(text, "name_iid: 4\n      uint_value: "), 50);
+    free(text);
+    opprof_trace_free(sums);
+    opprof_trace_free(t);
+}
+
 static unsigned char *read_all(const char *path, size_t *n)
 {
     FILE *f = fopen(path, "rb");
@@ -476,6 +502,7 @@ int main(void)
         cmocka_unit_test(test_packet_larger_than_a_batch),
         cmocka_unit_test(test_kineto_fixtures_tables_match_json),
         cmocka_unit_test(test_protoc_decodes_with_perfettos_schema),
+        cmocka_unit_test(test_protoc_decodes_streamed_trace),
         cmocka_unit_test(test_compressed_batches_decode),
         cmocka_unit_test(test_device_tracks_and_flows),
         cmocka_unit_test(test_trace_handler_file_name),

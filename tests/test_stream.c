@@ -250,12 +250,12 @@ OPPROF_SITE(site_loop, "loop");
 /* A run many times larger than the writer's queue: the chunks mapped stay
  * those of the queue and the threads' current ones, the calls are all in
  * the sums and in the file. */
-static void test_memory_bounded_for_a_long_run(void **state)
+enum { CALLS = 2000000 }; /* some 46 MiB of records */
+
+static void long_run(const char *name)
 {
-    (void)state;
-    enum { CALLS = 2000000 }; /* some 46 MiB of records */
     char path[600];
-    path_in(path, sizeof path, "long.json.gz");
+    path_in(path, sizeof path, name);
     op_spill_limit((size_t)4 << 20);
     opprof_config cfg;
     opprof_config_init(&cfg);
@@ -284,6 +284,19 @@ static void test_memory_bounded_for_a_long_run(void **state)
     assert_int_equal(opprof_trace_aggregated(t), CALLS + 1);
     assert_int_equal(opprof_trace_dropped(t), 0);
     opprof_trace_free(t);
+    if (strstr(name, ".pftrace")) { /* the loop's end pairs with a begin some 40 pieces before */
+        opprof_trace *back = NULL;
+        if (opprof_trace_load(path, &back) != OPPROF_OK) fail_msg("%s: %s", path, opprof_last_error());
+        assert_int_equal(count_of(back, "leaf"), CALLS);
+        assert_int_equal(count_of(back, "loop"), 1);
+        opprof_avg_options top = {.top_level_only = 1};
+        char *tt = table_of(back, &top, NULL);
+        assert_non_null(strstr(tt, "loop"));
+        assert_null(strstr(tt, "leaf")); /* every leaf inside the loop */
+        free(tt);
+        opprof_trace_free(back);
+        return;
+    }
     /* Every call is in the file: count its leaf events without a model. */
     char cmd[700];
     snprintf(cmd, sizeof cmd, "zcat '%s' | grep -c '\"name\": \"leaf\"'", path);
@@ -295,16 +308,22 @@ static void test_memory_bounded_for_a_long_run(void **state)
     assert_int_equal(n, CALLS);
 }
 
+static void test_memory_bounded_for_a_long_run(void **state)
+{
+    (void)state;
+    long_run("long.json.gz");
+    long_run("long.pftrace");
+}
+
 enum { NTHREADS = 4, PER_THREAD = 60000 };
 
 /* Threads that exit before stop and threads still recording at stop: the
  * exact counts of the first, the file readable, and a stop cut short
  * (opprof_stop_incomplete) says so in the file. */
-static void test_threads_exit_and_record_through_stop(void **state)
+static void threads_through_stop(const char *name)
 {
-    (void)state;
     char path[600];
-    path_in(path, sizeof path, "threads.json");
+    path_in(path, sizeof path, name);
     opprof_config cfg;
     opprof_config_init(&cfg);
     cfg.stream_trace = path;
@@ -332,6 +351,15 @@ static void test_threads_exit_and_record_through_stop(void **state)
     assert_int_equal(count_of(back, "B"), count_of(t, "B"));
     opprof_trace_free(back);
     opprof_trace_free(t);
+}
+
+/* Both formats: a .pftrace pairs a slice's begin and end across the
+ * pieces of its thread's sequence. */
+static void test_threads_exit_and_record_through_stop(void **state)
+{
+    (void)state;
+    threads_through_stop("threads.json");
+    threads_through_stop("threads.pftrace");
 }
 
 /* What streaming cannot do is refused at start, with the reason. */

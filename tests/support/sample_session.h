@@ -25,11 +25,13 @@ static uint64_t sample_mm_flops(const opprof_input *in, unsigned n)
 static const opprof_site sample_site_mm = OPPROF_SITE_INIT("aten::mm", OPPROF_CAT_CPU_OP, sample_mm_flops);
 static const opprof_site sample_site_relu = OPPROF_SITE_INIT("aten::relu", OPPROF_CAT_CPU_OP, NULL);
 
-/* The finished trace, or NULL when the session could not run. */
-static inline opprof_trace *sample_session(int n)
+/* The finished trace, or NULL when the session could not run; streamed
+ * to the file `stream` (opprof_config.stream_trace) unless NULL. */
+static inline opprof_trace *sample_session_to(int n, const char *stream)
 {
     opprof_config cfg;
     opprof_config_init(&cfg);
+    cfg.stream_trace = stream;
     cfg.record_shapes = 1;
     cfg.with_flops = 1;
     cfg.profile_memory = 1;
@@ -56,6 +58,11 @@ static inline opprof_trace *sample_session(int n)
     }
     opprof_trace *t = NULL;
     return opprof_stop(&t) == OPPROF_OK ? t : NULL;
+}
+
+static inline opprof_trace *sample_session(int n)
+{
+    return sample_session_to(n, NULL);
 }
 
 #endif

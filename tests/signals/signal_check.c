@@ -120,7 +120,7 @@ static void check_only(const char *dir, int expected)
     assert_int_equal(n, expected);
 }
 
-static int g_streamed; /* exec_case: a streamed trace (no cap), gzip'd */
+static int g_streamed; /* exec_case: a streamed trace (no cap): 1 gzip'd JSON, 2 .pftrace */
 
 /* opprof exec --trace DIR/name.json -- signal_target mode; with a cap, so
  * that the events are kept to the end, unless g_streamed */
@@ -130,7 +130,7 @@ static void exec_case(const char *name, const char *mode, int sig, int ignore_in
     char sub[512];
     path_in(sub, sizeof sub, name);
     assert_int_equal(mkdir(sub, 0755), 0);
-    snprintf(trace, cap, "%s/trace.json%s", sub, g_streamed ? ".gz" : "");
+    snprintf(trace, cap, "%s/trace.%s", sub, g_streamed == 2 ? "pftrace" : g_streamed ? "json.gz" : "json");
     char *argv[] = {(char *)need_env("OPPROF_BIN"), "exec", "--trace", trace, "--max-events", "200000",
                     "--", (char *)need_env("SIGNAL_TARGET"), (char *)mode, NULL};
     if (g_streamed) memmove(argv + 4, argv + 6, 4 * sizeof *argv);
@@ -215,6 +215,10 @@ static void test_streamed_trace_of_a_signalled_run_is_whole(void **state)
     exec_expect("s_flag", "flag", SIGINT, 0, 0, "stopped 2\n", 1);
     exec_expect("s_threads", "threads", SIGTERM, 0, -SIGTERM, NULL, 1);
     exec_expect("s_ignore", "ignore", SIGTERM, 0, 0, "finished\n", 0);
+    g_streamed = 2; /* Perfetto's format, its metadata instant last */
+    exec_expect("p_default_term", "default", SIGTERM, 0, -SIGTERM, NULL, 1);
+    exec_expect("p_threads", "threads", SIGTERM, 0, -SIGTERM, NULL, 1);
+    exec_expect("p_ignore", "ignore", SIGTERM, 0, 0, "finished\n", 0);
     g_streamed = 0;
 }
 

@@ -41,7 +41,7 @@ static const cli_option OPTIONS[] = {
     {"--trace", "FILE", CLI_OPT_STRING, FIELD(trace), 0, 0, NULL,
      "the Chrome trace (FILE.gz: compressed; FILE.pftrace: Perfetto's protobuf)," CLI_CONT
      "for chrome://tracing, Perfetto, speedscope or opprof summary; written as" CLI_CONT
-     "the program runs, in bounded memory (not with --stacks or --max-events);" CLI_CONT
+     "the program runs, in bounded memory (not with --max-events);" CLI_CONT
      "also written, marked incomplete, when the program gets SIGINT or SIGTERM"},
     {"--table", "FILE", CLI_OPT_STRING, FIELD(table), 0, 0, NULL,
      "the key averages, in --format (\"-\": stderr, the default when no other" CLI_CONT

@@ -262,8 +262,13 @@ typedef struct opprof_config {
      * (opprof_trace_aggregated says how many ranges it summed): key averages
      * and their tables work (not top_level_only); exports, memory timelines
      * and event access find nothing. With with_stack the keys also hold
-     * the call stack, so group_by_stack_n works. Ignored, events kept, with
-     * CUDA activity. */
+     * the call stack, so group_by_stack_n works. OPPROF_AGGREGATE_PATHS
+     * (without with_stack): the keys also hold the call path (the names of
+     * the enclosing ranges), so that opprof_write_stacks with
+     * OPPROF_STACKS_OPERATORS writes the call tree's folded stacks from the
+     * sums, and group_by_stack_n splits rows by the enclosing names; a
+     * streamed session (stream_trace) sums that way too. Ignored, events
+     * kept, with CUDA activity. */
     int aggregate;
     int reserved_; /* 0 */
     /* Streams the trace to this file while the session records: Chrome JSON
@@ -284,6 +289,9 @@ typedef struct opprof_config {
 } opprof_config;
 
 #define OPPROF_DEFAULT_MAX_EVENTS (16u * 1024u * 1024u)
+
+/* opprof_config.aggregate: sums by key and call path (see there). */
+#define OPPROF_AGGREGATE_PATHS 2
 
 /* Fills the first struct_size bytes of *cfg with defaults and sets
  * cfg->struct_size; OPPROF_E_INVAL for a size no opprof_config has. Call it

@@ -18,8 +18,8 @@
  *   OPPROF_EXCLUDE=PATTERNS       functions left out (opprof_function_exclude)
  *   OPPROF_EXEC_TRACE=FILE        the trace (.gz: compressed; .pftrace:
  *                                 Perfetto's); streamed
- *                                 (opprof_config.stream_trace) unless stacks,
- *                                 a schedule, another handler or a cap
+ *                                 (opprof_config.stream_trace) unless a
+ *                                 schedule, another handler or a cap
  *                                 (OPPROF_MAX_EVENTS) keep the events to the
  *                                 end
  *   OPPROF_EXEC_TABLE=FILE        the key averages; "-": stderr
@@ -29,6 +29,7 @@
  *   OPPROF_EXEC_GROUP_BY_STACK_N=N  split its rows by the top N frames
  *   OPPROF_EXEC_STACKS=FILE       folded stacks: the captured call stacks
  *                                 with OPPROF_WITH_STACK, else the call tree
+ *                                 (from sums by call path, without events)
  *   OPPROF_EXEC_STACKS_METRIC=M   their metric (self_cpu_time_total)
  *
  * Each output is written when a trace is ready (at exit, at a signal, or at
@@ -242,13 +243,17 @@ __attribute__((constructor, no_instrument_function)) static void on_load(void)
     S.scheduled = cfg.schedule.enabled;
     S.env_ready = cfg.on_trace_ready;
     S.env_user = cfg.user;
-    /* A table is all that is asked for: sums by name, no events (nothing
-     * dropped, memory that of the names, for any length of run). */
-    cfg.aggregate = S.exec && S.table[0] && !S.trace_path[0] && !S.stacks[0] && !S.env_ready;
-    /* A trace and tables only: written as the program runs, in bounded memory. */
-    if (S.exec && S.trace_path[0] && !S.stacks[0] && !S.env_ready && !cfg.schedule.enabled &&
+    /* A table and folded stacks are all that is asked for: sums by name
+     * (and call path, or captured stack), no events (nothing dropped,
+     * memory that of the keys, for any length of run). */
+    cfg.aggregate = S.exec && (S.table[0] || S.stacks[0]) && !S.trace_path[0] && !S.env_ready;
+    /* A trace besides: written as the program runs, in bounded memory, and
+     * the same records summed. */
+    if (S.exec && S.trace_path[0] && !S.env_ready && !cfg.schedule.enabled &&
         !(cfg.activities & OPPROF_ACTIVITY_CUDA) && cfg.max_events == OPPROF_DEFAULT_MAX_EVENTS)
         cfg.stream_trace = S.trace_path;
+    /* The call tree's folded stacks from sums keyed by call path. */
+    if (S.stacks[0] && !cfg.with_stack && (cfg.aggregate || cfg.stream_trace)) cfg.aggregate = OPPROF_AGGREGATE_PATHS;
     cfg.on_trace_ready = ready;
     cfg.user = NULL;
     if (opprof_start(&cfg) != OPPROF_OK) {

@@ -248,6 +248,95 @@ static void test_stacks_equal_the_event_path(void **state)
     opprof_trace_free(sums);
 }
 
+/* The text opprof_write_stacks gives for t, frames as asked; NULL and
+ * *rc set when it refuses. */
+static char *folded_of(const opprof_trace *t, int frames, int *rc)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    assert_non_null(f);
+    *rc = opprof_write_stacks(t, f, NULL, frames);
+    fclose(f);
+    if (*rc != OPPROF_OK) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}
+
+/* Microseconds apart, so that the folded lines have values: C under B
+ * under A and under A alone, B under A, A recursing, C at the top. */
+static void tree(void)
+{
+    for (int i = 0; i < 6; i++) {
+        g_now += 1500; opprof_begin(&site_a);
+        g_now += 2000; opprof_begin(&site_b);
+        g_now += 3000 + 100 * i; opprof_begin(&site_c);
+        g_now += 2500; opprof_end(&site_c);
+        g_now += 700; opprof_end(&site_b);
+        g_now += 900; opprof_begin(&site_c);
+        g_now += 1200; opprof_end(&site_c);
+        if (i % 3 == 0) {
+            g_now += 400; opprof_begin(&site_a);
+            g_now += 1900; opprof_end(&site_a);
+        }
+        g_now += 100; opprof_end(&site_a);
+    }
+    g_now += 50; opprof_begin(&site_c);
+    g_now += 4000; opprof_end(&site_c);
+}
+
+/* Sums keyed by call path (OPPROF_AGGREGATE_PATHS): the tables are the
+ * event path's, and so are the call tree's folded stacks, without events;
+ * sums without paths refuse a call tree with the reason. */
+static void test_call_paths_equal_the_event_path(void **state)
+{
+    (void)state;
+    g_shapes = g_memory_flops = 1;
+    g_after_script = tree;
+    opprof_config cfg;
+    opprof_config_init(&cfg);
+    cfg.profile_memory = cfg.with_flops = cfg.record_shapes = 1;
+    opprof_trace *ev = script_session(&cfg);
+    cfg.aggregate = OPPROF_AGGREGATE_PATHS;
+    opprof_trace *paths = script_session(&cfg);
+    cfg.aggregate = 1;
+    opprof_trace *plain = script_session(&cfg);
+    g_after_script = NULL;
+    g_shapes = g_memory_flops = 0;
+    assert_int_equal(opprof_trace_event_count(paths), 0);
+    assert_int_equal(opprof_trace_aggregated(paths), opprof_trace_event_count(ev));
+    const char *sorts[] = {NULL, "count", "self_cpu_time_total", "flops", "cpu_memory_usage"};
+    opprof_avg_options by_shape = {.group_by_input_shape = 1};
+    for (size_t i = 0; i < sizeof sorts / sizeof *sorts; i++) {
+        for (int shape = 0; shape < 2; shape++) {
+            char *a = table_of(ev, shape ? &by_shape : NULL, sorts[i]);
+            char *b = table_of(paths, shape ? &by_shape : NULL, sorts[i]);
+            if (strcmp(a, b) != 0) fail_msg("events:\n%s\npaths:\n%s", a, b);
+            free(a);
+            free(b);
+        }
+    }
+    int rc;
+    char *a = folded_of(ev, OPPROF_STACKS_OPERATORS, &rc), *b = folded_of(paths, OPPROF_STACKS_OPERATORS, &rc);
+    assert_non_null(a);
+    assert_non_null(b);
+    if (strcmp(a, b) != 0) fail_msg("events:\n%s\npaths:\n%s", a, b);
+    assert_non_null(strstr(a, ";A;B;C 15\n")); /* C under B under A: 6 x 2.5 us (under what script() left open) */
+    assert_non_null(strstr(a, ";A;A 3\n"));    /* A in A: 2 x 1.9 us */
+    free(a);
+    free(b);
+    assert_null(folded_of(plain, OPPROF_STACKS_OPERATORS, &rc));
+    assert_int_equal(rc, OPPROF_E_INVAL);
+    assert_non_null(strstr(opprof_last_error(), "OPPROF_AGGREGATE_PATHS"));
+    assert_null(folded_of(paths, OPPROF_STACKS_CALLS, &rc)); /* captured stacks need with_stack */
+    assert_int_equal(rc, OPPROF_E_INVAL);
+    opprof_trace_free(ev);
+    opprof_trace_free(paths);
+    opprof_trace_free(plain);
+}
+
 /* Device activity needs events: an aggregating session with CUDA keeps
  * them (with or without a device). */
 static void test_options_that_need_events_keep_them(void **state)
@@ -408,6 +497,7 @@ int main(void)
         cmocka_unit_test(test_memory_and_flops_equal_the_event_path),
         cmocka_unit_test(test_shapes_equal_the_event_path),
         cmocka_unit_test(test_stacks_equal_the_event_path),
+        cmocka_unit_test(test_call_paths_equal_the_event_path),
         cmocka_unit_test(test_no_cap_applies),
         cmocka_unit_test(test_options_that_need_events_keep_them),
         cmocka_unit_test(test_first_call_lookup_not_charged),

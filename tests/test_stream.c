@@ -245,6 +245,57 @@ static void test_streamed_with_stack(void **state)
     }
 }
 
+/* Nested ranges microseconds long, so that folded lines have values. */
+static void deep_tree(void)
+{
+    for (int i = 0; i < 4; i++) {
+        g_now += 1000; opprof_begin(&site_a);
+        g_now += 2000; opprof_begin(&site_b);
+        g_now += 3000; opprof_begin(&site_c);
+        g_now += 2500 + 10 * i; opprof_end(&site_c);
+        g_now += 700; opprof_end(&site_b);
+        g_now += 1500; opprof_end(&site_a);
+    }
+}
+
+static char *stacks_text(const opprof_trace *t)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    assert_non_null(f);
+    if (opprof_write_stacks(t, f, NULL, OPPROF_STACKS_OPERATORS) != OPPROF_OK) fail_msg("%s", opprof_last_error());
+    fclose(f);
+    return text;
+}
+
+/* A streamed session whose sums are keyed by call path (what opprof exec
+ * --trace --stacks asks for): the call tree's folded stacks from the
+ * writer's sums equal the event path's. */
+static void test_streamed_call_paths(void **state)
+{
+    (void)state;
+    char path[600];
+    path_in(path, sizeof path, "paths.pftrace");
+    g_after_script = deep_tree;
+    opprof_config cfg;
+    opprof_config_init(&cfg);
+    opprof_trace *ev = script_session(&cfg);
+    cfg.stream_trace = path;
+    cfg.aggregate = OPPROF_AGGREGATE_PATHS;
+    opprof_trace *sums = script_session(&cfg);
+    g_after_script = NULL;
+    assert_int_equal(opprof_trace_streamed(sums), 1);
+    char *a = stacks_text(ev), *b = stacks_text(sums);
+    if (strcmp(a, b) != 0) fail_msg("events:\n%s\nstreamed sums:\n%s", a, b);
+    assert_non_null(strstr(a, ";A;B;C 10\n")); /* 4 x 2.5 us */
+    free(a);
+    free(b);
+    tables_equal(ev, sums);
+    opprof_trace_free(ev);
+    opprof_trace_free(sums);
+}
+
 OPPROF_SITE(site_leaf, "leaf");
 OPPROF_SITE(site_loop, "loop");
 
@@ -477,6 +528,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_streamed_equals_event_path),
         cmocka_unit_test(test_streamed_with_stack),
+        cmocka_unit_test(test_streamed_call_paths),
         cmocka_unit_test(test_memory_bounded_for_a_long_run),
         cmocka_unit_test(test_threads_exit_and_record_through_stop),
         cmocka_unit_test(test_refusals),

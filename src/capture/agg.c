@@ -157,6 +157,7 @@ static op_aggslot *slot_for(op_tstate *t, const key *k, int *fresh)
     s->nin = k->nin;
     s->nwords = k->nwords;
     s->stack = k->stack;
+    s->id = a->n;
     __atomic_store_n(&s->site, k->site, __ATOMIC_RELEASE); /* the rest before it, for the collector */
     return s;
 }
@@ -202,6 +203,10 @@ static inline void begin_keyed(op_tstate *t, const opprof_site *site, const oppr
         return;
     }
     uint64_t enc[OPPROF_MAX_INPUTS / 4 + OPPROF_MAX_INPUTS * OPPROF_MAX_DIMS];
+    if ((t->opts & (OP_OPT_PATHS | OP_OPT_STACK)) == OP_OPT_PATHS) { /* the call path: the parent's node */
+        const op_aggslot *up = d ? t->agg->open[d - 1].slot : NULL;
+        stack = up ? up->id : 0;
+    }
     key k = {site, 0, enc, 0, 0, stack};
     if ((t->opts & OP_OPT_SHAPES) && in && n) {
         k.nin = n <= OPPROF_MAX_INPUTS ? n : OPPROF_MAX_INPUTS;

@@ -26,7 +26,9 @@ typedef struct op_aggslot {
     uint64_t shash;          /* with record_shapes: a hash of the input shapes, 0 for none */
     const uint64_t *shapes;  /* their encoding, the event path's (descriptors, then dims); NULL none */
     uint32_t nin, nwords;    /* inputs, words of the encoding */
-    uint64_t stack;          /* with_stack: the begin's stack, its entry in the thread's stacktab; 0 none */
+    uint64_t stack;          /* with_stack: the begin's stack, its entry in the thread's stacktab; 0 none.
+                              * OP_OPT_PATHS: the enclosing range's slot id; 0 at top level */
+    uint64_t id;             /* 1, 2, ... in the order the thread's slots were made */
     uint64_t count;
     uint64_t total, self;    /* ticks */
     uint64_t first_t0;       /* the first range's begin and end: the order of the table's rows */
@@ -63,6 +65,12 @@ typedef struct op_agg {
     uint64_t *sblocks;
     op_aggopen open[]; /* OP_MAX_DEPTH entries; the depth is the thread's */
 } op_agg;
+
+/* With OP_OPT_PATHS (and no with_stack) a slot is a node of the thread's
+ * call tree: its key holds its parent's slot id, so that its sums are those
+ * of one call path, from which the collector names the path (the enclosing
+ * ranges' names) and folded stacks of the call tree come without events.
+ * Summed by name, the paths give the same table: each range is in one. */
 
 /* Maps or empties the thread's tables for a new session; 0 or -1. */
 OP_SEAM int op_agg_reset(op_tstate *t);
@@ -105,8 +113,13 @@ static inline void op_agg_begin_fast(op_tstate *t, const opprof_site *site, cons
 {
     op_agg *a = t->agg;
     uint32_t d = t->depth;
-    op_aggslot *s = &a->slots[op_agg_hash(site, 0, 0, a->mask)];
-    if (OP_UNLIKELY(s->site != site || s->shash || d >= OP_MAX_DEPTH ||
+    uint64_t up = 0;
+    if (t->opts & OP_OPT_PATHS) { /* the call path: the parent's node (never with with_stack) */
+        const op_aggslot *p = d && d <= OP_MAX_DEPTH ? a->open[d - 1].slot : NULL;
+        up = p ? p->id : 0;
+    }
+    op_aggslot *s = &a->slots[op_agg_hash(site, 0, up, a->mask)];
+    if (OP_UNLIKELY(s->site != site || s->shash || s->stack != up || d >= OP_MAX_DEPTH ||
                     (t->opts & (OP_OPT_FLOPS | OP_OPT_MEMORY | OP_OPT_STACK)))) {
         op_agg_begin(t, site, NULL, 0, ra);
         return;

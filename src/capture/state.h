@@ -144,7 +144,8 @@ enum {
     /* Per thread only (never in op_g.opts): repeated input tuples are
      * stored as references (shapes on, not a ring). */
     OP_OPT_INPUT_REFS = 1u << 5,
-    OP_OPT_STREAM = 1u << 6 /* full chunks go to the trace's writer (capture/spill.h) */
+    OP_OPT_STREAM = 1u << 6, /* full chunks go to the trace's writer (capture/spill.h) */
+    OP_OPT_PATHS = 1u << 7   /* with OP_OPT_AGG: sums also keyed by call path (capture/agg.h) */
 };
 
 typedef struct op_tstate {

@@ -72,13 +72,19 @@ static int64_t metric_ns(const opprof_trace *t, const op_event *e, int kind)
     return kind == METRIC_SELF_CPU ? e->self_ns : op_evx_of(t, e)->dev_self_ns;
 }
 
+/* A stack's frames, root first, then the operator's name. */
+static int line_of_stack(op_buf *b, const opprof_trace *t, uint32_t stack, uint32_t name)
+{
+    const op_stack *st = &t->stacks[stack - 1];
+    for (uint32_t k = st->nframes; k-- > 0;)
+        if (put_frame(b, op_strtab_get(&t->str, st->frames[k])) != 0 || op_buf_putc(b, ';') != 0) return -1;
+    return put_frame(b, op_strtab_get(&t->str, name));
+}
+
 /* The captured call stack, root first, then the operator. */
 static int line_calls(op_buf *b, const opprof_trace *t, const op_event *e)
 {
-    const op_stack *st = &t->stacks[op_evx_of(t, e)->stack - 1];
-    for (uint32_t k = st->nframes; k-- > 0;)
-        if (put_frame(b, op_strtab_get(&t->str, st->frames[k])) != 0 || op_buf_putc(b, ';') != 0) return -1;
-    return put_frame(b, op_strtab_get(&t->str, e->name));
+    return line_of_stack(b, t, op_evx_of(t, e)->stack, e->name);
 }
 
 /* The enclosing operators, outermost first, then the operator. */
@@ -102,9 +108,29 @@ static int line_operators(op_buf *b, const opprof_trace *t, size_t i, int32_t **
     return 0;
 }
 
+/* A trace of sums (opprof_config.aggregate): a row per key, whose stack is
+ * the captured one (with_stack) or the enclosing call path
+ * (OPPROF_AGGREGATE_PATHS); its self time, exact, added up per line. Sums
+ * hold no device time. */
+static int sum_rows(const opprof_trace *t, int kind, op_stacksum *sum)
+{
+    op_buf line = {0};
+    int rc = 0;
+    for (size_t i = 0; i < t->nagg && rc == 0; i++) {
+        const op_aggrow *r = &t->agg[i];
+        if (kind != METRIC_SELF_CPU || r->self_ns <= 0 || r->stack > t->nstacks || !op_cat_is_host(r->cat)) continue;
+        line.n = 0;
+        rc = r->stack ? line_of_stack(&line, t, r->stack, r->name) : put_frame(&line, op_strtab_get(&t->str, r->name));
+        if (rc == 0) rc = op_stacksum_add(sum, line.p, line.n, r->self_ns);
+    }
+    op_buf_free(&line);
+    return rc;
+}
+
 /* Every event's exact nanoseconds, added up per line. */
 static int sum_lines(const opprof_trace *t, int kind, int frames, op_stacksum *sum)
 {
+    if (!t->nev && t->nagg) return sum_rows(t, kind, sum);
     int32_t *chain = NULL;
     size_t cap = 0;
     op_buf line = {0};
@@ -131,6 +157,13 @@ int opprof_write_stacks(const opprof_trace *t, FILE *f, const char *metric, int 
     if (frames != OPPROF_STACKS_CALLS && frames != OPPROF_STACKS_OPERATORS)
         return op_fail(OPPROF_E_INVAL, "export_stacks: frames must be OPPROF_STACKS_CALLS or OPPROF_STACKS_OPERATORS");
     if (!t->finished) return op_fail(OPPROF_E_INVAL, "export_stacks: the trace is not finished");
+    if (!t->nev && t->nagg) { /* sums: their stacks are of one kind */
+        int have = frames == OPPROF_STACKS_CALLS ? (t->options & OP_TRACE_STACK) != 0 : (t->options & OP_TRACE_PATHS) != 0;
+        if (!have)
+            return op_fail(OPPROF_E_INVAL, "export_stacks: a trace of sums has %s only with %s",
+                           frames == OPPROF_STACKS_CALLS ? "call stacks" : "a call tree",
+                           frames == OPPROF_STACKS_CALLS ? "with_stack" : "aggregate = OPPROF_AGGREGATE_PATHS");
+    }
     int kind;
     int rc = parse_metric(metric, &kind);
     if (rc != OPPROF_OK) return rc;

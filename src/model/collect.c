@@ -539,6 +539,7 @@ void op_collect_options(opprof_trace *tr, const op_timebase *tb, uint32_t opts, 
     }
     if (opts & OP_OPT_FLOPS) tr->options |= OP_TRACE_FLOPS;
     if (opts & OP_OPT_STACK) tr->options |= OP_TRACE_STACK;
+    else if (opts & OP_OPT_PATHS) tr->options |= OP_TRACE_PATHS;
 }
 
 op_recnames *op_recnames_new(void)

@@ -16,6 +16,55 @@ static int64_t span_ns(const op_timebase *tb, int64_t ticks)
     return (int64_t)(((unsigned __int128)(uint64_t)ticks * tb->mult) >> 32);
 }
 
+/* OP_OPT_PATHS: the call paths of the thread's nodes as trace stacks (the
+ * enclosing ranges' names, innermost first), each made once. */
+typedef struct paths {
+    opprof_trace *tr;
+    const op_aggslot *slots;
+    uint64_t *at;     /* node id -> slot index + 1 */
+    uint32_t *stack;  /* node id -> its path as a stack (index + 1), 0 not made */
+    uint64_t n;
+} paths;
+
+static int paths_init(paths *p, opprof_trace *tr, const op_aggslot *slots, uint64_t mask)
+{
+    memset(p, 0, sizeof *p);
+    p->tr = tr;
+    p->slots = slots;
+    for (uint64_t i = 0; i <= mask; i++)
+        if (__atomic_load_n(&slots[i].site, __ATOMIC_ACQUIRE) && slots[i].id > p->n) p->n = slots[i].id;
+    p->at = calloc(p->n + 1, sizeof *p->at);
+    p->stack = calloc(p->n + 1, sizeof *p->stack);
+    if (!p->at || !p->stack) return -1;
+    for (uint64_t i = 0; i <= mask; i++)
+        if (__atomic_load_n(&slots[i].site, __ATOMIC_ACQUIRE)) p->at[slots[i].id] = i + 1;
+    return 0;
+}
+
+static void paths_free(paths *p)
+{
+    free(p->at);
+    free(p->stack);
+}
+
+/* The stack of node id's path, it included: its name, then its
+ * ancestors'. UINT32_MAX when out of memory. */
+static uint32_t path_stack(paths *p, uint64_t id)
+{
+    if (!id || id > p->n || !p->at[id]) return 0;
+    if (p->stack[id]) return p->stack[id];
+    uint32_t frames[OP_MAX_DEPTH + 1];
+    uint32_t n = 0;
+    for (uint64_t k = id; k && k <= p->n && p->at[k] && n <= OP_MAX_DEPTH; k = p->slots[p->at[k] - 1].stack) {
+        const opprof_site *site = p->slots[p->at[k] - 1].site;
+        const char *name = site->name ? site->name : "(null)";
+        if ((frames[n++] = op_trace_intern(p->tr, name, strlen(name))) == UINT32_MAX) return UINT32_MAX;
+    }
+    uint32_t s = op_trace_add_stack(p->tr, frames, n);
+    if (!s) return UINT32_MAX;
+    return p->stack[id] = s;
+}
+
 typedef struct sums {
     uint64_t count, total, self, first_t1, flops;
     int64_t mem, self_mem;
@@ -62,7 +111,9 @@ int op_collect_agg_thread(opprof_trace *tr, op_tstate *t, const op_timebase *tb,
         tr->agg_free_count += nfree;
         tr->agg_free_bytes += OP_LOAD(&a->free_bytes);
     }
-    int rc = 0;
+    int by_path = (t->opts & (OP_OPT_PATHS | OP_OPT_STACK)) == OP_OPT_PATHS;
+    paths pa;
+    int rc = by_path ? paths_init(&pa, tr, slots, mask) : 0;
     for (uint64_t i = 0; i <= mask && rc == 0; i++) {
         const opprof_site *site = __atomic_load_n(&slots[i].site, __ATOMIC_ACQUIRE);
         if (!site) continue;
@@ -79,7 +130,9 @@ int op_collect_agg_thread(opprof_trace *tr, op_tstate *t, const op_timebase *tb,
         if (r->name == UINT32_MAX) rc = -1;
         r->cat = (uint8_t)site->category;
         if (s->shapes && (r->shapes = shapes_of(ctx, s->shapes, s->nin, s->nwords)) == UINT32_MAX) rc = -1;
-        if (s->stack && (r->stack = stack_of(ctx, s->stack)) == UINT32_MAX) rc = -1;
+        if (by_path) r->stack = path_stack(&pa, s->stack); /* the enclosing path */
+        else if (s->stack) r->stack = stack_of(ctx, s->stack);
+        if (r->stack == UINT32_MAX) rc = -1;
         r->count = count;
         r->total_ns = span_ns(tb, (int64_t)(OP_LOAD(&s->total) + extra[i].total));
         r->self_ns = span_ns(tb, (int64_t)(OP_LOAD(&s->self) + extra[i].self));
@@ -92,6 +145,7 @@ int op_collect_agg_thread(opprof_trace *tr, op_tstate *t, const op_timebase *tb,
         r->self_mem = OP_LOAD(&s->self_mem) + extra[i].self_mem;
     }
     free(extra);
+    if (by_path) paths_free(&pa);
     return rc;
 }
 

@@ -96,7 +96,8 @@ typedef struct op_stack {
 typedef struct op_aggrow {
     uint32_t name;      /* strtab id */
     uint32_t shapes;    /* strtab id of the input shapes (record_shapes), 0 none */
-    uint32_t stack;     /* the begins' stack (with_stack): index + 1 into stacks, 0 none */
+    uint32_t stack;     /* the begins' stack (with_stack), or the enclosing call path (OP_TRACE_PATHS):
+                         * index + 1 into stacks, 0 none */
     uint8_t cat;
     uint64_t count;
     int64_t total_ns, self_ns;
@@ -152,7 +153,8 @@ enum {
     OP_TRACE_DEVICE = 1u << 4,   /* device activity exists */
     OP_TRACE_INCOMPLETE = 1u << 5, /* written after a signal, or truncated */
     OP_TRACE_SATURATED = 1u << 6,  /* a sum passed the 64-bit range and is shown at its limit */
-    OP_TRACE_STREAMED = 1u << 7    /* its events went to a streamed file as recorded (model/stream.h) */
+    OP_TRACE_STREAMED = 1u << 7,   /* its events went to a streamed file as recorded (model/stream.h) */
+    OP_TRACE_PATHS = 1u << 8       /* its sums' stacks are call paths (enclosing names), not captured stacks */
 };
 
 opprof_trace *op_trace_new(void);

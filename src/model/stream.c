@@ -135,7 +135,7 @@ static sthread *thread_new(op_sdec *d, op_tstate *t)
     st->ti = (uint32_t)ti;
     if (t->name[0]) d->tr->threads[ti].name = op_trace_intern(d->tr, t->name, strnlen(t->name, sizeof t->name));
     op_tstate *sh = p;
-    sh->opts = (d->opts & (OP_OPT_SHAPES | OP_OPT_MEMORY | OP_OPT_FLOPS)) | OP_OPT_AGG;
+    sh->opts = (d->opts & (OP_OPT_SHAPES | OP_OPT_MEMORY | OP_OPT_FLOPS | OP_OPT_PATHS)) | OP_OPT_AGG;
     sh->clock = replay_clock;
     sh->clock_ctx = &st->now;
     st->shadow = sh;

@@ -159,6 +159,7 @@ static uint32_t opts_of(const opprof_config *c)
     if (c->profile_memory) o |= OP_OPT_MEMORY;
     if (c->with_flops) o |= OP_OPT_FLOPS;
     if (c->with_stack) o |= OP_OPT_STACK;
+    else if (c->aggregate == OPPROF_AGGREGATE_PATHS && !(c->activities & OPPROF_ACTIVITY_CUDA)) o |= OP_OPT_PATHS;
     if (c->stream_trace) return o | OP_OPT_STREAM; /* records for the file; its writer sums them */
     /* Sums hold no device activity: events are kept with CUDA. */
     if (c->aggregate && !(c->activities & OPPROF_ACTIVITY_CUDA)) o |= OP_OPT_AGG;

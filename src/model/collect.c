@@ -474,7 +474,9 @@ static int collect_thread(collector *cl, op_tstate *t, uint64_t stop_ticks)
             if (len == 0) break;
             p += len;
         }
-        if (closed && next && !last) op_chunk_decoded(c, &cl->chunks_decoded);
+        /* The tail too: a thread that has not yet seen the close and still
+         * writes there only faults a page in again, past what was read. */
+        if (closed && !last) op_chunk_decoded(c, &cl->chunks_decoded);
         c = last ? NULL : next;
     }
     cl->tr->dropped += atomic_load_explicit(&t->dropped, memory_order_relaxed);

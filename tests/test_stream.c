@@ -449,12 +449,11 @@ static void test_refusals(void **state)
 /* A file that cannot be written (a full disk): the stop says so, the sums
  * are handed out all the same, and the program's threads never wait on a
  * writer that gave up. */
-static void test_write_failure_is_reported(void **state)
+static void write_failure(const char *path)
 {
-    (void)state;
     opprof_config cfg;
     opprof_config_init(&cfg);
-    cfg.stream_trace = "/dev/full";
+    cfg.stream_trace = path;
     op_spill_limit((size_t)2 << 20);
     assert_int_equal(opprof_start(&cfg), OPPROF_OK);
     for (int i = 0; i < 300000; i++) { /* several chunks: the writer fails early and drains the rest */
@@ -465,10 +464,22 @@ static void test_write_failure_is_reported(void **state)
     int rc = opprof_stop(&t);
     op_spill_limit(0);
     assert_int_equal(rc, OPPROF_E_IO);
-    assert_non_null(strstr(opprof_last_error(), "/dev/full"));
+    assert_non_null(strstr(opprof_last_error(), path));
     assert_non_null(t);
     assert_int_equal(count_of(t, "leaf"), 300000);
     opprof_trace_free(t);
+}
+
+/* Chrome JSON, and a .pftrace (a link to the full device: the name picks
+ * the format). */
+static void test_write_failure_is_reported(void **state)
+{
+    (void)state;
+    write_failure("/dev/full");
+    char link[600];
+    path_in(link, sizeof link, "full.pftrace");
+    assert_int_equal(symlink("/dev/full", link), 0);
+    write_failure(link);
 }
 
 /* A child forked while the parent streams has no session; it may stream

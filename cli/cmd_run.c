@@ -69,7 +69,9 @@ static const cli_option OPTIONS[] = {
          CLI_EXAMPLE("opprof run resnet18 --device cuda --activities cpu,cuda --sort self_cuda_time_total")},
     {"--trace", "FILE", CLI_OPT_STRING, FIELD(trace), 0, 0, NULL,
      "write a Chrome trace (chrome://tracing, Perfetto); gzip'd when FILE ends\n"
-     "                             in .gz; with --schedule, each cycle's (the last stays)"
+     "                             in .gz, Perfetto's protobuf when in .pftrace; written as the\n"
+     "                             passes run when a table is the only other output; with\n"
+     "                             --schedule, each cycle's (the last stays)"
          CLI_EXAMPLE("opprof run resnet18 --trace trace.json")},
     CLI_ROW_ROW_LIMIT(FIELD(row_limit), CLI_EXAMPLE("opprof run resnet18 --row-limit -1")),
     CLI_ROW_FORMAT(FIELD(format), CLI_EXAMPLE("opprof run resnet18 --format csv")),

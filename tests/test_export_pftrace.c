@@ -290,47 +290,45 @@ static void need_protoc(void)
 }
 
 /* protoc, with Perfetto's schema from the fixtures, decodes a file of
- * plain packets into what check_decoded expects. */
-static void test_protoc_decodes_with_perfettos_schema(void **state)
+ * plain packets into what check_decoded expects: the export of a session's
+ * events, or (streamed) the file the same session streamed as it recorded,
+ * each slice's begin written before its end was known. */
+static void decodes_plain(const char *stem, int streamed)
 {
-    (void)state;
     need_protoc();
     opprof_trace *t = live_session(50);
     char path[256], out[300];
-    snprintf(path, sizeof path, "%s/decode.pftrace", g_dir);
-    snprintf(out, sizeof out, "%s/decode.txt", g_dir);
-    export_to(t, path, 1);
+    snprintf(path, sizeof path, "%s/%s.pftrace", g_dir, stem);
+    snprintf(out, sizeof out, "%s/%s.txt", g_dir, stem);
+    if (streamed) {
+        setenv("OPPROF_PFTRACE_COMPRESS", "0", 1);
+        opprof_trace *sums = sample_session_to(50, path);
+        unsetenv("OPPROF_PFTRACE_COMPRESS");
+        assert_non_null(sums);
+        assert_int_equal(opprof_trace_streamed(sums), 1);
+        opprof_trace_free(sums);
+    } else {
+        export_to(t, path, 1);
+    }
     char *text = decode(path, out);
     assert_int_equal(count(text, "compressed_packets"), 0);
     check_decoded(text, t);
+    /* FLOPs, on the begins of an export, on the ends of a stream */
+    assert_int_equal(count(text, "name_iid: 4\n      uint_value: "), 50);
     free(text);
     opprof_trace_free(t);
 }
 
-/* A session streamed to a .pftrace (each slice's begin written before its
- * end is known, FLOPs on the end) decodes as the export of the same
- * session's events does. */
+static void test_protoc_decodes_with_perfettos_schema(void **state)
+{
+    (void)state;
+    decodes_plain("decode", 0);
+}
+
 static void test_protoc_decodes_streamed_trace(void **state)
 {
     (void)state;
-    need_protoc();
-    opprof_trace *t = live_session(50);
-    char path[256], out[300];
-    snprintf(path, sizeof path, "%s/streamed.pftrace", g_dir);
-    snprintf(out, sizeof out, "%s/streamed.txt", g_dir);
-    setenv("OPPROF_PFTRACE_COMPRESS", "0", 1);
-    opprof_trace *sums = sample_session_to(50, path);
-    unsetenv("OPPROF_PFTRACE_COMPRESS");
-    assert_non_null(sums);
-    assert_int_equal(opprof_trace_streamed(sums), 1);
-    char *text = decode(path, out);
-    assert_int_equal(count(text, "compressed_packets"), 0);
-    check_decoded(text, t);
-    /* FLOPs ride on the ends: the same number of them as the export has on its begins */
-    assert_int_equal(count(text, "name_iid: 4\n      uint_value: "), 50);
-    free(text);
-    opprof_trace_free(sums);
-    opprof_trace_free(t);
+    decodes_plain("streamed", 1);
 }
 
 static unsigned char *read_all(const char *path, size_t *n)

@@ -21,12 +21,12 @@ static size_t put_varint(unsigned char *d, uint64_t v)
     return k;
 }
 
-void op_pbw_varint(op_pbw *b, uint64_t v)
+void op_pbw_varint_grow(op_pbw *b, uint64_t v)
 {
     if (room(b, 10)) b->out.n += put_varint((unsigned char *)b->out.p + b->out.n, v);
 }
 
-void op_pbw_raw(op_pbw *b, const void *p, size_t n)
+void op_pbw_raw_grow(op_pbw *b, const void *p, size_t n)
 {
     if (n) op_buf_put(&b->out, p, n);
 }

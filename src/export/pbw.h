@@ -22,8 +22,39 @@ typedef struct op_pbw {
     int depth;
 } op_pbw;
 
-void op_pbw_varint(op_pbw *b, uint64_t v);
-void op_pbw_raw(op_pbw *b, const void *p, size_t n);
+void op_pbw_varint_grow(op_pbw *b, uint64_t v);
+void op_pbw_raw_grow(op_pbw *b, const void *p, size_t n);
+
+/* Inline too, copying the short runs (a packet's track event, a packet
+ * into its batch: a dozen bytes) without a call. */
+static inline void op_pbw_raw(op_pbw *b, const void *p, size_t n)
+{
+    if (__builtin_expect(n > 32 || b->out.cap - b->out.n <= n, 0)) {
+        op_pbw_raw_grow(b, p, n);
+        return;
+    }
+    unsigned char *d = (unsigned char *)b->out.p + b->out.n;
+    const unsigned char *s = p;
+    for (size_t i = 0; i < n; i++) d[i] = s[i];
+    b->out.n += n;
+}
+
+/* Inline: a slice's packets are a dozen varints, most of one byte. */
+static inline void op_pbw_varint(op_pbw *b, uint64_t v)
+{
+    if (__builtin_expect(b->out.cap - b->out.n <= 10, 0)) { /* no room for the longest (and the NUL) */
+        op_pbw_varint_grow(b, v);
+        return;
+    }
+    unsigned char *d = (unsigned char *)b->out.p + b->out.n;
+    size_t k = 0;
+    while (v >= 0x80) {
+        d[k++] = (unsigned char)(v | 0x80);
+        v >>= 7;
+    }
+    d[k++] = (unsigned char)v;
+    b->out.n += k;
+}
 
 static inline void op_pbw_tag(op_pbw *b, uint32_t field, int wire)
 {

@@ -235,7 +235,7 @@ typedef struct collector {
 } collector;
 
 /* Nanoseconds of a tick of the current thread, its gaps taken out. */
-static int64_t ns_of(const collector *cl, uint64_t ticks)
+static int64_t ns_of(collector *cl, uint64_t ticks)
 {
     return op_timebase_ns(cl->tb, cl->gaps.n ? op_gaps_apply(&cl->gaps, ticks) : ticks);
 }

@@ -24,15 +24,20 @@ int op_gaps_add(op_gaps *s, uint64_t from, uint64_t to)
     return 0;
 }
 
-uint64_t op_gaps_apply(const op_gaps *s, uint64_t ticks)
+uint64_t op_gaps_apply(op_gaps *s, uint64_t ticks)
 {
-    /* The last gap starting at or before ticks. */
-    size_t lo = 0, hi = s->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (s->g[mid].from <= ticks) lo = mid + 1;
-        else hi = mid;
+    /* lo: 1 + the last gap starting at or before ticks (0 none) */
+    size_t lo = s->near <= s->n ? s->near : 0, hi = s->n;
+    if (lo && s->g[lo - 1].from > ticks) lo = 0; /* earlier than the last lookup */
+    if (lo < hi && s->g[lo].from <= ticks) { /* later: first the next gap, then a search */
+        lo++;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (s->g[mid].from <= ticks) lo = mid + 1;
+            else hi = mid;
+        }
     }
+    s->near = lo;
     if (lo == 0) return ticks;
     const struct op_gap *g = &s->g[lo - 1];
     uint64_t inside = ticks < g->to ? ticks - g->from : g->to - g->from;
@@ -43,5 +48,5 @@ void op_gaps_free(op_gaps *s)
 {
     free(s->g);
     s->g = NULL;
-    s->n = s->cap = 0;
+    s->n = s->cap = s->near = 0;
 }

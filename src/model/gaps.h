@@ -17,14 +17,16 @@ typedef struct op_gaps {
         uint64_t before;   /* total length of the gaps before this one */
     } * g;
     size_t n, cap;
+    size_t near; /* the gap the last lookup found (+ 1, 0 none): times mostly come in order */
 } op_gaps;
 
 /* Adds a gap; gaps come in time order (one thread's buffer). 0 or -1. */
 int op_gaps_add(op_gaps *s, uint64_t from, uint64_t to);
 
 /* ticks with the gaps before it taken out (a tick inside a gap maps to
- * its start). */
-uint64_t op_gaps_apply(const op_gaps *s, uint64_t ticks);
+ * its start). A time at or after the last one asked costs a compare or
+ * two; others a binary search. */
+uint64_t op_gaps_apply(op_gaps *s, uint64_t ticks);
 
 void op_gaps_free(op_gaps *s);
 

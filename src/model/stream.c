@@ -19,6 +19,7 @@ typedef struct frame {
     const op_word *rec;
     op_chunk *pin;  /* the reader's chunk holding rec; NULL in the thread's own list */
     uint32_t stack; /* with_stack: its stack in the reader's trace (index + 1), 0 none */
+    uint32_t name;  /* with begins: its name's id, found at the begin; UINT32_MAX not yet */
 } frame;
 
 typedef struct sthread {
@@ -168,7 +169,7 @@ static sthread *thread_of(op_sdec *d, op_tstate *t)
     return st;
 }
 
-static int64_t ns_of(const op_sdec *d, const sthread *st, uint64_t ticks)
+static int64_t ns_of(const op_sdec *d, sthread *st, uint64_t ticks)
 {
     return op_timebase_ns(&d->tb, st->gaps.n ? op_gaps_apply(&st->gaps, ticks) : ticks);
 }
@@ -195,7 +196,7 @@ static int range_done(op_sdec *d, sthread *st, const frame *fr, uint64_t t1, int
     uint64_t hdr = (w0 & OP_REC_EXT) ? LOAD(&p[3]) : 0;
     uint64_t flops = (hdr & OP_EXT_HAS_FLOPS) ? LOAD(&p[4]) : UINT64_MAX;
     (void)op_agg_end(st->shadow, site, t1, flops != UINT64_MAX, flops);
-    uint32_t name = op_recnames_site(d->names, d->tr, site);
+    uint32_t name = fr->name != UINT32_MAX ? fr->name : op_recnames_site(d->names, d->tr, site);
     if (name == UINT32_MAX) return -1;
     int64_t s = ns_of(d, st, t0), e = ns_of(d, st, t1);
     op_event *ev = op_trace_add_event(d->tr, st->ti, name, (int)site->category, s, e - s);
@@ -249,6 +250,7 @@ static int begin_event(op_sdec *d, sthread *st, const op_word *p, size_t len, co
 {
     uint32_t name = op_recnames_site(d->names, d->tr, site);
     if (name == UINT32_MAX) return -1;
+    st->fr[st->nfr - 1].name = name; /* for its end */
     op_event *ev = op_trace_add_event(d->tr, st->ti, name, (int)site->category, ns_of(d, st, t0), 0);
     if (!ev || op_vec_push(&d->order, (uint32_t)(d->tr->nev - 1)) != 0) return -1;
     ev->flags |= OP_EV_OPENING;
@@ -285,7 +287,7 @@ static int range_begin(op_sdec *d, sthread *st, const op_word *p, size_t len, op
             if (stack == UINT32_MAX) return -1;
         }
     }
-    st->fr[st->nfr++] = (frame){p, pin, stack};
+    st->fr[st->nfr++] = (frame){p, pin, stack, UINT32_MAX};
     st->now = t0;
     /* Keyed by the trace's stack: equal stacks are one key, and the key
      * outlives the thread's stack table. */

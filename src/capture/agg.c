@@ -5,8 +5,23 @@
 #include "capture/agg.h"
 #include "capture/state.h"
 
-#define FIRST_SLOTS 1024u
+/* 7 KiB: a program of 2000 short threads keeps each thread's table to the
+ * end, so the first is small; a thread that meets more sites doubles it. */
+#define FIRST_SLOTS 64u
 #define AGG_BYTES (sizeof(op_agg) + OP_MAX_DEPTH * sizeof(op_aggopen))
+/* The first table lives in the same mapping, after the open ranges: one
+ * system call per new thread, not two. */
+#define AGG_MAP_BYTES (AGG_BYTES + FIRST_SLOTS * sizeof(op_aggslot))
+
+static op_aggslot *first_slots(op_agg *a)
+{
+    return (op_aggslot *)(void *)((char *)a + AGG_BYTES);
+}
+
+static void unmap_slots(op_agg *a, op_aggslot *s, uint64_t mask)
+{
+    if (s != first_slots(a)) munmap(s, (mask + 1) * sizeof(op_aggslot));
+}
 
 /* Mapped, not malloc'd: this runs inside a malloc interposer too. */
 static void *map(size_t bytes)
@@ -19,7 +34,7 @@ static void *map(size_t bytes)
 
 static void free_old(op_agg *a)
 {
-    for (unsigned i = 0; i < a->nold; i++) munmap(a->old[i], (a->old_mask[i] + 1) * sizeof(op_aggslot));
+    for (unsigned i = 0; i < a->nold; i++) unmap_slots(a, a->old[i], a->old_mask[i]);
     a->nold = 0;
     while (a->sblocks) {
         uint64_t *next = (uint64_t *)(uintptr_t)a->sblocks[0];
@@ -50,15 +65,14 @@ int op_agg_reset(op_tstate *t)
 {
     op_agg *a = t->agg;
     if (!a) {
-        a = map(AGG_BYTES);
+        a = map(AGG_MAP_BYTES); /* zero; the open ranges' pages fault in as the depth first reaches them */
         if (!a) return -1;
-        memset(a, 0, AGG_BYTES); /* the page faults here, not in the first ranges */
+        memset(a, 0, sizeof *a + 8 * sizeof(op_aggopen)); /* the header's page faults here, not in the first ranges */
         t->agg = a;
     }
     free_old(a);
     if (!a->slots) {
-        a->slots = map(FIRST_SLOTS * sizeof(op_aggslot));
-        if (!a->slots) return -1;
+        a->slots = first_slots(a);
         a->mask = FIRST_SLOTS - 1;
     }
     memset(a->slots, 0, (a->mask + 1) * sizeof(op_aggslot));
@@ -74,8 +88,8 @@ void op_agg_free(op_tstate *t)
     op_agg *a = t->agg;
     if (!a) return;
     free_old(a);
-    if (a->slots) munmap(a->slots, (a->mask + 1) * sizeof(op_aggslot));
-    munmap(a, AGG_BYTES);
+    if (a->slots) unmap_slots(a, a->slots, a->mask);
+    munmap(a, AGG_MAP_BYTES);
     t->agg = NULL;
 }
 

@@ -32,7 +32,8 @@ typedef struct sthread {
     op_gaps gaps;
     op_chunk *pins;    /* chunks kept for open ranges, oldest first, linked by next */
     int ended;         /* op_sdec_rest ran */
-    uint32_t nfr, cap_fr;
+    uint32_t nfr;
+    size_t cap_fr;
     frame *fr; /* grown to the depth met (a program's many short threads are shallow) */
 } sthread;
 
@@ -272,13 +273,7 @@ static int range_begin(op_sdec *d, sthread *st, const op_word *p, size_t len, op
     uint64_t w0 = LOAD(&p[0]), t0 = LOAD(&p[1]);
     if (pop_done(d, st, t0, 1) != 0) return -1;
     if (st->nfr == OP_MAX_DEPTH) return 0; /* deeper than the thread can record: not a record of ours */
-    if (st->nfr == st->cap_fr) {
-        uint32_t cap = st->cap_fr ? st->cap_fr * 2 : 16;
-        frame *f = realloc(st->fr, cap * sizeof *f);
-        if (!f) return -1;
-        st->fr = f;
-        st->cap_fr = cap;
-    }
+    if (op_grow(&st->fr, &st->cap_fr, (size_t)st->nfr + 1, sizeof *st->fr) != 0) return -1;
     const opprof_site *site = (const opprof_site *)(uintptr_t)(w0 & ~(uint64_t)OP_REC_FLAGS);
     opprof_input in[OPPROF_MAX_INPUTS];
     unsigned n = 0;

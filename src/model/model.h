@@ -211,6 +211,10 @@ op_mem_event *op_trace_add_mem(opprof_trace *t, uint32_t thread, int64_t ts_ns, 
  * for op_event.stack, 0 when out of memory. */
 uint32_t op_trace_add_stack(opprof_trace *t, const uint32_t *frames, uint32_t nframes);
 
+/* Adds a copy of stack k of `from` (its frames interned in t); returns its
+ * index + 1 in t, 0 when out of memory. */
+uint32_t op_trace_copy_stack(opprof_trace *t, const opprof_trace *from, size_t k);
+
 static inline uint32_t op_trace_intern(opprof_trace *t, const char *s, size_t len)
 {
     return op_strtab_intern(&t->str, s, len);

@@ -500,21 +500,9 @@ static uint32_t row_stack(void *ctx, uint64_t key)
 {
     rows_ctx *c = ctx;
     if (!key || key > c->from->nstacks) return 0;
-    if (c->stack_of[key - 1]) return c->stack_of[key - 1];
-    const op_stack *st = &c->from->stacks[key - 1];
-    uint32_t *ids = malloc((st->nframes ? st->nframes : 1) * sizeof *ids);
-    if (!ids) return UINT32_MAX;
-    uint32_t r = 0;
-    for (uint32_t i = 0; i < st->nframes && r != UINT32_MAX; i++) {
-        ids[i] = op_trace_intern(c->tr, op_strtab_get(&c->from->str, st->frames[i]),
-                                 op_strtab_len(&c->from->str, st->frames[i]));
-        if (ids[i] == UINT32_MAX) r = UINT32_MAX;
-    }
-    if (r == 0) r = op_trace_add_stack(c->tr, ids, st->nframes);
-    free(ids);
-    if (r == 0) return UINT32_MAX;
-    if (r != UINT32_MAX) c->stack_of[key - 1] = r;
-    return r;
+    if (!c->stack_of[key - 1] && !(c->stack_of[key - 1] = op_trace_copy_stack(c->tr, c->from, key - 1)))
+        return UINT32_MAX;
+    return c->stack_of[key - 1];
 }
 
 int op_sdec_finish(op_sdec *d, const op_timebase *tb, uint64_t stop_ticks, opprof_trace **out)

@@ -144,6 +144,22 @@ uint32_t op_trace_add_stack(opprof_trace *t, const uint32_t *frames, uint32_t nf
     return (uint32_t)++t->nstacks;
 }
 
+uint32_t op_trace_copy_stack(opprof_trace *t, const opprof_trace *from, size_t k)
+{
+    const op_stack *st = &from->stacks[k];
+    uint32_t *frames = malloc((st->nframes ? st->nframes : 1) * sizeof *frames);
+    if (!frames) return 0;
+    uint32_t r = 1;
+    for (uint32_t i = 0; i < st->nframes && r; i++) {
+        uint32_t id = st->frames[i];
+        frames[i] = id ? op_trace_intern(t, op_strtab_get(&from->str, id), op_strtab_len(&from->str, id)) : 0;
+        if (frames[i] == UINT32_MAX) r = 0;
+    }
+    if (r) r = op_trace_add_stack(t, frames, st->nframes);
+    free(frames);
+    return r;
+}
+
 size_t opprof_trace_event_count(const opprof_trace *t)
 {
     t = op_trace_model(t);

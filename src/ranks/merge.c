@@ -45,18 +45,8 @@ static int add_rank(opprof_trace *out, const op_rank_trace *r, int64_t origin)
         if (out->threads[ti].name == UINT32_MAX) rc = -1;
         thread_of[i] = (uint32_t)ti;
     }
-    for (size_t i = 0; i < t->nstacks && rc == 0; i++) {
-        const op_stack *st = &t->stacks[i];
-        uint32_t *frames = malloc((st->nframes ? st->nframes : 1) * sizeof *frames);
-        if (!frames) {
-            rc = -1;
-            break;
-        }
-        for (uint32_t k = 0; k < st->nframes; k++) frames[k] = copy_str(out, t, st->frames[k]);
-        stack_of[i] = op_trace_add_stack(out, frames, st->nframes);
-        free(frames);
-        if (!stack_of[i]) rc = -1;
-    }
+    for (size_t i = 0; i < t->nstacks && rc == 0; i++)
+        if (!(stack_of[i] = op_trace_copy_stack(out, t, i))) rc = -1;
     for (size_t i = 0; i < t->nev && rc == 0; i++) {
         const op_event *e = &t->ev[i];
         int64_t start = op_rank_time(r, e->start_ns) - origin;

@@ -13,6 +13,7 @@
 
 #include "common/error.h"
 #include "common/pfschema.h"
+#include "common/vec.h"
 #include "export/pftrace.h"
 
 #define IID_MEMORY 1 /* event name "[memory]"; strtab names follow */
@@ -349,30 +350,22 @@ static uint32_t *by_thread(size_t n, size_t nthreads, const void *items, uint32_
     return idx;
 }
 
-/* Room for ids of nstr strings and nst stacks, the new ones not interned. */
+/* Room for n ids and their generations, the new ones not interned: both
+ * arrays grow by op_grow's one rule from one capacity, so they stay alike. */
 static int fit(uint32_t **iid, uint32_t **gen, size_t *cap, size_t n)
 {
-    if (n <= *cap) return 0;
-    size_t c = *cap ? *cap : 64;
-    while (c < n) c *= 2;
-    uint32_t *a = realloc(*iid, c * sizeof *a);
-    if (!a) return -1;
-    *iid = a;
-    uint32_t *g = realloc(*gen, c * sizeof *g);
-    if (!g) return -1;
-    *gen = g;
-    memset(a + *cap, 0, (c - *cap) * sizeof *a);
-    memset(g + *cap, 0, (c - *cap) * sizeof *g);
-    *cap = c;
+    size_t ci = *cap, cg = *cap;
+    if (op_grow(iid, &ci, n, sizeof **iid) != 0 || op_grow(gen, &cg, n, sizeof **gen) != 0) return -1;
+    memset(*iid + *cap, 0, (ci - *cap) * sizeof **iid);
+    memset(*gen + *cap, 0, (cg - *cap) * sizeof **gen);
+    *cap = ci;
     return 0;
 }
 
 int op_pf_seq_fit(pf_wseq *s, size_t nstr, size_t nstacks)
 {
-    size_t ns = s->cap_str;
-    if (fit(&s->name_iid, &s->name_gen, &s->cap_str, nstr) != 0) return -1;
-    s->cap_str = ns;
-    if (fit(&s->str_iid, &s->str_gen, &s->cap_str, nstr) != 0) return -1;
+    if (fit(&s->name_iid, &s->name_gen, &s->cap_name, nstr) != 0 || fit(&s->str_iid, &s->str_gen, &s->cap_str, nstr) != 0)
+        return -1;
     return fit(&s->stack_iid, &s->stack_gen, &s->cap_stack, nstacks);
 }
 

@@ -106,7 +106,7 @@ typedef struct pf_wseq {
     uint64_t last_ts;
     /* Interned since the last start when *_gen[k] == gen. */
     uint32_t *name_iid, *name_gen, *str_iid, *str_gen, *stack_iid, *stack_gen;
-    size_t cap_str, cap_stack;
+    size_t cap_name, cap_str, cap_stack;
     uint32_t next_name, next_str;
     pf_lane *lanes;
     size_t nlanes;

@@ -217,7 +217,7 @@ static inline void begin_keyed(op_tstate *t, const opprof_site *site, const oppr
         return;
     }
     uint64_t enc[OPPROF_MAX_INPUTS / 4 + OPPROF_MAX_INPUTS * OPPROF_MAX_DIMS];
-    if ((t->opts & (OP_OPT_PATHS | OP_OPT_STACK)) == OP_OPT_PATHS) { /* the call path: the parent's node */
+    if (t->opts & OP_OPT_PATHS) { /* the call path: the parent's node (never with with_stack) */
         const op_aggslot *up = d ? t->agg->open[d - 1].slot : NULL;
         stack = up ? up->id : 0;
     }

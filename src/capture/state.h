@@ -145,7 +145,7 @@ enum {
      * stored as references (shapes on, not a ring). */
     OP_OPT_INPUT_REFS = 1u << 5,
     OP_OPT_STREAM = 1u << 6, /* full chunks go to the trace's writer (capture/spill.h) */
-    OP_OPT_PATHS = 1u << 7   /* with OP_OPT_AGG: sums also keyed by call path (capture/agg.h) */
+    OP_OPT_PATHS = 1u << 7   /* with OP_OPT_AGG: sums also keyed by call path (capture/agg.h); never with OP_OPT_STACK */
 };
 
 typedef struct op_tstate {

@@ -111,7 +111,7 @@ int op_collect_agg_thread(opprof_trace *tr, op_tstate *t, const op_timebase *tb,
         tr->agg_free_count += nfree;
         tr->agg_free_bytes += OP_LOAD(&a->free_bytes);
     }
-    int by_path = (t->opts & (OP_OPT_PATHS | OP_OPT_STACK)) == OP_OPT_PATHS;
+    int by_path = (t->opts & OP_OPT_PATHS) != 0; /* never with with_stack */
     paths pa;
     int rc = by_path ? paths_init(&pa, tr, slots, mask) : 0;
     for (uint64_t i = 0; i <= mask && rc == 0; i++) {

@@ -28,7 +28,7 @@
 #endif
 
 typedef struct exec_opts {
-    const char *table, *trace, *stacks, *sort, *format, *metric;
+    const char *table, *trace, *stacks, *sort, *format, *metric, *activities;
     long row_limit, group_by_stack, stack_depth, max_events;
     int with_stack, memory, on_demand;
     const char *flight, *slow_step, *slow, *flight_file, *flight_signal;
@@ -61,6 +61,10 @@ static const cli_option OPTIONS[] = {
      "source files, comma-separated; repeatable"},
     {"--stack-depth", "N", CLI_OPT_LONG, FIELD(stack_depth), 1, 128, NULL, "frames per stack (default 32)"},
     {"--memory", NULL, CLI_OPT_FLAG, FIELD(memory), 0, 0, NULL, "profile memory (preloads libopprof_malloc.so too)"},
+    {"--activities", "LIST", CLI_OPT_STRING, FIELD(activities), 0, 0, "cpu|cuda|cpu,cuda",
+     "what is recorded: cpu (default), or cpu,cuda: the program's kernels," CLI_CONT
+     "copies and CUDA calls too (CUPTI), charged to the operator or NVTX range" CLI_CONT
+     "that launched them"},
     {"--max-events", "N", CLI_OPT_LONG, FIELD(max_events), 1, LONG_MAX, NULL,
      "cap on recorded events (default 16777216, OPPROF_DEFAULT_MAX_EVENTS); a" CLI_CONT
      "table alone or a streamed --trace has none"},
@@ -169,6 +173,7 @@ static int export_options(const exec_opts *o)
     if (o->max_events) bad = bad || set("OPPROF_MAX_EVENTS", num);
     if (o->with_stack) bad = bad || set("OPPROF_WITH_STACK", "1");
     if (o->memory) bad = bad || set("OPPROF_PROFILE_MEMORY", "1");
+    if (o->activities) bad = bad || set("OPPROF_ACTIVITIES", o->activities);
     const char *table = o->table;
     if (!table && !o->stacks && !o->trace) table = "-";
     if (table) bad = bad || set("OPPROF_EXEC_TABLE", table);
@@ -355,6 +360,12 @@ int cmd_exec(int argc, char **argv)
     if (old && *old) snprintf(preload + n, cap - (size_t)n, " %s", old);
     if (set("LD_PRELOAD", preload) || set("OPPROF_EXEC", "1")) return CLI_FAIL;
     free(preload);
+    /* NVTX ranges become user annotations: NVTX loads the injection library
+     * this names, the libopprof.so the preloaded library already mapped. */
+    char nvtx[PATH_MAX + 32];
+    snprintf(nvtx, sizeof nvtx, "%s/libopprof.so", dir);
+    if (!getenv("NVTX_INJECTION64_PATH") && access(nvtx, R_OK) == 0 && set("NVTX_INJECTION64_PATH", nvtx))
+        return CLI_FAIL;
     execvp(argv[first], argv + first);
     int err = errno;
     fprintf(stderr, "opprof exec: cannot run %s: %s\n", argv[first], strerror(err));

@@ -13,7 +13,11 @@
 #    profiled / unprofiled forward time (<= 1.05), also with the launch
 #    callbacks and the driver records off, to show what each costs,
 # 4. opprof run resnet18 --device cuda --activities cpu,cuda
-#    --sort self_cuda_time_total --trace trace.json, and checks the trace,
+#    --sort self_cuda_time_total --trace trace.json, and checks the trace
+#    (kernels on stream tracks, launch -> kernel flows, charged operators),
+# 5. opprof summary of that trace against the run's table,
+# 6. opprof exec --activities cpu,cuda of nvtx_cuda, a CUDA program with
+#    NVTX ranges and no opprof in it: ranges and kernels in its table,
 # and prints a summary last. Exit status: 0 when every check passed.
 # Logs go to $BUILD/gpu-check/.
 #
@@ -124,6 +128,55 @@ elif command -v python3 >/dev/null; then
   note "$( [ $rc -eq 0 ] && echo PASS || echo FAIL)" "trace: $(grep '^TRACE events' "$LOG/trace_check.txt" | cut -c7-)"
 else
   note INFO "trace written; python3 missing, so not parsed here"
+fi
+
+echo "== opprof summary of that trace"
+# The table read back from the trace must be the run's: the same rows in the
+# same order with the same calls, and times equal to the rounding of the
+# file's microseconds (1 ns a timestamp).
+if [ -s "$trace" ]; then
+  "$BUILD/bin/opprof" summary "$trace" --sort self_cuda_time_total >"$LOG/summary.txt" 2>&1
+  sed -n '/^---/,$p' "$LOG/run.txt" >"$LOG/run_table.txt"
+  if python3 scripts/table_compare.py "$LOG/run_table.txt" "$LOG/summary.txt" >"$LOG/compare.txt" 2>&1; then
+    note PASS "opprof summary of the trace: $(tail -1 "$LOG/compare.txt")"
+  else
+    cat "$LOG/compare.txt"
+    note FAIL "opprof summary of the trace differs from the run's table (see $LOG/compare.txt)"
+  fi
+fi
+
+echo "== opprof exec of an NVTX-annotated CUDA program"
+# nvtx_cuda has no opprof in it: its NVTX ranges (setup, 10 x step > scale,
+# add, download) must be operators with its kernels and copies charged to them.
+if [ -x "$BUILD/tests/nvtx_cuda" ]; then
+  nt=$LOG/nvtx_trace.json
+  rm -f "$nt"
+  (timeout 120 "$BUILD/bin/opprof" exec --activities cpu,cuda --sort self_cuda_time_total --row-limit -1 \
+     --table "$LOG/nvtx_table.txt" --trace "$nt" -- "$BUILD/tests/nvtx_cuda" 10) >"$LOG/nvtx_run.txt" 2>&1
+  rc=$?
+  cat "$LOG/nvtx_run.txt" "$LOG/nvtx_table.txt" 2>/dev/null
+  rows_ok=1
+  for r in "step 10" "scale 10" "add 10" "setup 1" "download 1"; do
+    set -- $r
+    awk -v n="$1" -v c="$2" '$1 == n && $NF == c {f=1} END {exit !f}' "$LOG/nvtx_table.txt" 2>/dev/null || rows_ok=0
+  done
+  grep -q "Self CUDA" "$LOG/nvtx_table.txt" 2>/dev/null || rows_ok=0
+  grep -Eq "^ *scale\(float\*, float, int\) .* 10 *$" "$LOG/nvtx_table.txt" 2>/dev/null || rows_ok=0
+  if [ $rc -eq 0 ] && [ $rows_ok = 1 ]; then
+    note PASS "opprof exec of nvtx_cuda: NVTX ranges and kernels in the table"
+  else
+    note FAIL "opprof exec of nvtx_cuda (exit $rc; see $LOG/nvtx_run.txt, nvtx_table.txt)"
+  fi
+  if [ -s "$nt" ]; then
+    python3 scripts/gpu_trace_check.py "$nt" scale add step >"$LOG/nvtx_trace_check.txt" 2>&1
+    rc=$?
+    cat "$LOG/nvtx_trace_check.txt"
+    note "$( [ $rc -eq 0 ] && echo PASS || echo FAIL)" "nvtx_cuda trace: $(grep '^TRACE events' "$LOG/nvtx_trace_check.txt" | cut -c7-)"
+  else
+    note FAIL "nvtx_cuda: the trace was not written"
+  fi
+else
+  note FAIL "nvtx_cuda: not built (needs nvcc and the NVTX 3 headers)"
 fi
 
 echo

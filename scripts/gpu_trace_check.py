@@ -79,6 +79,28 @@ def main():
             linked[name][0] += 1
             linked[name][1] += k.get("dur", 0)
     print("TRACE kernels_without_operator %d" % unlinked)
+    # Kernels sit on their stream's track (Kineto: pid = device, tid = stream),
+    # and each launch with a kernel has an ac2g flow: "s" on the launch's
+    # thread, "f" on the stream track, with the correlation as the id.
+    off_track = [k for k in kernels if "stream" in k.get("args", {}) and k["tid"] != k["args"]["stream"]]
+    if off_track:
+        print("TRACE FAIL: %d kernels are not on their stream's track" % len(off_track))
+        ok = False
+    starts = {(f.get("id"), f["pid"], f["tid"]) for f in flows if f["ph"] == "s"}
+    ends = {(f.get("id"), f["pid"], f["tid"]) for f in flows if f["ph"] == "f"}
+    flowed = 0
+    for k in kernels:
+        c = k.get("args", {}).get("correlation")
+        launch = by_corr.get(c)
+        if launch is None:
+            continue
+        if (c, launch["pid"], launch["tid"]) in starts and (c, k["pid"], k["tid"]) in ends:
+            flowed += 1
+    with_launch = sum(k.get("args", {}).get("correlation") in by_corr for k in kernels)
+    print("TRACE kernels_with_launch %d with_flow %d" % (with_launch, flowed))
+    if flowed != with_launch:
+        print("TRACE FAIL: %d launched kernels lack a launch -> kernel flow" % (with_launch - flowed))
+        ok = False
     for op in ops:
         n, us = linked.get(op, (0, 0.0))
         print("TRACE linked[%s] kernels %d cuda_us %.1f" % (op, n, us))

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/cudaapi.h"
 #include "common/error.h"
 #include "model/devlink.h"
 #include "model/devmap.h"
@@ -24,31 +25,6 @@ const char *op_dev_memory_kind_name(unsigned k)
     return k < sizeof names / sizeof names[0] ? names[k] : "<unknown>";
 }
 
-/* API calls that say nothing about the work (Kineto leaves the same out):
- * queries, error checks and event bookkeeping that libraries make by the
- * thousand. */
-static int runtime_is_noise(const char *n)
-{
-    static const char *const prefixes[] = {
-        "cudaGetDevice",      "cudaSetDevice",          "cudaGetLastError",     "cudaPeekAtLastError",
-        "cudaEventCreate",    "cudaEventRecord",        "cudaEventDestroy",     "cudaEventQuery",
-        "cudaEventElapsedTime", "cudaStreamGetCaptureInfo", "cudaStreamIsCapturing", "cudaDeviceGetAttribute",
-        "cudaFuncGetAttributes", "cudaPointerGetAttributes", "cudaDriverGetVersion", "cudaRuntimeGetVersion",
-        "cudaGetDeviceProperties", "cudaGetDriverEntryPoint", "cudaStreamGetPriority", "cudaStreamGetFlags",
-    };
-    for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
-        if (strncmp(n, prefixes[i], strlen(prefixes[i])) == 0) return 1;
-    return 0;
-}
-
-/* Driver calls made by libraries are kept when they do work: launches,
- * copies, memsets (cuDNN and Triton-like code launch through the driver). */
-static int driver_is_kept(const char *n)
-{
-    return strncmp(n, "cuLaunch", 8) == 0 || strncmp(n, "cuMemcpy", 8) == 0 || strncmp(n, "cuMemset", 8) == 0 ||
-           strncmp(n, "cuGraphLaunch", 13) == 0;
-}
-
 static int act_is_api(const op_dev_act *a)
 {
     return a->kind == OP_DEV_RUNTIME || a->kind == OP_DEV_DRIVER;
@@ -57,8 +33,8 @@ static int act_is_api(const op_dev_act *a)
 static int act_kept(const op_dev_act *a)
 {
     if (!a->name && act_is_api(a)) return 0;
-    if (a->kind == OP_DEV_RUNTIME) return !runtime_is_noise(a->name);
-    if (a->kind == OP_DEV_DRIVER) return driver_is_kept(a->name);
+    if (a->kind == OP_DEV_RUNTIME) return !op_cuda_runtime_is_noise(a->name);
+    if (a->kind == OP_DEV_DRIVER) return op_cuda_driver_is_kept(a->name);
     return a->kind >= OP_DEV_KERNEL && a->kind <= OP_DEV_MEMSET;
 }
 
@@ -124,11 +100,19 @@ typedef struct mapper {
     int64_t next_ext;
 } mapper;
 
-/* The operator open at the launch of `corr`, or -1. */
+/* The operator open at the launch of `corr`, or -1: the range the launch
+ * callback named (OPPROF_CUDA_CALLBACKS=1), else the innermost range of the
+ * calling thread open when the API call began (CUPTI's records are stamped
+ * with the session's own clock, so the two agree to the nanosecond). */
 static int64_t launching_op(mapper *m, uint32_t corr, int64_t api)
 {
     const op_dev_ext *x = find_ext(m->ext, m->b->next, corr);
-    if (!x) return -1;
+    if (!x) {
+        if (api < 0) return -1;
+        const op_dev_act *a = &m->b->acts[api];
+        int64_t th = op_trace_thread(m->tr, a->pid, a->tid);
+        return th < 0 ? -1 : op_link_enclosing(&m->ix, m->tr, (uint32_t)th, (int64_t)a->start + m->clk->offset_ns);
+    }
     int64_t start = op_timebase_ns(m->clk->tb, x->op_t0);
     if (api >= 0) {
         const op_dev_act *a = &m->b->acts[api];

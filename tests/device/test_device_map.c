@@ -216,6 +216,54 @@ static void test_lost_api_record_still_links_by_external_id(void **state)
     teardown_fx(&f);
 }
 
+/* Without launch callbacks (the default) no external correlation is
+ * recorded: the operator of a launch is the innermost range of the calling
+ * thread open when the call began. step [0, 20000] > conv2d [1000, 9000] >
+ * convolution [2000, 8000] and, after it, empty [8100, 8200]; then relu
+ * [10000, 12000]. Launches inside convolution, inside conv2d after empty
+ * ended (the last range to start is not the one open), directly in step
+ * between conv2d and relu, and on a thread with no range. */
+static void test_launches_link_by_time_without_callbacks(void **state)
+{
+    (void)state;
+    fx f;
+    setup_fx(&f);
+    add_host(&f, "step", OPPROF_CAT_USER_ANNOTATION, 0, 20000);
+    add_host(&f, "aten::conv2d", OPPROF_CAT_CPU_OP, 1000, 8000);
+    add_host(&f, "aten::convolution", OPPROF_CAT_CPU_OP, 2000, 6000);
+    add_host(&f, "aten::empty", OPPROF_CAT_CPU_OP, 8100, 100);
+    add_host(&f, "aten::relu", OPPROF_CAT_CPU_OP, 10000, 2000);
+    api(&f, OP_DEV_RUNTIME, "cudaLaunchKernel", 1, 3000, 3500);
+    kernel(&f, "gemm", 1, 7, 4000, 5000);
+    api(&f, OP_DEV_RUNTIME, "cudaLaunchKernel", 2, 8300, 8400);
+    kernel(&f, "bias", 2, 7, 8500, 8700);
+    api(&f, OP_DEV_RUNTIME, "cudaLaunchKernel", 3, 9500, 9600);
+    kernel(&f, "fill", 3, 7, 9700, 9800);
+    op_dev_act other = {.kind = OP_DEV_RUNTIME, .correlation = 4, .pid = PID, .tid = TID + 1, .cbid = 211,
+                        .start = 3000 + DEV_OFF, .end = 3100 + DEV_OFF, .name = "cudaLaunchKernel"};
+    assert_int_equal(op_dev_batch_add(&f.b, &other), 0);
+    kernel(&f, "alone", 4, 7, 3200, 3300);
+    map_and_finish(&f);
+
+    static const struct {
+        const char *kernel, *op;
+    } want[] = {{"gemm", "aten::convolution"}, {"bias", "aten::conv2d"}, {"fill", "step"}};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        const op_event *k = by_name(&f, want[i].kernel, 0), *op = by_name(&f, want[i].op, 0);
+        assert_non_null(k);
+        assert_non_null(op);
+        assert_true(k->flags & OP_EV_HAS_EXT);
+        assert_true(op->flags & OP_EV_HAS_EXT);
+        assert_int_equal(op_evx_of(f.tr, k)->external_id, op_evx_of(f.tr, op)->external_id);
+    }
+    assert_int_equal(op_evx_of(f.tr, by_name(&f, "aten::convolution", 0))->dev_self_ns, 1000);
+    assert_int_equal(op_evx_of(f.tr, by_name(&f, "aten::conv2d", 0))->dev_self_ns, 200);
+    assert_int_equal(op_evx_of(f.tr, by_name(&f, "step", 0))->dev_total_ns, 1300);
+    assert_false(by_name(&f, "alone", 0)->flags & OP_EV_HAS_EXT);
+    assert_int_equal(op_evx_of(f.tr, by_name(&f, "aten::relu", 0))->dev_total_ns, 0);
+    teardown_fx(&f);
+}
+
 static void test_names_of_copy_and_memory_kinds(void **state)
 {
     (void)state;
@@ -252,6 +300,7 @@ int main(void)
         cmocka_unit_test(test_device_threads_names_and_args),
         cmocka_unit_test(test_noise_and_activity_before_the_recording_are_left_out),
         cmocka_unit_test(test_lost_api_record_still_links_by_external_id),
+        cmocka_unit_test(test_launches_link_by_time_without_callbacks),
         cmocka_unit_test(test_names_of_copy_and_memory_kinds),
         cmocka_unit_test(test_device_properties_as_kineto_writes_them),
     };

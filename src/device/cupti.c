@@ -3,10 +3,17 @@
  * Activity buffers are decoded on CUPTI's own thread as they complete
  * (decoding is cheap, and the compact records take half the memory of
  * CUPTI's), so the program never waits for us; past a cap CUPTI gets no
- * buffer and counts what it drops. Launch-like API calls get a callback on
- * the launching thread that pushes the innermost open range's start as an
- * external correlation, the way Kineto pushes the operator's id; map.c
- * finds the range again by that start. */
+ * buffer and counts what it drops. A launch belongs to the innermost range
+ * of the calling thread open when its API call began (model/devmap.c): the
+ * records are stamped with the session's clock, so that needs nothing on
+ * the launching thread. Measured on an H200 (scripts/gpu-check.sh, ResNet-18
+ * forward at batch 5, about 2 ms, host-bound): a callback on every launch
+ * that pushed the open range as an external correlation, as Kineto pushes
+ * the operator's id, cost 3-4% of the forward more, so callbacks are off
+ * unless OPPROF_CUDA_CALLBACKS=1 asks for them. CUPTI records no runtime
+ * query or bookkeeping call the model would drop, and of the driver API
+ * only launches, copies and memsets, where it can select by call
+ * (cuptiActivityEnableRuntimeApi/DriverApi). */
 #ifdef OPPROF_HAVE_CUPTI
 #define _GNU_SOURCE
 #include <cupti.h>
@@ -18,6 +25,7 @@
 #include <string.h>
 
 #include "capture/state.h"
+#include "common/cudaapi.h"
 #include "common/map.h"
 #include "device/activity.h"
 #include "device/cupti.h"
@@ -64,6 +72,8 @@ typedef struct cupti_fns {
     CUptiResult (*callback_name)(CUpti_CallbackDomain, uint32_t, const char **);
     CUptiResult (*push_ext)(CUpti_ExternalCorrelationKind, uint64_t);
     CUptiResult (*pop_ext)(CUpti_ExternalCorrelationKind, uint64_t *);
+    CUptiResult (*enable_driver_api)(CUpti_CallbackId, uint8_t);  /* optional */
+    CUptiResult (*enable_runtime_api)(CUpti_CallbackId, uint8_t); /* optional */
 } cupti_fns;
 
 static struct {
@@ -73,11 +83,14 @@ static struct {
     cuda_fns cu;
     cupti_fns pt;
     char *(*demangle)(const char *, char *, size_t *, int *);
-    int set_up;   /* callbacks registered, subscriber made */
+    int set_up;   /* buffer callbacks registered, callback ids found */
+    int sub_tried; /* the launch callbacks' subscriber asked for once */
     int tracing;  /* callbacks enabled */
     CUpti_SubscriberHandle sub;
-    CUpti_CallbackId *cbids[2];
+    CUpti_CallbackId *cbids[2]; /* launch-like calls: runtime, driver */
     size_t ncbids[2];
+    CUpti_CallbackId *noise;    /* runtime queries and bookkeeping, never recorded */
+    size_t nnoise;
 } L = {.once = PTHREAD_ONCE_INIT};
 
 /* Decoded activity and the buffer pool, shared with CUPTI's thread. */
@@ -164,8 +177,16 @@ static int load_cupti(void)
     SYM(h, L.pt.push_ext, "cuptiActivityPushExternalCorrelationId");
     SYM(h, L.pt.pop_ext, "cuptiActivityPopExternalCorrelationId");
     *(void **)&L.pt.register_timestamp = dlsym(h, "cuptiActivityRegisterTimestampCallback"); /* optional */
-    /* CUPTI brings the C++ runtime: kernel names are demangled with it. */
+    *(void **)&L.pt.enable_driver_api = dlsym(h, "cuptiActivityEnableDriverApi");            /* optional */
+    *(void **)&L.pt.enable_runtime_api = dlsym(h, "cuptiActivityEnableRuntimeApi");          /* optional */
+    /* Kernel names are demangled by the C++ runtime's demangler. CUPTI 13
+     * does not export it, and the program may not have loaded the C++
+     * runtime: take it from libstdc++ (a name left mangled without it). */
     *(void **)&L.demangle = dlsym(h, "__cxa_demangle");
+    if (!L.demangle) {
+        void *cxx = dlopen("libstdc++.so.6", RTLD_NOW | RTLD_LOCAL);
+        if (cxx) *(void **)&L.demangle = dlsym(cxx, "__cxa_demangle");
+    }
     return 0;
 }
 
@@ -311,25 +332,24 @@ static void CUPTIAPI on_api(void *user, CUpti_CallbackDomain dom, CUpti_Callback
     }
 }
 
-static int is_launch(int driver, const char *n)
-{
-    if (driver)
-        return !strncmp(n, "cuLaunch", 8) || !strncmp(n, "cuMemcpy", 8) || !strncmp(n, "cuMemset", 8) ||
-               !strncmp(n, "cuGraphLaunch", 13);
-    return strstr(n, "Launch") || !strncmp(n, "cudaMemcpy", 10) || !strncmp(n, "cudaMemset", 10);
-}
-
-static void find_launch_cbids(void)
+/* The launch-like callback ids of each domain (what the launch callbacks
+ * watch, and the driver calls whose activity records are kept), and the
+ * runtime calls never recorded. */
+static void find_cbids(void)
 {
     static const CUpti_CallbackDomain doms[2] = {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_CB_DOMAIN_DRIVER_API};
     static const uint32_t sizes[2] = {CUPTI_RUNTIME_TRACE_CBID_SIZE, CUPTI_DRIVER_TRACE_CBID_SIZE};
+    L.noise = calloc(sizes[0], sizeof *L.noise);
     for (int d = 0; d < 2; d++) {
         L.cbids[d] = calloc(sizes[d], sizeof *L.cbids[d]);
         if (!L.cbids[d]) continue;
         for (uint32_t id = 1; id < sizes[d]; id++) {
-            const char *n = NULL;
-            if (L.pt.callback_name(doms[d], id, &n) == CUPTI_SUCCESS && n && is_launch(d, n))
-                L.cbids[d][L.ncbids[d]++] = id;
+            const char *raw = NULL;
+            char n[256];
+            if (L.pt.callback_name(doms[d], id, &raw) != CUPTI_SUCCESS || !raw) continue;
+            op_cupti_strip_version(raw, n, sizeof n);
+            if (op_cuda_api_is_launch(d, n)) L.cbids[d][L.ncbids[d]++] = id;
+            else if (d == 0 && L.noise && op_cuda_runtime_is_noise(n)) L.noise[L.nnoise++] = id;
         }
     }
 }
@@ -344,20 +364,49 @@ static const CUpti_ActivityKind g_kinds[] = {
     CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,    CUPTI_ACTIVITY_KIND_MEMCPY,  CUPTI_ACTIVITY_KIND_MEMSET,
 };
 
-/* Diagnostics for measuring what each part costs (scripts/gpu-check.sh):
- * OPPROF_CUDA_NO_DRIVER=1 leaves driver API records out,
- * OPPROF_CUDA_NO_CALLBACKS=1 the launch callbacks (activity is then linked
- * to operators by time alone). */
+/* Settings for measuring what each part costs (scripts/gpu-check.sh):
+ * OPPROF_CUDA_CALLBACKS=1 adds the launch callbacks (activity is otherwise
+ * linked to operators by time), OPPROF_CUDA_NO_DRIVER=1 leaves driver API
+ * records out, OPPROF_CUDA_ALL_DRIVER=1 records every driver call,
+ * OPPROF_CUDA_ALL_RUNTIME=1 every runtime call (queries included),
+ * OPPROF_CUDA_NO_RUNTIME=1 and OPPROF_CUDA_NO_KERNELS=1 leave runtime calls
+ * or kernels out, OPPROF_CUDA_NO_TIMESTAMP=1 (read once, at the first
+ * session) leaves CUPTI on its own clock. */
 static int env_flag(const char *name)
 {
     const char *v = getenv(name);
     return v && *v && strcmp(v, "0") != 0;
 }
 
+static int callbacks_wanted(void)
+{
+    return env_flag("OPPROF_CUDA_CALLBACKS");
+}
+
+/* Driver records of launches, copies and memsets only, where CUPTI selects
+ * by call: 1 done, 0 not (every driver call is then recorded, or none). */
+static int driver_launches(uint8_t on)
+{
+    if (!L.pt.enable_driver_api || !L.ncbids[1] || env_flag("OPPROF_CUDA_ALL_DRIVER")) return 0;
+    for (size_t i = 0; i < L.ncbids[1]; i++)
+        if (L.pt.enable_driver_api(L.cbids[1][i], on) != CUPTI_SUCCESS) return 0;
+    return 1;
+}
+
+/* Runtime records without the queries and bookkeeping the model drops:
+ * after KIND_RUNTIME is enabled (which resets the selection). */
+static void runtime_noise(uint8_t recorded)
+{
+    if (!L.pt.enable_runtime_api || env_flag("OPPROF_CUDA_ALL_RUNTIME")) return;
+    for (size_t i = 0; i < L.nnoise; i++) L.pt.enable_runtime_api(L.noise[i], recorded);
+}
+
 static int kind_wanted(CUpti_ActivityKind k)
 {
-    if (k == CUPTI_ACTIVITY_KIND_DRIVER) return !env_flag("OPPROF_CUDA_NO_DRIVER");
-    if (k == CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION) return !env_flag("OPPROF_CUDA_NO_CALLBACKS");
+    if (k == CUPTI_ACTIVITY_KIND_DRIVER) return !env_flag("OPPROF_CUDA_NO_DRIVER") && !driver_launches(1);
+    if (k == CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION) return callbacks_wanted();
+    if (k == CUPTI_ACTIVITY_KIND_RUNTIME) return !env_flag("OPPROF_CUDA_NO_RUNTIME");
+    if (k == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) return !env_flag("OPPROF_CUDA_NO_KERNELS");
     return 1;
 }
 
@@ -366,14 +415,17 @@ int op_cupti_start(void)
     if (op_cupti_load(NULL) <= 0) return -1;
     if (!L.set_up) {
         /* CLOCK_MONOTONIC, as the session's timebase; must precede enabling. */
-        if (L.pt.register_timestamp) L.pt.register_timestamp(mono_timestamp);
+        if (L.pt.register_timestamp && !env_flag("OPPROF_CUDA_NO_TIMESTAMP")) L.pt.register_timestamp(mono_timestamp);
         L.pt.set_thread_id_type(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
         if (L.pt.register_callbacks(buf_requested, buf_completed) != CUPTI_SUCCESS) return -1;
-        /* One subscriber per process: when another tool holds it, activity
-         * is still recorded, linked to operators by time alone. */
-        if (L.pt.subscribe(&L.sub, (CUpti_CallbackFunc)on_api, NULL) == CUPTI_SUCCESS) find_launch_cbids();
-        else L.sub = NULL;
+        find_cbids();
         L.set_up = 1;
+    }
+    /* One subscriber per process: when another tool holds it, activity is
+     * still recorded, linked to operators by time. */
+    if (callbacks_wanted() && !L.sub_tried) {
+        L.sub_tried = 1;
+        if (L.pt.subscribe(&L.sub, (CUpti_CallbackFunc)on_api, NULL) != CUPTI_SUCCESS) L.sub = NULL;
     }
     pthread_mutex_lock(&B.lock);
     op_dev_batch_clear(&B.batch);
@@ -384,7 +436,8 @@ int op_cupti_start(void)
             op_cupti_stop();
             return -1;
         }
-    if (L.sub && !env_flag("OPPROF_CUDA_NO_CALLBACKS")) {
+    runtime_noise(0);
+    if (L.sub && callbacks_wanted()) {
         static const CUpti_CallbackDomain doms[2] = {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_CB_DOMAIN_DRIVER_API};
         for (int d = 0; d < 2; d++)
             for (size_t i = 0; i < L.ncbids[d]; i++) L.pt.enable_callback(1, L.sub, doms[d], L.cbids[d][i]);
@@ -501,6 +554,7 @@ void op_cupti_stop(void)
         L.tracing = 0;
     }
     for (size_t i = 0; i < sizeof g_kinds / sizeof g_kinds[0]; i++) L.pt.disable(g_kinds[i]);
+    driver_launches(0);
     L.pt.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     pthread_mutex_lock(&B.lock);
     op_dev_batch_clear(&B.batch);

@@ -1,21 +1,12 @@
-/* The operators: convolutions on cuDNN, the classifier's product on cuBLAS,
- * the rest as CUDA C kernels. Each is a range named as PyTorch names it. */
+/* The operators: convolutions and batch norm on cuDNN, the classifier's
+ * product on cuBLAS, the rest as CUDA C kernels. Each is a range named as PyTorch names it. */
 #include <float.h>
+#include <limits.h>
 #include <string.h>
 
 #include "internal.h"
 
 /* ---- kernels ---- */
-
-__global__ void op_nc_batch_norm_kernel(const float *x, float *y, const float *w, const float *b, const float *mean,
-                                        const float *var, float eps, int64_t n, int64_t plane, int64_t channels)
-{
-    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
-        int64_t c = (i / plane) % channels;
-        float scale = w[c] / sqrtf(var[c] + eps);
-        y[i] = (x[i] - mean[c]) * scale + b[c];
-    }
-}
 
 __global__ void op_nc_relu_kernel(float *x, int64_t n)
 {
@@ -209,11 +200,56 @@ extern "C" int opprof_nn_cuda_conv2d(const opprof_nn_cuda_tensor *x, const oppro
     return rc;
 }
 
-/* ---- batch norm, relu, add, pooling (kernels) ---- */
+/* ---- batch norm (cuDNN, as PyTorch runs it on CUDA) ---- */
 
 OPPROF_SITE(site_bn, "aten::batch_norm");
 OPPROF_SITE(site_bn_impl, "aten::_batch_norm_impl_index");
-OPPROF_SITE(site_native_bn, "aten::native_batch_norm");
+OPPROF_SITE(site_cudnn_bn, "aten::cudnn_batch_norm");
+
+/* The descriptors of one input shape, made once: x and y as N, C, plane, 1
+ * and the per-channel parameters as 1, C, 1, 1. */
+typedef struct bn_plan {
+    int64_t n, c, plane;
+    cudnnTensorDescriptor_t x, param;
+} bn_plan;
+
+#define MAX_BN_PLANS 64
+static bn_plan g_bn_plans[MAX_BN_PLANS];
+static int g_nbn_plans;
+
+static int bn_plan_for(int64_t n, int64_t c, int64_t plane, bn_plan **out)
+{
+    for (int i = 0; i < g_nbn_plans; i++) {
+        bn_plan *p = &g_bn_plans[i];
+        if (p->n == n && p->c == c && p->plane == plane) {
+            *out = p;
+            return 0;
+        }
+    }
+    if (g_nbn_plans == MAX_BN_PLANS) return op_nc_fail(OPPROF_E_RANGE, "more than %d batch norm shapes", MAX_BN_PLANS);
+    if (n > INT_MAX || c > INT_MAX || plane > INT_MAX)
+        return op_nc_fail(OPPROF_E_RANGE, "batch_norm: a dimension past cuDNN's int");
+    bn_plan *p = &g_bn_plans[g_nbn_plans];
+    memset(p, 0, sizeof *p);
+    int rc;
+    if ((rc = op_nc_cudnn(cudnnCreateTensorDescriptor(&p->x), "cudnnCreateTensorDescriptor")) ||
+        (rc = op_nc_cudnn(cudnnCreateTensorDescriptor(&p->param), "cudnnCreateTensorDescriptor")) ||
+        (rc = op_nc_cudnn(cudnnSetTensor4dDescriptor(p->x, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, (int)n, (int)c,
+                                                     (int)plane, 1),
+                          "cudnnSetTensor4dDescriptor")) ||
+        (rc = op_nc_cudnn(cudnnSetTensor4dDescriptor(p->param, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, (int)c, 1, 1),
+                          "cudnnSetTensor4dDescriptor"))) {
+        if (p->x) cudnnDestroyTensorDescriptor(p->x);
+        if (p->param) cudnnDestroyTensorDescriptor(p->param);
+        return rc;
+    }
+    p->n = n;
+    p->c = c;
+    p->plane = plane;
+    g_nbn_plans++;
+    *out = p;
+    return 0;
+}
 
 extern "C" int opprof_nn_cuda_batch_norm(const opprof_nn_cuda_tensor *x, const opprof_nn_cuda_tensor *w,
                                          const opprof_nn_cuda_tensor *b, const opprof_nn_cuda_tensor *mean,
@@ -231,19 +267,29 @@ extern "C" int opprof_nn_cuda_batch_norm(const opprof_nn_cuda_tensor *x, const o
     op_nc_input(&in[4], var);
     opprof_begin_inputs(&site_bn, in, 5);
     opprof_begin_inputs(&site_bn_impl, in, 5);
-    opprof_begin_inputs(&site_native_bn, in, 5);
-    int rc = op_nc_tensor_new(x->ndim, x->dims, y);
+    opprof_begin_inputs(&site_cudnn_bn, in, 5);
+    bn_plan *p = NULL;
+    int rc = bn_plan_for(x->dims[0], x->dims[1], x->numel / (x->dims[0] * x->dims[1]), &p);
+    if (!rc) rc = op_nc_tensor_new(x->ndim, x->dims, y);
     if (!rc) {
-        int64_t plane = x->numel / (x->dims[0] * x->dims[1]);
-        op_nc_batch_norm_kernel<<<op_nc_blocks(x->numel), 256, 0, op_nc.stream>>>(
-            x->data, (*y)->data, w->data, b->data, mean->data, var->data, eps, x->numel, plane, x->dims[1]);
-        rc = launched("batch_norm kernel");
+        const float one = 1.0f, zero = 0.0f;
+        double e = eps < CUDNN_BN_MIN_EPSILON ? CUDNN_BN_MIN_EPSILON : (double)eps;
+        rc = op_nc_cudnn(cudnnBatchNormalizationForwardInference(op_nc.cudnn, CUDNN_BATCHNORM_SPATIAL, &one, &zero,
+                                                                 p->x, x->data, p->x, (*y)->data, p->param, w->data,
+                                                                 b->data, mean->data, var->data, e),
+                         "cudnnBatchNormalizationForwardInference");
     }
-    opprof_end(&site_native_bn);
+    opprof_end(&site_cudnn_bn);
     opprof_end(&site_bn_impl);
     opprof_end(&site_bn);
+    if (rc) {
+        opprof_nn_cuda_tensor_free(*y);
+        *y = NULL;
+    }
     return rc;
 }
+
+/* ---- relu, add, pooling (kernels) ---- */
 
 OPPROF_SITE(site_relu_, "aten::relu_");
 OPPROF_SITE(site_clamp_min_, "aten::clamp_min_");

@@ -23,10 +23,9 @@ static const cli_option OPTIONS[] = {
      "self_device_time_total; the change % column is this key's"},
     CLI_ROW_ROW_LIMIT(FIELD(row_limit), ""),
     CLI_ROW_GROUP_BY_INPUT_SHAPE(FIELD(by_shape), "match rows by name and input shapes", ""),
-    {"--top-level", NULL, CLI_OPT_FLAG, FIELD(top_level), 0, 0, NULL, "only events that no other event encloses"},
+    CLI_ROW_TOP_LEVEL(FIELD(top_level)),
     {"--format", "FMT", CLI_OPT_STRING, FIELD(format), 0, 0, "table|csv|json", "table (default), csv or json"},
-    {"--max-events", "N", CLI_OPT_LONG, FIELD(max_events), 1, LONG_MAX, NULL,
-     "refuse a trace with more than N events (exit 2), stopping as soon as it has read N + 1"},
+    CLI_ROW_MAX_EVENTS_READ(FIELD(max_events)),
 };
 
 static const cli_spec SPEC = {

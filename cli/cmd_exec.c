@@ -65,9 +65,7 @@ static const cli_option OPTIONS[] = {
      "what is recorded: cpu (default), or cpu,cuda: the program's kernels," CLI_CONT
      "copies and CUDA calls too (CUPTI), charged to the operator or NVTX range" CLI_CONT
      "that launched them"},
-    {"--max-events", "N", CLI_OPT_LONG, FIELD(max_events), 1, LONG_MAX, NULL,
-     "cap on recorded events (default 16777216, OPPROF_DEFAULT_MAX_EVENTS); a" CLI_CONT
-     "table alone or a streamed --trace has none"},
+    CLI_ROW_MAX_EVENTS_RECORD(FIELD(max_events), ";" CLI_CONT "a table alone or a streamed --trace has none", ""),
     {"--on-demand", NULL, CLI_OPT_FLAG, FIELD(on_demand), 0, 0, NULL,
      "profiling idle until opprof trigger PID asks for a recording"},
     {"--flight", "SIZE", CLI_OPT_STRING, FIELD(flight), 0, 0, NULL,

@@ -13,6 +13,7 @@
 #include "merge_dir.h"
 #include "opprof_trace.h"
 #include "opts.h"
+#include "vocab.h"
 
 typedef struct merge_opts {
     const char *output, *report, *format;
@@ -33,8 +34,7 @@ static const cli_option OPTIONS[] = {
     {"--row-limit", "N", CLI_OPT_LONG, FIELD(row_limit), -1, INT_MAX, NULL,
      "collectives listed in the text, largest arrival spread first; -1: all (default 20)"},
     {"--quiet", NULL, CLI_OPT_FLAG, FIELD(quiet), 0, 0, NULL, "print no report on stdout"},
-    {"--max-events", "N", CLI_OPT_LONG, FIELD(max_events), 1, LONG_MAX, NULL,
-     "refuse a trace with more than N events (exit 2), stopping as soon as it has read N + 1"},
+    CLI_ROW_MAX_EVENTS_READ(FIELD(max_events)),
 };
 
 static const cli_spec SPEC = {

@@ -9,6 +9,7 @@
 #include "commands.h"
 #include "opprof_trace.h"
 #include "opts.h"
+#include "vocab.h"
 
 typedef struct report_opts {
     const char *out, *title;
@@ -21,8 +22,7 @@ static const cli_option OPTIONS[] = {
     {"-o", "FILE", CLI_OPT_STRING, FIELD(out), 0, 0, NULL, "the HTML file to write (default report.html)"},
     {"--output", "FILE", CLI_OPT_STRING, FIELD(out), 0, 0, NULL, "the same as -o"},
     {"--title", "TEXT", CLI_OPT_STRING, FIELD(title), 0, 0, NULL, "the page's title (default \"opprof report\")"},
-    {"--max-events", "N", CLI_OPT_LONG, FIELD(max_events), 1, LONG_MAX, NULL,
-     "refuse a trace with more than N events (exit 2), stopping as soon as it has read N + 1"},
+    CLI_ROW_MAX_EVENTS_READ(FIELD(max_events)),
 };
 
 static const cli_spec SPEC = {

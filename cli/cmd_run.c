@@ -75,10 +75,8 @@ static const cli_option OPTIONS[] = {
          CLI_EXAMPLE("opprof run resnet18 --trace trace.json")},
     CLI_ROW_ROW_LIMIT(FIELD(row_limit), CLI_EXAMPLE("opprof run resnet18 --row-limit -1")),
     CLI_ROW_FORMAT(FIELD(format), CLI_EXAMPLE("opprof run resnet18 --format csv")),
-    {"--max-events", "N", CLI_OPT_LONG, FIELD(max_events), 1, LONG_MAX, NULL,
-     "cap on recorded events (default 16777216); past it events are dropped, the\n"
-     "                             ranges still open end at that time, and a note on stderr says so"
-         CLI_EXAMPLE("opprof run resnet18 --steps 1000 --max-events 50000000")},
+    CLI_ROW_MAX_EVENTS_RECORD(FIELD(max_events), "",
+                              CLI_EXAMPLE("opprof run resnet18 --steps 1000 --max-events 50000000")),
     {"--shapes", NULL, CLI_OPT_FLAG, FIELD(shapes), 0, 0, NULL,
      "record operator input shapes (record_shapes=True)" CLI_EXAMPLE("opprof run resnet18 --shapes")},
     CLI_ROW_GROUP_BY_INPUT_SHAPE(FIELD(group_by_input_shape), "one row per (name, input shapes); implies --shapes",

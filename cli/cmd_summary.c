@@ -17,10 +17,9 @@ static const cli_option OPTIONS[] = {
     CLI_ROW_SORT(FIELD(sort), ""),
     CLI_ROW_ROW_LIMIT(FIELD(row_limit), ""),
     CLI_ROW_GROUP_BY_INPUT_SHAPE(FIELD(by_shape), "one row per (name, input shapes), from args \"Input Dims\"", ""),
-    {"--top-level", NULL, CLI_OPT_FLAG, FIELD(top_level), 0, 0, NULL, "only events that no other event encloses"},
+    CLI_ROW_TOP_LEVEL(FIELD(top_level)),
     CLI_ROW_FORMAT(FIELD(format), ""),
-    {"--max-events", "N", CLI_OPT_LONG, FIELD(max_events), 1, LONG_MAX, NULL,
-     "refuse a trace with more than N events (exit 2), stopping as soon as it has read N + 1"},
+    CLI_ROW_MAX_EVENTS_READ(FIELD(max_events)),
 };
 
 static const cli_spec SPEC = {

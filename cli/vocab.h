@@ -57,6 +57,21 @@
      "the value of --stacks' lines: self_cpu_time_total (default)," CLI_CONT                                   \
      "self_cuda_time_total or self_device_time_total (device time)" eg}
 
+#define CLI_ROW_TOP_LEVEL(field)                                                                              \
+    {"--top-level", NULL, CLI_OPT_FLAG, field, 0, 0, NULL, "only events that no other event encloses"}
+
+/* --max-events of the commands that read traces: a bound on what is read. */
+#define CLI_ROW_MAX_EVENTS_READ(field)                                                                        \
+    {"--max-events", "N", CLI_OPT_LONG, field, 1, LONG_MAX, NULL,                                              \
+     "refuse a trace with more than N events (exit 2), stopping as soon as it has read N + 1"}
+
+/* --max-events of the commands that record: the session's event cap; more
+ * says where the command's cap does not apply. */
+#define CLI_ROW_MAX_EVENTS_RECORD(field, more, eg)                                                           \
+    {"--max-events", "N", CLI_OPT_LONG, field, 1, LONG_MAX, NULL,                                              \
+     "cap on recorded events (default 16777216); past it events are dropped, the" CLI_CONT                     \
+     "ranges still open end at that time, and a note on stderr says so" more eg}
+
 /* Before one vocabulary: run's --stack and --stacks-out, exec's --sort-by. */
 #define CLI_ROW_OLD_WITH_STACK(field) {"--stack", NULL, CLI_OPT_FLAG, field, 0, 0, NULL, NULL}
 #define CLI_ROW_OLD_STACKS(field) {"--stacks-out", "FILE", CLI_OPT_STRING, field, 0, 0, NULL, NULL}

@@ -23,6 +23,7 @@ static const cli_option OPTIONS[] = {
      "self_device_time_total; the change % column is this key's"},
     CLI_ROW_ROW_LIMIT(FIELD(row_limit), ""),
     CLI_ROW_GROUP_BY_INPUT_SHAPE(FIELD(by_shape), "match rows by name and input shapes", ""),
+    CLI_ROW_GROUP_BY_STACK(FIELD(by_stack), "; rows match by" CLI_CONT "name and those frames, of the traces' \"Call stack\" (--with-stack)", ""),
     CLI_ROW_TOP_LEVEL(FIELD(top_level)),
     {"--format", "FMT", CLI_OPT_STRING, FIELD(format), 0, 0, "table|csv|json", "table (default), csv or json"},
     CLI_ROW_MAX_EVENTS_READ(FIELD(max_events)),
@@ -79,10 +80,11 @@ typedef struct side {
     opprof_avg_row *rows;
     size_t n;
     int64_t dev_total; /* device time of the whole trace */
+    int64_t self_total; /* self CPU time of the whole trace: what opprof summary's footer gives */
 } side;
 
 typedef struct drow {
-    const char *name, *shapes;
+    const char *name, *shapes, *stack;
     int64_t v[2][M_N]; /* base, test */
     int in[2];
 } drow;
@@ -102,7 +104,8 @@ static int by_key(const void *pa, const void *pb)
 {
     const opprof_avg_row *a = pa, *b = pb;
     int c = strcmp(a->name, b->name);
-    return c ? c : strcmp(a->input_shapes, b->input_shapes);
+    if (!c) c = strcmp(a->input_shapes, b->input_shapes);
+    return c ? c : strcmp(a->stack, b->stack);
 }
 
 static int load_side(const char *path, long max_events, const opprof_avg_options *ao, side *s)
@@ -110,6 +113,7 @@ static int load_side(const char *path, long max_events, const opprof_avg_options
     s->path = path;
     int rc = cli_load_trace("diff", path, max_events, &s->t);
     if (rc != CLI_OK) return rc;
+    if (ao->group_by_stack_n && !cli_trace_has_stacks(s->t)) cli_note_no_stacks("diff", path);
     if (opprof_key_averages(s->t, ao, &s->ka) != 0) {
         fprintf(stderr, "opprof diff: %s\n", opprof_last_error());
         return CLI_FAIL;
@@ -125,7 +129,9 @@ static int load_side(const char *path, long max_events, const opprof_avg_options
     size_t nev = opprof_trace_event_count(s->t);
     for (size_t i = 0; i < nev; i++) {
         opprof_event e;
-        if (opprof_trace_event(s->t, i, &e) == 0 && (e.flags & OPPROF_EVENT_DEVICE)) s->dev_total = sat_add(s->dev_total, e.dur_ns);
+        if (opprof_trace_event(s->t, i, &e) != 0) continue;
+        if (e.flags & OPPROF_EVENT_DEVICE) s->dev_total = sat_add(s->dev_total, e.dur_ns);
+        else s->self_total = sat_add(s->self_total, e.self_ns);
     }
     return CLI_OK;
 }
@@ -141,6 +147,7 @@ static drow *join(const side *a, const side *b, size_t *n)
         const opprof_avg_row *src = c <= 0 ? &a->rows[i] : &b->rows[j];
         d[k].name = src->name;
         d[k].shapes = src->input_shapes;
+        d[k].stack = src->stack;
         for (int m = 0; m < M_N; m++) {
             if (c <= 0) d[k].v[0][m] = metric(&a->rows[i], m);
             if (c >= 0) d[k].v[1][m] = metric(&b->rows[j], m);
@@ -171,7 +178,8 @@ static int by_change(const void *pa, const void *pb)
     int64_t x = abs_change(a, g_sort_metric), y = abs_change(b, g_sort_metric);
     if (x != y) return x < y ? 1 : -1;
     int c = strcmp(a->name, b->name);
-    return c ? c : strcmp(a->shapes, b->shapes);
+    if (!c) c = strcmp(a->shapes, b->shapes);
+    return c ? c : strcmp(a->stack, b->stack);
 }
 
 /* PyTorch's _format_time, with a sign for changes. */
@@ -233,33 +241,48 @@ static void write_warnings(FILE *f, const side *s)
     }
 }
 
-static void write_table(FILE *f, const drow *d, size_t n, long limit, int sort, int by_shape, int dev,
-                        const side *sides)
+/* The innermost frame of a row's stack (its first line), escaped, for
+ * the table's Source Location column. */
+static void top_frame(const char *stack, char *out, size_t cap)
 {
-    int name_w = 4, shape_w = 12;
+    char first[512];
+    snprintf(first, sizeof first, "%.*s", (int)strcspn(stack, "\n"), stack);
+    opprof_escape_name(first, out, cap);
+}
+
+static void write_table(FILE *f, const drow *d, size_t n, const cli_avg_opts *o, int sort, int dev, const side *sides)
+{
+    int name_w = 4, shape_w = 12, stack_w = 15, by_shape = o->by_shape, by_stack = o->by_stack > 0;
+    long limit = o->row_limit;
+    char buf[256];
     size_t shown = limit < 0 || (size_t)limit > n ? n : (size_t)limit;
     for (size_t i = 0; i < shown; i++) {
         int l = (int)opprof_escape_name(d[i].name, NULL, 0), s = (int)strlen(d[i].shapes);
         if (l > name_w) name_w = l;
         if (s > shape_w) shape_w = s;
+        top_frame(d[i].stack, buf, sizeof buf);
+        if ((int)strlen(buf) > stack_w) stack_w = (int)strlen(buf);
     }
     if (name_w > 55) name_w = 55;
     if (shape_w > 80) shape_w = 80;
+    if (stack_w > 60) stack_w = 60;
     int metrics[] = {M_COUNT, M_SELF_CPU, M_CPU, M_SELF_DEV, M_DEV}, nm = dev ? 5 : 3;
-    char rule[4096], buf[256];
+    char rule[4096];
     size_t r = 0;
-    int widths = name_w + 2 + (by_shape ? shape_w + 2 : 0) + nm * 3 * 15 + 15;
+    int widths = name_w + 2 + (by_shape ? shape_w + 2 : 0) + (by_stack ? stack_w + 2 : 0) + nm * 3 * 15 + 15;
     for (int i = 0; i < widths && r + 1 < sizeof rule; i++) rule[r++] = '-';
     rule[r] = '\0';
     write_sides(f, sides);
     fprintf(f, "%s\n", rule);
     cell(f, "", name_w, 0);
     if (by_shape) cell(f, "", shape_w, 0);
+    if (by_stack) cell(f, "", stack_w, 0);
     for (int k = 0; k < nm; k++) group_head(f, METRIC_HEAD[metrics[k]], 3 * 15 - 2);
     cell(f, METRIC_HEAD[sort], 13, 0);
     fputc('\n', f);
     cell(f, "Name", name_w, 1);
     if (by_shape) cell(f, "Input Shapes", shape_w, 1);
+    if (by_stack) cell(f, "Source Location", stack_w, 1);
     for (int k = 0; k < nm; k++) {
         cell(f, "base", 13, 0);
         cell(f, "test", 13, 0);
@@ -271,6 +294,10 @@ static void write_table(FILE *f, const drow *d, size_t n, long limit, int sort, 
         opprof_escape_name(d[i].name, buf, sizeof buf); /* shown escaped, cut to the column */
         cell(f, buf, name_w, 1);
         if (by_shape) cell(f, d[i].shapes, shape_w, 1);
+        if (by_stack) {
+            top_frame(d[i].stack, buf, sizeof buf);
+            cell(f, buf, stack_w, 1);
+        }
         for (int k = 0; k < nm; k++) {
             int m = metrics[k];
             fmt_value(buf, sizeof buf, m, d[i].v[0][m], 0), cell(f, d[i].in[0] ? buf : "-", 13, 0);
@@ -282,11 +309,12 @@ static void write_table(FILE *f, const drow *d, size_t n, long limit, int sort, 
         fputc('\n', f);
     }
     fprintf(f, "%s\n", rule);
-    int64_t cpu[2] = {0, 0}, calls[2] = {0, 0};
+    /* The totals are the whole traces' (as opprof summary's footer), not
+     * the rows': with --top-level the rows leave the nested time out. */
+    int64_t cpu[2] = {sides[0].self_total, sides[1].self_total}, calls[2] = {0, 0};
     size_t only[2] = {0, 0};
     for (size_t i = 0; i < n; i++)
         for (int s = 0; s < 2; s++) {
-            cpu[s] = sat_add(cpu[s], d[i].v[s][M_SELF_CPU]);
             calls[s] = sat_add(calls[s], d[i].v[s][M_COUNT]);
             only[s] += d[i].in[s] && !d[i].in[1 - s];
         }
@@ -300,8 +328,9 @@ static void write_table(FILE *f, const drow *d, size_t n, long limit, int sort, 
         fmt_pct(p, sizeof p, sides[0].dev_total, sides[1].dev_total);
         fprintf(f, "Self CUDA time total: base %s, test %s, diff %s (%s)\n", x, y, z, p);
     }
-    fprintf(f, "Calls: base %lld, test %lld; %zu rows, %zu only in base, %zu only in test; sorted by |change| of %s\n",
-            (long long)calls[0], (long long)calls[1], n, only[0], only[1], METRIC_KEYS[sort]);
+    fprintf(f, "Calls: base %lld, test %lld%s; %zu rows, %zu only in base, %zu only in test; sorted by |change| of %s\n",
+            (long long)calls[0], (long long)calls[1], o->top_level ? " (top-level events)" : "", n, only[0], only[1],
+            METRIC_KEYS[sort]);
     fprintf(f, "Self: the operator's own time; total: with the operators it called; change: test - base\n");
     if (g_saturated) fprintf(f, "Saturated: some sums passed the 64-bit range and are shown at its limit\n");
     write_warnings(f, sides);
@@ -316,15 +345,19 @@ static void write_value(FILE *f, int m, int64_t v)
 static const char *const COLUMN[M_N] = {"count", "self_cpu_time_total_us", "cpu_time_total_us",
                                         "self_device_time_total_us", "device_time_total_us"};
 
-static void write_csv(FILE *f, const drow *d, size_t n)
+static void write_csv(FILE *f, const drow *d, size_t n, int by_stack)
 {
-    fputs("name,input_shapes", f);
+    fputs(by_stack ? "name,input_shapes,stack" : "name,input_shapes", f);
     for (int m = 0; m < M_N; m++) fprintf(f, ",%s_base,%s_test,%s_diff", COLUMN[m], COLUMN[m], COLUMN[m]);
     fputc('\n', f);
     for (size_t i = 0; i < n; i++) {
         opprof_write_csv_field(f, d[i].name);
         fputc(',', f);
         opprof_write_csv_field(f, d[i].shapes);
+        if (by_stack) {
+            fputc(',', f);
+            opprof_write_csv_field(f, d[i].stack);
+        }
         for (int m = 0; m < M_N; m++)
             for (int k = 0; k < 3; k++) {
                 fputc(',', f);
@@ -334,7 +367,7 @@ static void write_csv(FILE *f, const drow *d, size_t n)
     }
 }
 
-static void write_json(FILE *f, const drow *d, size_t n, int sort, const side *s)
+static void write_json(FILE *f, const drow *d, size_t n, int sort, int by_stack, const side *s)
 {
     fprintf(f, "{\"sort\": \"%s\"", METRIC_KEYS[sort]);
     for (int i = 0; i < 2; i++) {
@@ -349,6 +382,10 @@ static void write_json(FILE *f, const drow *d, size_t n, int sort, const side *s
         opprof_write_json_string(f, d[i].name);
         fputs(", \"input_shapes\": ", f);
         opprof_write_json_string(f, d[i].shapes);
+        if (by_stack) {
+            fputs(", \"stack\": ", f);
+            opprof_write_json_string(f, d[i].stack);
+        }
         fprintf(f, ", \"in_base\": %s, \"in_test\": %s", d[i].in[0] ? "true" : "false", d[i].in[1] ? "true" : "false");
         for (int m = 0; m < M_N; m++)
             for (int k = 0; k < 3; k++) {
@@ -362,13 +399,13 @@ static void write_json(FILE *f, const drow *d, size_t n, int sort, const side *s
 
 int cmd_diff(int argc, char **argv)
 {
-    cli_avg_opts o = {CLI_DEFAULT_SORT, "table", CLI_DEFAULT_ROW_LIMIT, 0, 0, 0};
+    cli_avg_opts o = CLI_AVG_OPTS_INIT;
     const char *pos[2];
     int npos, rc = cli_parse(&SPEC, argc, argv, &o, pos, &npos);
     if (rc) return rc > 0 ? CLI_OK : CLI_BAD_INPUT;
     int sort = 0;
     while (strcmp(METRIC_KEYS[sort], o.sort) != 0) sort++; /* cli_parse checked the choice */
-    opprof_avg_options ao = {o.by_shape, 0, o.top_level};
+    opprof_avg_options ao = {o.by_shape, (int)o.by_stack, o.top_level};
     side s[2] = {{0}, {0}};
     drow *d = NULL;
     size_t n = 0;
@@ -380,9 +417,9 @@ int cmd_diff(int argc, char **argv)
         qsort(d, n, sizeof *d, by_change);
         int dev = s[0].dev_total || s[1].dev_total;
         if (strcmp(o.format, "table")) write_warnings(stderr, s); /* the table says it under the rows */
-        if (!strcmp(o.format, "csv")) write_csv(stdout, d, n);
-        else if (!strcmp(o.format, "json")) write_json(stdout, d, n, sort, s);
-        else write_table(stdout, d, n, o.row_limit, sort, o.by_shape, dev, s);
+        if (!strcmp(o.format, "csv")) write_csv(stdout, d, n, o.by_stack > 0);
+        else if (!strcmp(o.format, "json")) write_json(stdout, d, n, sort, o.by_stack > 0, s);
+        else write_table(stdout, d, n, &o, sort, dev, s);
         if (fflush(stdout) != 0) {
             fprintf(stderr, "opprof diff: cannot write the output\n");
             rc = CLI_FAIL;

@@ -49,7 +49,7 @@ static const cli_option OPTIONS[] = {
     CLI_ROW_SORT(FIELD(sort), ""),
     CLI_ROW_ROW_LIMIT(FIELD(row_limit), ""),
     CLI_ROW_FORMAT(FIELD(format), ""),
-    CLI_ROW_GROUP_BY_STACK(FIELD(group_by_stack), ""),
+    CLI_ROW_GROUP_BY_STACK(FIELD(group_by_stack), ";" CLI_CONT "implies --with-stack", ""),
     CLI_ROW_WITH_STACK(FIELD(with_stack), "capture the call stack of each operator (libunwind)", ""),
     CLI_ROW_STACKS(FIELD(stacks),
                    "folded stacks for flame graphs (flamegraph.pl, speedscope): the call" CLI_CONT

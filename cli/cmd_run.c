@@ -110,7 +110,8 @@ static const cli_option OPTIONS[] = {
                    CLI_EXAMPLE("opprof run resnet18 --stacks resnet18.folded")),
     CLI_ROW_STACKS_METRIC(FIELD(stacks_metric),
                           CLI_EXAMPLE("opprof run resnet18 --stacks r.folded --stacks-metric self_cpu_time_total")),
-    CLI_ROW_GROUP_BY_STACK(FIELD(group_by_stack), CLI_EXAMPLE("opprof run resnet18 --group-by-stack 5")),
+    CLI_ROW_GROUP_BY_STACK(FIELD(group_by_stack), ";" CLI_CONT "implies --with-stack",
+                           CLI_EXAMPLE("opprof run resnet18 --group-by-stack 5")),
     {"--report", "FILE", CLI_OPT_STRING, FIELD(report), 0, 0, NULL,
      "also write the run's HTML report: timeline, operators, memory, ... (opprof report)"
          CLI_EXAMPLE("opprof run resnet18 --shapes --flops --report resnet18.html")},

@@ -17,16 +17,20 @@ static const cli_option OPTIONS[] = {
     CLI_ROW_SORT(FIELD(sort), ""),
     CLI_ROW_ROW_LIMIT(FIELD(row_limit), ""),
     CLI_ROW_GROUP_BY_INPUT_SHAPE(FIELD(by_shape), "one row per (name, input shapes), from args \"Input Dims\"", ""),
+    CLI_ROW_GROUP_BY_STACK(FIELD(by_stack), CLI_GROUP_BY_STACK_READ,
+                           CLI_EXAMPLE("opprof summary opprof_flight_4242_1.json --group-by-stack 3")),
     CLI_ROW_TOP_LEVEL(FIELD(top_level)),
     CLI_ROW_FORMAT(FIELD(format), ""),
+    CLI_ROW_STACKS(FIELD(stacks), CLI_STACKS_READ, CLI_EXAMPLE("opprof summary trace.json --stacks trace.folded")),
+    CLI_ROW_STACKS_METRIC(FIELD(metric), ""),
     CLI_ROW_MAX_EVENTS_READ(FIELD(max_events)),
 };
 
 static const cli_spec SPEC = {
     "summary",
     "TRACE [options]",
-    "Reads a Chrome trace (PyTorch legacy or Kineto, opprof's own, .gz too, '-' for stdin) and\n"
-    "prints its key averages as PyTorch does. Device kernels, copies and memsets are charged to\n"
+    "Reads a trace (Chrome/Kineto JSON: PyTorch's legacy or Kineto, opprof's own, any tool's;\n"
+    "Perfetto's .pftrace; .gz of either; '-' for stdin) and prints its key averages as PyTorch does. Device kernels, copies and memsets are charged to\n"
     "the operator that launched them (Self CUDA / CUDA total columns).\n"
     "Exit status: 0 done, 1 the output could not be written or memory ran out, 2 bad arguments or a\n"
     "trace that cannot be read (one line on stderr).",
@@ -39,22 +43,25 @@ static const cli_spec SPEC = {
 
 int cmd_summary(int argc, char **argv)
 {
-    cli_avg_opts o = {CLI_DEFAULT_SORT, "table", CLI_DEFAULT_ROW_LIMIT, 0, 0, 0};
+    cli_avg_opts o = CLI_AVG_OPTS_INIT;
     const char *pos[1];
     int npos, rc = cli_parse(&SPEC, argc, argv, &o, pos, &npos);
     if (rc) return rc > 0 ? CLI_OK : CLI_BAD_INPUT;
     opprof_trace *t;
     if ((rc = cli_load_trace("summary", pos[0], o.max_events, &t)) != CLI_OK) return rc;
-    opprof_avg_options ao = {o.by_shape, 0, o.top_level};
+    if (o.by_stack && !cli_trace_has_stacks(t)) cli_note_no_stacks("summary", pos[0]);
+    opprof_avg_options ao = {o.by_shape, (int)o.by_stack, o.top_level};
     opprof_key_averages *ka = NULL;
     rc = opprof_key_averages(t, &ao, &ka);
     if (rc == 0) rc = cli_write_key_averages(ka, o.format, o.sort, o.row_limit, stdout);
     if (rc != 0) fprintf(stderr, "opprof summary: %s\n", opprof_last_error());
+    int out = rc == 0 ? CLI_OK : rc == OPPROF_E_INVAL ? CLI_BAD_INPUT : CLI_FAIL;
+    if (out == CLI_OK && o.stacks) out = cli_write_folded("summary", t, o.stacks, o.metric);
     opprof_key_averages_free(ka);
     opprof_trace_free(t);
-    if (fflush(stdout) != 0 && rc == 0) {
+    if (fflush(stdout) != 0 && out == CLI_OK) {
         fprintf(stderr, "opprof summary: cannot write the output\n");
         return CLI_FAIL;
     }
-    return rc == 0 ? CLI_OK : rc == OPPROF_E_INVAL ? CLI_BAD_INPUT : CLI_FAIL;
+    return out;
 }

@@ -17,13 +17,20 @@ enum { CLI_OK = 0, CLI_FAIL = 1, CLI_BAD_INPUT = 2 };
 typedef struct opprof_trace opprof_trace;
 typedef struct opprof_key_averages opprof_key_averages;
 
-/* The options of the commands that print key averages (summary, diff). */
+/* The options of the commands that print key averages of trace files
+ * (summary, diff). */
 typedef struct cli_avg_opts {
     const char *sort, *format; /* a sort key; table, csv or json */
     long row_limit;            /* table rows; -1 all */
     int by_shape, top_level;   /* --group-by-input-shape, --top-level */
     long max_events;           /* --max-events; 0 no limit */
+    long by_stack;             /* --group-by-stack N */
+    const char *stacks;        /* --stacks FILE */
+    const char *metric;        /* --stacks-metric */
 } cli_avg_opts;
+
+/* The defaults every command states (vocab.h). */
+#define CLI_AVG_OPTS_INIT {.sort = CLI_DEFAULT_SORT, .format = "table", .row_limit = CLI_DEFAULT_ROW_LIMIT}
 
 int cmd_run(int argc, char **argv);
 int cmd_summary(int argc, char **argv);
@@ -39,6 +46,17 @@ int cli_load_trace(const char *command, const char *path, long max_events, oppro
 /* Writes ka as format says ("table": the table of its first row_limit rows
  * by sort; "csv", "json": every row, sorted by sort). */
 int cli_write_key_averages(opprof_key_averages *ka, const char *format, const char *sort, long row_limit, FILE *f);
+
+/* 1 when some event of t has a captured call stack. */
+int cli_trace_has_stacks(const opprof_trace *t);
+
+/* --stacks FILE of a trace file (replaced atomically): folded lines of its
+ * call stacks, or of its operator call tree when it has none. On failure
+ * prints "opprof COMMAND: what" and returns CLI_FAIL. */
+int cli_write_folded(const char *command, const opprof_trace *t, const char *path, const char *metric);
+
+/* The note of a command asked to group a trace without stacks by stack. */
+void cli_note_no_stacks(const char *command, const char *path);
 
 int cmd_exec(int argc, char **argv);
 int cmd_merge(int argc, char **argv);

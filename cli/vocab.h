@@ -43,9 +43,17 @@
 #define CLI_ROW_GROUP_BY_INPUT_SHAPE(field, help, eg)                                                        \
     {"--group-by-input-shape", NULL, CLI_OPT_FLAG, field, 0, 0, NULL, help eg}
 
-#define CLI_ROW_GROUP_BY_STACK(field, eg)                                                                     \
+/* more: what it means for the command ("; implies --with-stack" where it records). */
+#define CLI_ROW_GROUP_BY_STACK(field, more, eg)                                                               \
     {"--group-by-stack", "N", CLI_OPT_LONG, field, 0, 128, NULL,                                              \
-     "one row per (name, top N frames), with a Source Location column; implies" CLI_CONT "--with-stack" eg}
+     "one row per (name, top N frames), with a Source Location column" more eg}
+
+/* The text of --group-by-stack and --stacks for the commands that read
+ * traces: the stacks are the trace's "Call stack" args. */
+#define CLI_GROUP_BY_STACK_READ ";" CLI_CONT "the frames of the trace's \"Call stack\" (recorded with --with-stack)"
+#define CLI_STACKS_READ                                                                                       \
+    "folded stacks for flame graphs (flamegraph.pl, speedscope): the trace's" CLI_CONT                        \
+    "call stacks, or its operator call tree when it has none"
 
 #define CLI_ROW_WITH_STACK(field, help, eg) {"--with-stack", NULL, CLI_OPT_FLAG, field, 0, 0, NULL, help eg}
 

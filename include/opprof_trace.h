@@ -208,7 +208,10 @@ OPPROF_API int opprof_table_string(const opprof_key_averages *ka, const char *so
  * or as a JSON array of objects, with the fields name, count,
  * self_cpu_time_total_us, cpu_time_total_us, self_device_time_total_us,
  * device_time_total_us (microseconds, 3 decimals), cpu_memory_usage,
- * self_cpu_memory_usage (bytes), flops, input_shapes. */
+ * self_cpu_memory_usage (bytes), flops, input_shapes (as opprof_avg_row
+ * has it: the shapes when grouped by them, else ""), and, when grouped by
+ * stack, stack (the top N frames, innermost first, one per line), so that
+ * rows of one name stay apart. */
 OPPROF_API int opprof_key_averages_write_csv(const opprof_key_averages *ka, FILE *f);
 OPPROF_API int opprof_key_averages_write_json(const opprof_key_averages *ka, FILE *f);
 

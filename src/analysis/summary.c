@@ -99,13 +99,20 @@ int opprof_key_averages_write_csv(const opprof_key_averages *ka, FILE *f)
     if (!ka || !f) return op_fail(OPPROF_E_INVAL, "opprof_key_averages_write_csv: NULL argument");
     op_buf b = {0};
     op_buf_puts(&b, "name,count,self_cpu_time_total_us,cpu_time_total_us,self_device_time_total_us,"
-                        "device_time_total_us,cpu_memory_usage,self_cpu_memory_usage,flops,input_shapes\n");
+                        "device_time_total_us,cpu_memory_usage,self_cpu_memory_usage,flops,input_shapes");
+    /* Rows split by stack differ only there: the column tells them apart. */
+    int stack = ka->opt.group_by_stack_n > 0;
+    op_buf_puts(&b, stack ? ",stack\n" : "\n");
     for (size_t i = 0; i < ka->n; i++) {
         const opprof_avg_row *r = &ka->rows[i].r;
         csv_field(&b, r->name);
         numbers(&b, r, 0);
         op_buf_put(&b, ",", 1);
         csv_field(&b, r->input_shapes);
+        if (stack) {
+            op_buf_put(&b, ",", 1);
+            csv_field(&b, r->stack);
+        }
         op_buf_put(&b, "\n", 1);
     }
     return flush(&b, f, "the key averages CSV");
@@ -123,6 +130,10 @@ int opprof_key_averages_write_json(const opprof_key_averages *ka, FILE *f)
         numbers(&b, r, 1);
         op_buf_puts(&b, ", \"input_shapes\": ");
         json_string(&b, r->input_shapes);
+        if (ka->opt.group_by_stack_n > 0) {
+            op_buf_puts(&b, ", \"stack\": ");
+            json_string(&b, r->stack);
+        }
         op_buf_put(&b, "}", 1);
     }
     op_buf_puts(&b, ka->n ? "\n]\n" : "]\n");

@@ -11,7 +11,7 @@ const char *op_field_name(op_field f)
     static const char *const names[OP_F_COUNT_] = {
         "name", "ts", "dur", "pid", "tid", "args", "args.correlation", "args.External id",
         "args.Input Dims", "args.Input type", "args.flops", "args.Bytes", "args.Addr",
-        "args.Total Allocated", "args.Device Type", "args.Device Id", "args.device", "args.name",
+        "args.Total Allocated", "args.Device Type", "args.Device Id", "args.device", "args.name", "args.Call stack",
     };
     return (unsigned)f < OP_F_COUNT_ ? names[f] : "?";
 }
@@ -175,6 +175,7 @@ static int read_args(op_json *j, op_raw_event *ev, op_jtok t)
         case 10:
             if (OP_JSON_KEY_IS(j, "Input Dims")) f = OP_F_SHAPES;
             else if (OP_JSON_KEY_IS(j, "Input type")) f = OP_F_TYPES;
+            else if (OP_JSON_KEY_IS(j, "Call stack")) f = OP_F_STACK;
             break;
         case 11:
             if (OP_JSON_KEY_IS(j, "correlation")) f = OP_F_CORR;
@@ -202,6 +203,7 @@ static int read_args(op_json *j, op_raw_event *ev, op_jtok t)
         switch (f) {
         case OP_F_ADDR: rc = num_field(j, ev, t, OP_F_ADDR, NUM_U64, &ev->addr, "is not a number"); break;
         case OP_F_ARG_NAME: rc = str_field(j, ev, t, OP_F_ARG_NAME, &ev->arg_name, "is not a string"); break;
+        case OP_F_STACK: rc = str_field(j, ev, t, OP_F_STACK, &ev->stack, "is not a string"); break;
         case OP_F_FLOPS: rc = num_field(j, ev, t, OP_F_FLOPS, NUM_U64, &ev->flops, "is not a number"); break;
         case OP_F_BYTES: rc = num_field(j, ev, t, OP_F_BYTES, NUM_INT, &ev->bytes, "is not a number"); break;
         case OP_F_DEVICE: rc = num_field(j, ev, t, OP_F_DEVICE, NUM_INT, &ev->device, "is not a number"); break;

@@ -32,6 +32,7 @@ typedef enum op_field {
     OP_F_DEV_ID,    /* args["Device Id"] */
     OP_F_DEVICE,    /* args.device */
     OP_F_ARG_NAME,  /* args.name (metadata events) */
+    OP_F_STACK,     /* args["Call stack"] */
     OP_F_COUNT_
 } op_field;
 
@@ -55,7 +56,7 @@ typedef struct op_raw_event {
     uint64_t bad_off[OP_F_COUNT_];
     char ph;      /* 0 unless a one-letter string */
     int cat;
-    op_span name, shapes, types, arg_name;
+    op_span name, shapes, types, arg_name, stack;
     op_raw_id pid, tid;
     int64_t ts_ns, dur_ns, corr, ext, bytes, total, dev_type, dev_id, device;
     uint64_t flops, addr;

@@ -22,6 +22,7 @@ typedef struct op_importer {
     int any_time;
     uint64_t mem_totals;  /* memory events that gave "Total Allocated" */
     uint64_t max_events;  /* refuse more events than this; 0 no limit */
+    op_map call_stacks;   /* "Call stack" texts read (import/callstack.h) */
 } op_importer;
 
 /* Adds the event in im->ev to the model when it is one the reader keeps.

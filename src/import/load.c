@@ -256,6 +256,7 @@ int op_import_source_max(op_source *src, const char *label, size_t chunk, uint64
         rc = -1;
     }
     op_thread_map_free(&im.threads);
+    op_map_free(&im.call_stacks);
     if (rc != 0) {
         opprof_trace_free(im.t);
         return op_fail(im.j.status, "%s: byte %" PRIu64 ": %s", label, im.j.err_off, im.j.err);

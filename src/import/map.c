@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "common/error.h"
+#include "import/callstack.h"
 #include "import/import.h"
 
 #define F(f) (1u << (f))
@@ -76,7 +77,7 @@ static int add_complete(op_importer *im)
     int cat = ev->cat == OP_RCAT_NONE ? OPPROF_CAT_CPU_OP : ev->cat;
     if (check(im, F(OP_F_NAME) | F(OP_F_TS) | F(OP_F_PID) | F(OP_F_TID),
               F(OP_F_DUR) | F(OP_F_ARGS) | F(OP_F_CORR) | F(OP_F_EXT) | F(OP_F_SHAPES) | F(OP_F_TYPES) |
-                  F(OP_F_FLOPS) | F(OP_F_DEVICE)) != 0)
+                  F(OP_F_FLOPS) | F(OP_F_DEVICE) | F(OP_F_STACK)) != 0)
         return -1;
     int64_t dur = op_raw_has(ev, OP_F_DUR) ? ev->dur_ns : 0;
     if (dur < 0) dur = 0; /* the model's rule: a negative duration is an empty range */
@@ -90,7 +91,7 @@ static int add_complete(op_importer *im)
     op_event *e = op_trace_add_event(t, (uint32_t)th, name, cat, ev->ts_ns, dur);
     if (!e) return nomem(im);
     /* Only an event with ids, shapes, args or FLOPs has a cold part. */
-    const uint32_t cold = F(OP_F_CORR) | F(OP_F_EXT) | F(OP_F_SHAPES) | F(OP_F_TYPES) | F(OP_F_FLOPS);
+    const uint32_t cold = F(OP_F_CORR) | F(OP_F_EXT) | F(OP_F_SHAPES) | F(OP_F_TYPES) | F(OP_F_FLOPS) | F(OP_F_STACK);
     if ((ev->has & cold) || ev->extra.n) {
         op_evx *x = op_evx_add(t, e);
         if (!x) return nomem(im);
@@ -108,6 +109,9 @@ static int add_complete(op_importer *im)
         }
         if (op_raw_has(ev, OP_F_TYPES)) x->types = op_trace_intern(t, op_raw_str(ev, ev->types), ev->types.len);
         if (ev->extra.n) x->args = op_trace_intern(t, ev->extra.p, ev->extra.n);
+        if (op_raw_has(ev, OP_F_STACK))
+            x->stack = op_import_call_stack(t, &im->call_stacks, op_raw_str(ev, ev->stack), ev->stack.len);
+        if (x->stack == UINT32_MAX) return nomem(im);
         if (x->shapes == UINT32_MAX || x->types == UINT32_MAX || x->args == UINT32_MAX) return nomem(im);
         if (op_raw_has(ev, OP_F_FLOPS)) {
             x->flops = ev->flops;

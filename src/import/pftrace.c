@@ -456,6 +456,7 @@ static void reader_free(pf_reader *r)
     free(r->seqs);
     free(r->tracks);
     op_map_free(&r->seq_ix);
+    op_map_free(&r->call_stacks);
     op_map_free(&r->track_ix);
     op_thread_map_free(&r->threads);
     op_buf_free(&r->scratch);

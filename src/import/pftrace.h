@@ -59,6 +59,7 @@ typedef struct pf_reader {
     opprof_trace *t;
     op_thread_map threads;
     op_map seq_ix, track_ix;
+    op_map call_stacks; /* "Call stack" texts read (import/callstack.h) */
     pf_seq *seqs;
     size_t nseqs, cap_seqs;
     pf_track *tracks;

@@ -7,6 +7,7 @@
 
 #include "common/error.h"
 #include "common/pfschema.h"
+#include "import/callstack.h"
 #include "import/pftrace.h"
 #include "import/value_text.h"
 
@@ -162,35 +163,20 @@ static void see_time(pf_reader *r, int64_t start, int64_t end)
     r->any_time = 1;
 }
 
-/* The other args as the Chrome reader keeps them: "Call stack" first. */
-static uint32_t args_of(pf_reader *r, const pf_ann *a)
-{
-    opprof_trace *t = r->t;
-    int stack = (a->has >> PF_ANN_STACK) & 1, args = (a->has >> PF_ANN_ARGS) & 1;
-    if (!stack) return args ? a->str[PF_ANN_ARGS] : 0;
-    op_buf *b = &r->scratch;
-    b->n = 0;
-    const char *st = op_strtab_get(&t->str, a->str[PF_ANN_STACK]);
-    if (op_buf_put(b, "\"Call stack\": ", 14) != 0 ||
-        op_json_quoted(b, st, op_strtab_len(&t->str, a->str[PF_ANN_STACK])) != 0)
-        return UINT32_MAX;
-    if (args && op_strtab_len(&t->str, a->str[PF_ANN_ARGS]) &&
-        (op_buf_put(b, ", ", 2) != 0 ||
-         op_buf_put(b, op_strtab_get(&t->str, a->str[PF_ANN_ARGS]), op_strtab_len(&t->str, a->str[PF_ANN_ARGS])) != 0))
-        return UINT32_MAX;
-    return op_trace_intern(t, b->p, b->n);
-}
-
 /* What annotations say about event e: its cold part, the trace's options. */
 static int annotate(pf_reader *r, op_event *e, const pf_ann *a, const unsigned char *at)
 {
     opprof_trace *t = r->t;
-    uint32_t args = args_of(r, a);
-    if (args == UINT32_MAX) return nomem(r, at);
+    uint32_t args = (a->has >> PF_ANN_ARGS) & 1 ? a->str[PF_ANN_ARGS] : 0;
     if (!args && !a->has) return 0; /* only an annotated event has a cold part */
     op_evx *x = op_evx_add(t, e);
     if (!x) return nomem(r, at);
-    if (args && x->args && op_strtab_len(&t->str, x->args)) { /* the begin's ("Call stack"), then the end's */
+    if (a->has & (1u << PF_ANN_STACK)) { /* a stack of the model, as the Chrome reader makes it */
+        uint32_t st = a->str[PF_ANN_STACK];
+        x->stack = op_import_call_stack(t, &r->call_stacks, op_strtab_get(&t->str, st), op_strtab_len(&t->str, st));
+        if (x->stack == UINT32_MAX) return nomem(r, at);
+    }
+    if (args && x->args && op_strtab_len(&t->str, x->args)) { /* the begin's, then the end's */
         op_buf *b = &r->scratch;
         b->n = 0;
         if (op_buf_put(b, op_strtab_get(&t->str, x->args), op_strtab_len(&t->str, x->args)) != 0 ||

@@ -61,5 +61,6 @@ void cli_note_no_stacks(const char *command, const char *path);
 int cmd_exec(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_trigger(int argc, char **argv);
+int cmd_convert(int argc, char **argv);
 
 #endif

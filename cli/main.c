@@ -8,12 +8,13 @@
 
 static const cli_command COMMANDS[] = {
     {"run", "profile a built-in model (ResNet-18, an MLP) and print the table", cmd_run},
-    {"summary", "read a trace file (Chrome/Kineto, .gz) and print its key averages", cmd_summary},
+    {"summary", "read a trace file (Chrome/Kineto, .pftrace, .gz) and print its key averages", cmd_summary},
     {"diff", "compare two traces: per-operator change in calls and time", cmd_diff},
     {"report", "write a self-contained HTML report (timeline, operators, memory, ...)", cmd_report},
     {"exec", "run a program with opprof preloaded (-finstrument-functions)", cmd_exec},
     {"trigger", "make a running program record now, or dump its flight recorder", cmd_trigger},
     {"merge", "merge the traces of a distributed run's ranks; compare the ranks", cmd_merge},
+    {"convert", "write a trace in another format (.json, .pftrace, .gz), in bounded memory", cmd_convert},
     {NULL, NULL, NULL},
 };
 

@@ -271,6 +271,21 @@ OPPROF_API int opprof_export_chrome_trace_ex(const opprof_trace *t, const char *
 /* To an open stream (stdout, a pipe): not atomic; gzip only when o->gzip is 1. */
 OPPROF_API int opprof_export_chrome_trace_stream(const opprof_trace *t, FILE *f, const opprof_export_options *o);
 
+/* Reads the trace at in ("-": standard input; any format opprof_trace_load
+ * reads) and writes it to out in the format out's name says (.json,
+ * .json.gz, .pftrace, .pftrace.gz), atomically as the exports above; o as
+ * theirs (NULL: defaults). Streamed: events are written in batches of about
+ * a million as they are read, so memory holds one batch, the ranges still
+ * open and each distinct name, thread and stack, whatever the file's size.
+ * Events keep their times (the file's own origin and baseTimeNanoseconds),
+ * names, categories, shapes, types, args, FLOPs, ids and stacks; memory
+ * events, thread names, droppedEvents, incomplete and distributedInfo come
+ * along. A "B"/"E" pair is written as one complete event. Errors as the
+ * reader's and the export's; out is untouched on failure. A .pftrace of a
+ * file that gives baseTimeNanoseconds only after more than a batch of
+ * events (Kineto writes it at the end) keeps the file's own time origin. */
+OPPROF_API int opprof_trace_convert(const char *in, const char *out, const opprof_export_options *o);
+
 /* Writes a file atomically with any of the stdio writers (a table, CSV or
  * JSON rows, the memory timeline, folded stacks): write_fn writes into f, a
  * temporary file in path's directory, which replaces path only when

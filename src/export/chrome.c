@@ -641,6 +641,7 @@ struct op_chrome_stream {
     cw c;
     int have; /* c is set up (on the first batch: its caches are for the events' trace) */
     op_jw *w;
+    int64_t base_ns; /* the header's baseTimeNanoseconds */
 };
 
 int op_chrome_stream_begin(op_chrome_stream **out, op_jw *w, const opprof_trace *head, const opprof_export_options *o)
@@ -656,6 +657,7 @@ int op_chrome_stream_begin(op_chrome_stream **out, op_jw *w, const opprof_trace 
     put_header(&hc, o, 1);
     cw_free(&hc);
     s->w = w;
+    s->base_ns = head->base_time_ns;
     *out = s;
     return w->status;
 }
@@ -698,6 +700,13 @@ int op_chrome_stream_end(op_chrome_stream *s, const opprof_trace *t, uint64_t dr
         put_metadata(c);
         OP_JW_LIT(w, "\n  ],\n");
         if (incomplete) OP_JW_LIT(w, "  \"incomplete\": 1,\n");
+        if (t->base_time_ns != s->base_ns) {
+            /* Known only after the header (a converted Kineto trace gives it
+             * at its end): a reader takes a member's last value. */
+            OP_JW_LIT(w, "  \"baseTimeNanoseconds\": ");
+            op_jw_i64(w, t->base_time_ns);
+            OP_JW_LIT(w, ",\n");
+        }
         OP_JW_LIT(w, "  \"droppedEvents\": ");
         op_jw_u64(w, dropped);
         OP_JW_LIT(w, "\n}\n");

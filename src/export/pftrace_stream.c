@@ -125,6 +125,15 @@ int op_pf_stream_events(op_pf_stream *s, const opprof_trace *t, const uint32_t *
     return s->pw.w->status;
 }
 
+int op_pf_stream_model(op_pf_stream *s, const opprof_trace *t)
+{
+    pf_writer *pw = &s->pw;
+    pw->t = t;
+    if (op_pf_meta_threads(pw) != 0 || op_pf_meta_counters(pw) != 0 || op_pf_write_threads(pw) != 0)
+        return pw->w->status ? pw->w->status : nomem();
+    return pw->w->status;
+}
+
 int op_pf_stream_end(op_pf_stream *s, const opprof_trace *t, const uint32_t *order, size_t n, uint64_t dropped,
                      int incomplete)
 {

@@ -24,6 +24,7 @@ static int read_events(op_importer *im)
             return -1;
         }
         if (op_read_event(&im->j, &im->ev) != 0 || op_import_event(im) != 0) return -1;
+        if (im->batch && im->t->nev + im->t->nmem >= im->batch->max && op_import_flush(im) != 0) return -1;
         /* Checked per event, so an oversized input stops here, not after it is all held. */
         if (im->max_events && im->t->nev + im->t->nmem > im->max_events) {
             op_json_fail(&im->j, OPPROF_E_RANGE, im->j.off, "more than %" PRIu64 " events (the limit asked for)",
@@ -129,7 +130,7 @@ static int top_key(const op_json *j)
 /* The members of a top-level object: traceEvents, baseTimeNanoseconds,
  * distributedInfo and opprof's metadata are read, the rest
  * (deviceProperties, ...) skipped. */
-static int read_object(op_importer *im, int64_t *base_ns)
+static int read_object(op_importer *im)
 {
     int seen = 0;
     for (;;) {
@@ -153,7 +154,7 @@ static int read_object(op_importer *im, int64_t *base_ns)
             if (read_events(im) != 0) return -1;
             seen = 1;
         } else if (which == 2 && t == OP_JT_NUMBER) {
-            if (op_num_scaled(im->j.s, im->j.n, 0, base_ns) != 0) {
+            if (op_num_scaled(im->j.s, im->j.n, 0, &im->base_ns) != 0) {
                 op_json_fail(&im->j, OPPROF_E_PARSE, im->j.off, "\"baseTimeNanoseconds\" is out of range");
                 return -1;
             }
@@ -172,13 +173,13 @@ static int read_object(op_importer *im, int64_t *base_ns)
     return 0;
 }
 
-static int read_document(op_importer *im, int64_t *base_ns)
+static int read_document(op_importer *im)
 {
     op_jtok t = op_json_next(&im->j);
     if (t == OP_JT_ARR_BEGIN) {
         if (read_events(im) != 0) return -1;
     } else if (t == OP_JT_OBJ_BEGIN) {
-        if (read_object(im, base_ns) != 0) return -1;
+        if (read_object(im) != 0) return -1;
     } else {
         if (t != OP_JT_ERROR)
             op_json_fail(&im->j, OPPROF_E_PARSE, im->j.off,
@@ -187,6 +188,26 @@ static int read_document(op_importer *im, int64_t *base_ns)
     }
     t = op_json_next(&im->j); /* only white space may follow */
     return t == OP_JT_EOF ? 0 : -1;
+}
+
+int op_import_flush(op_importer *im)
+{
+    opprof_trace *t = im->t;
+    if (op_thread_map_number(&im->threads, t) != 0)
+        return op_json_fail(&im->j, OPPROF_E_NOMEM, im->j.off, "out of memory"), -1;
+    t->base_time_ns = im->base_ns; /* the file's, as far as it has said */
+    uint32_t **open = malloc((im->nopen ? im->nopen : 1) * sizeof *open);
+    if (!open) return op_json_fail(&im->j, OPPROF_E_NOMEM, im->j.off, "out of memory"), -1;
+    size_t n = 0;
+    for (size_t i = 0; i < im->open.n; i++)
+        if (im->open.v[i].ev != UINT32_MAX) open[n++] = &im->open.v[i].ev;
+    int rc = op_trace_batch_out(t, open, n, im->batch->fn, im->batch->ctx);
+    free(open);
+    if (rc == OPPROF_OK) return 0;
+    /* The writer's failure, in its own words. */
+    op_json_fail(&im->j, rc, im->j.off, "%s", opprof_last_error());
+    im->batch_failed = 1;
+    return -1;
 }
 
 /* Times from the earliest one kept; the model wants the trace's start at 0. */
@@ -225,6 +246,30 @@ int op_import_source(op_source *src, const char *label, size_t chunk, opprof_tra
     return op_import_source_max(src, label, chunk, 0, out);
 }
 
+/* The document into im->t, ranges still open ended at the last time, thread
+ * ids numbered (the last batch handed out with a batch); frees what only
+ * the reading needs. 0, or -1 with the failure in im->j. */
+static int read_json(op_importer *im)
+{
+    int rc = read_document(im);
+    op_json_free(&im->j);
+    op_buf_free(&im->ev.text);
+    op_buf_free(&im->ev.extra);
+    if (rc == 0) op_import_close_open(im);
+    if (rc == 0 && im->batch) {
+        rc = op_import_flush(im);
+    } else if (rc == 0 && op_thread_map_number(&im->threads, im->t) != 0) {
+        im->j.status = OPPROF_E_NOMEM;
+        snprintf(im->j.err, sizeof im->j.err, "out of memory");
+        rc = -1;
+    }
+    op_thread_map_free(&im->threads);
+    op_map_free(&im->call_stacks);
+    op_vec_free(&im->open);
+    free(im->open_top);
+    return rc;
+}
+
 int op_import_source_max(op_source *src, const char *label, size_t chunk, uint64_t max_events, opprof_trace **out)
 {
     *out = NULL;
@@ -244,24 +289,13 @@ int op_import_source_max(op_source *src, const char *label, size_t chunk, uint64
         op_source_close(src);
         return op_fail(OPPROF_E_NOMEM, "%s: out of memory", label);
     }
-    int64_t base_ns = 0;
-    int rc = read_document(&im, &base_ns);
-    op_json_free(&im.j);
-    op_buf_free(&im.ev.text);
-    op_buf_free(&im.ev.extra);
+    int rc = read_json(&im);
     op_source_close(src);
-    if (rc == 0 && op_thread_map_finish(&im.threads, im.t) != 0) {
-        im.j.status = OPPROF_E_NOMEM;
-        snprintf(im.j.err, sizeof im.j.err, "out of memory");
-        rc = -1;
-    }
-    op_thread_map_free(&im.threads);
-    op_map_free(&im.call_stacks);
     if (rc != 0) {
         opprof_trace_free(im.t);
         return op_fail(im.j.status, "%s: byte %" PRIu64 ": %s", label, im.j.err_off, im.j.err);
     }
-    rebase(&im, base_ns);
+    rebase(&im, im.base_ns);
     rc = op_trace_finish(im.t);
     if (rc != 0) {
         opprof_trace_free(im.t);
@@ -307,4 +341,39 @@ int opprof_trace_load_buffer(const void *buf, size_t len, opprof_trace **out)
     int rc = op_source_open_memory(buf, len, 0, &src);
     if (rc != 0) return fail_open(rc, "<buffer>");
     return op_import_source(src, "<buffer>", OP_IMPORT_CHUNK, out);
+}
+
+int op_import_batches(const char *path, const op_import_batch *b, opprof_trace **out)
+{
+    *out = NULL;
+    if (!path || !b || !b->max || !b->fn) return op_fail(OPPROF_E_INVAL, "op_import_batches: bad arguments");
+    const char *label = strcmp(path, "-") == 0 ? "<stdin>" : path;
+    op_source *src;
+    int rc = op_source_open_path(path, &src);
+    if (rc != 0) return fail_open(rc, label);
+    int pf = op_pf_path(path) ? 1 : sniff_pftrace(src, label);
+    if (pf < 0) {
+        op_source_close(src);
+        return pf;
+    }
+    if (pf) return op_import_pftrace_batches(src, label, b, out);
+    op_importer im;
+    memset(&im, 0, sizeof im);
+    im.batch = b;
+    im.t = op_trace_new();
+    if (!im.t || op_json_init(&im.j, src, OP_IMPORT_CHUNK) != 0) {
+        opprof_trace_free(im.t);
+        op_json_free(&im.j);
+        op_source_close(src);
+        return op_fail(OPPROF_E_NOMEM, "%s: out of memory", label);
+    }
+    rc = read_json(&im);
+    op_source_close(src);
+    if (rc != 0) {
+        opprof_trace_free(im.t);
+        if (im.batch_failed) return op_fail(im.j.status, "%s", im.j.err);
+        return op_fail(im.j.status, "%s: byte %" PRIu64 ": %s", label, im.j.err_off, im.j.err);
+    }
+    *out = im.t;
+    return OPPROF_OK;
 }

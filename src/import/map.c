@@ -3,6 +3,9 @@
  *   "X" with cat cpu_op, user_annotation, cuda_runtime, cuda_driver, or no
  *       cat (legacy PyTorch)          -> host events, forming call trees
  *   "X" with cat kernel, gpu_memcpy, gpu_memset -> device events
+ *   "B" ... "E" on one pid and tid    -> the same, as one complete event (each
+ *       "E" ends the thread's innermost open "B", as in Chrome; its args join
+ *       the begin's; a "B" never ended lasts to the trace's last time)
  *   "i"/"I" named "[memory]"         -> memory events
  *   "M" thread_name                  -> thread names
  * Everything else (flows, other metadata, gpu_user_annotation,
@@ -127,6 +130,97 @@ static int add_complete(op_importer *im)
     return 0;
 }
 
+/* A "B": the event now, with no duration yet, on top of its thread's
+ * open ranges (skipped is one the reader does not keep, there to pair). */
+static int push_open(op_importer *im, uint32_t th, int skipped)
+{
+    opprof_trace *t = im->t;
+    uint32_t slot;
+    if (im->free_open) {
+        slot = im->free_open - 1;
+        im->free_open = im->open.v[slot].prev;
+    } else {
+        if (im->open.n >= UINT32_MAX - 1 || op_vec_reserve(&im->open, 1) != 0) return nomem(im);
+        slot = (uint32_t)im->open.n++;
+    }
+    im->open.v[slot].ev = skipped ? UINT32_MAX : (uint32_t)(t->nev - 1);
+    im->open.v[slot].prev = im->open_top[th];
+    im->open_top[th] = slot + 1;
+    im->nopen++;
+    return 0;
+}
+
+static int add_begin(op_importer *im)
+{
+    int skipped = im->ev.cat == OP_RCAT_SKIP;
+    size_t nthreads = im->t->nthreads;
+    if (check(im, F(OP_F_PID) | F(OP_F_TID), 0) != 0) return -1;
+    int64_t th = skipped ? thread_of(im) : 0;
+    if (!skipped) {
+        if (add_complete(im) != 0) return -1;
+        th = im->t->ev[im->t->nev - 1].thread;
+    }
+    if (th < 0) return nomem(im);
+    /* threads added since: no range open on them yet */
+    if (op_grow(&im->open_top, &im->cap_top, im->t->nthreads, sizeof *im->open_top) != 0) return nomem(im);
+    for (size_t i = nthreads; i < im->t->nthreads; i++) im->open_top[i] = 0;
+    return push_open(im, (uint32_t)th, skipped);
+}
+
+/* An "E": ends the innermost open "B" of its thread; one without a "B" is
+ * ignored, as Chrome does. */
+static int add_end(op_importer *im)
+{
+    op_raw_event *ev = &im->ev;
+    opprof_trace *t = im->t;
+    if (check(im, F(OP_F_TS) | F(OP_F_PID) | F(OP_F_TID), F(OP_F_ARGS)) != 0) return -1;
+    size_t nthreads = t->nthreads;
+    int64_t th = thread_of(im);
+    if (th < 0) return nomem(im);
+    if ((size_t)th >= nthreads || (size_t)th >= im->cap_top || !im->open_top[th]) return 0;
+    uint32_t slot = im->open_top[th] - 1;
+    op_open_range *o = &im->open.v[slot];
+    uint32_t ended = o->ev;
+    im->open_top[th] = o->prev;
+    o->ev = UINT32_MAX; /* free: nothing of the trace's */
+    o->prev = im->free_open;
+    im->free_open = slot + 1;
+    im->nopen--;
+    if (ended == UINT32_MAX) return 0;
+    op_event *e = &t->ev[ended];
+    e->dur_ns = ev->ts_ns > e->start_ns ? ev->ts_ns - e->start_ns : 0;
+    see_time(im, e->start_ns, e->start_ns + e->dur_ns);
+    if (!ev->extra.n) return 0;
+    op_evx *x = op_evx_add(t, e);
+    if (!x) return nomem(im);
+    uint32_t args = x->args;
+    if (args && op_strtab_len(&t->str, args)) { /* the begin's, then the end's */
+        op_buf b = {0};
+        op_buf_put(&b, op_strtab_get(&t->str, args), op_strtab_len(&t->str, args));
+        op_buf_put(&b, ", ", 2);
+        op_buf_put(&b, ev->extra.p, ev->extra.n);
+        args = b.failed ? UINT32_MAX : op_trace_intern(t, b.p, b.n);
+        op_buf_free(&b);
+    } else {
+        args = op_trace_intern(t, ev->extra.p, ev->extra.n);
+    }
+    if (args == UINT32_MAX) return nomem(im);
+    x->args = args;
+    return 0;
+}
+
+void op_import_close_open(op_importer *im)
+{
+    opprof_trace *t = im->t;
+    for (size_t i = 0; i < im->open.n; i++) {
+        op_open_range *o = &im->open.v[i];
+        if (o->ev == UINT32_MAX || o->ev >= t->nev) continue; /* free, or one the reader skips */
+        op_event *e = &t->ev[o->ev];
+        e->dur_ns = im->t_max > e->start_ns ? im->t_max - e->start_ns : 0;
+        o->ev = UINT32_MAX; /* done: a last batch writes it */
+    }
+}
+
 static int add_memory(op_importer *im)
 {
     op_raw_event *ev = &im->ev;
@@ -176,6 +270,8 @@ int op_import_event(op_importer *im)
     op_raw_event *ev = &im->ev;
     switch (ev->ph) {
     case 'X': return ev->cat == OP_RCAT_SKIP ? 0 : add_complete(im);
+    case 'B': return add_begin(im);
+    case 'E': return add_end(im);
     case 'i':
     case 'I': return name_is(ev, "[memory]") ? add_memory(im) : 0;
     case 'M': return name_is(ev, "thread_name") ? add_thread_name(im) : 0;

@@ -13,6 +13,7 @@
 #include "common/error.h"
 #include "common/pfschema.h"
 #include "common/satmath.h"
+#include "import/import.h"
 
 int op_pf_fail(pf_reader *r, int status, const unsigned char *p, const char *fmt, ...)
 {
@@ -295,6 +296,30 @@ static int packet_time(pf_reader *r, pf_seq *s, uint64_t ts, int has_clock, uint
     return 0;
 }
 
+/* Hands the events read so far to the batch's writer, keeping the slices
+ * still open (their tracks' indices follow them). */
+static int flush(pf_reader *r)
+{
+    size_t n = 0;
+    for (size_t k = 0; k < r->ntracks; k++) n += r->tracks[k].nopen;
+    uint32_t **open = malloc((n ? n : 1) * sizeof *open);
+    if (!open || op_thread_map_number(&r->threads, r->t) != 0) {
+        free(open);
+        return op_pf_fail(r, OPPROF_E_NOMEM, r->pkt, "out of memory");
+    }
+    n = 0;
+    for (size_t k = 0; k < r->ntracks; k++)
+        for (size_t i = 0; i < r->tracks[k].nopen; i++)
+            if (r->tracks[k].open[i] != UINT32_MAX) open[n++] = &r->tracks[k].open[i];
+    int rc = op_trace_batch_out(r->t, open, n, r->batch->fn, r->batch->ctx);
+    free(open);
+    if (rc == OPPROF_OK) return 0;
+    r->status = rc; /* the writer's failure, in its own words */
+    r->batch_failed = 1;
+    snprintf(r->err, sizeof r->err, "%s", opprof_last_error());
+    return -1;
+}
+
 int op_pf_packet(pf_reader *r, op_pbr body)
 {
     op_pbf f;
@@ -340,6 +365,7 @@ int op_pf_packet(pf_reader *r, op_pbr body)
     if (r->max_events && r->t->nev + r->t->nmem > r->max_events)
         return op_pf_fail(r, OPPROF_E_RANGE, r->pkt, "more than %" PRIu64 " events (the limit asked for)",
                           r->max_events);
+    if (r->batch && r->t->nev + r->t->nmem >= r->batch->max) return flush(r);
     return 0;
 }
 
@@ -429,8 +455,8 @@ static int read_packets(pf_reader *r, pf_input *in)
     return 0;
 }
 
-/* Open slices end with the trace; times start at 0 as the model wants. */
-static void finish_times(pf_reader *r)
+/* Open slices end with the trace. */
+static void close_open(pf_reader *r)
 {
     opprof_trace *t = r->t;
     for (size_t k = 0; k < r->ntracks; k++) {
@@ -440,7 +466,15 @@ static void finish_times(pf_reader *r)
             op_event *e = &t->ev[tr->open[i]];
             e->dur_ns = r->t_max > e->start_ns ? r->t_max - e->start_ns : 0;
         }
+        tr->nopen = 0;
     }
+}
+
+/* Times start at 0 as the model wants. */
+static void finish_times(pf_reader *r)
+{
+    opprof_trace *t = r->t;
+    close_open(r);
     int64_t t0 = r->any_time ? r->t_min : 0;
     for (size_t i = 0; i < t->nev; i++) t->ev[i].start_ns -= t0;
     for (size_t i = 0; i < t->nmem; i++) t->mem[i].ts_ns -= t0;
@@ -463,27 +497,39 @@ static void reader_free(pf_reader *r)
     op_pf_inflate_free(r);
 }
 
-int op_import_pftrace(op_source *src, const char *label, uint64_t max_events, opprof_trace **out)
+/* The whole input into *out: finished, or with a batch, its last events
+ * handed out and nothing finished. */
+static int import(op_source *src, const char *label, uint64_t max_events, const struct op_import_batch *b,
+                  opprof_trace **out)
 {
     *out = NULL;
     pf_reader r;
     memset(&r, 0, sizeof r);
     r.max_events = max_events;
+    r.batch = b;
     pf_input in = {src, NULL, 0, 0, 0, 0, 0};
     r.t = op_trace_new();
     int rc = r.t ? read_packets(&r, &in) : (r.status = OPPROF_E_NOMEM, snprintf(r.err, sizeof r.err, "out of memory"), -1);
     free(in.buf);
     op_source_close(src);
-    if (rc == 0 && op_thread_map_finish(&r.threads, r.t) != 0) {
+    if (rc == 0 && b) {
+        close_open(&r);
+        rc = flush(&r);
+    } else if (rc == 0 && op_thread_map_number(&r.threads, r.t) != 0) {
         r.status = OPPROF_E_NOMEM;
         snprintf(r.err, sizeof r.err, "out of memory");
         rc = -1;
     }
-    if (rc == 0) finish_times(&r);
+    if (rc == 0 && !b) finish_times(&r);
     reader_free(&r);
     if (rc != 0) {
         opprof_trace_free(r.t);
+        if (r.batch_failed) return op_fail(r.status, "%s", r.err);
         return op_fail(r.status, "%s: byte %" PRIu64 ": %s", label, r.err_off, r.err);
+    }
+    if (b) {
+        *out = r.t;
+        return OPPROF_OK;
     }
     rc = op_trace_finish(r.t);
     if (rc != 0) {
@@ -492,4 +538,14 @@ int op_import_pftrace(op_source *src, const char *label, uint64_t max_events, op
     }
     *out = r.t;
     return OPPROF_OK;
+}
+
+int op_import_pftrace(op_source *src, const char *label, uint64_t max_events, opprof_trace **out)
+{
+    return import(src, label, max_events, NULL, out);
+}
+
+int op_import_pftrace_batches(op_source *src, const char *label, const struct op_import_batch *b, opprof_trace **out)
+{
+    return import(src, label, 0, b, out);
 }

@@ -69,6 +69,8 @@ typedef struct pf_reader {
     uint64_t mem_totals;
     op_buf scratch;
     uint64_t max_events; /* refuse more events and memory events than this; 0 no limit */
+    const struct op_import_batch *batch; /* NULL: the whole trace at once (import.h) */
+    int batch_failed; /* the failure is the batch's writer's, in err */
     /* The packet being read, for error offsets. */
     const unsigned char *pkt;
     uint64_t pkt_off;
@@ -104,6 +106,10 @@ int op_pf_track_event(pf_reader *r, pf_seq *s, op_pbr te, int64_t ns);
  * than max_events events and memory events (0: no limit) fail with
  * OPPROF_E_RANGE as soon as the reader meets them. */
 int op_import_pftrace(op_source *src, const char *label, uint64_t max_events, opprof_trace **out);
+
+/* The same in batches (import.h, op_import_batches): *out is left with
+ * what the end needs, its events handed out. */
+int op_import_pftrace_batches(op_source *src, const char *label, const struct op_import_batch *b, opprof_trace **out);
 
 /* 1 when the first bytes b[0..n) look like a Perfetto trace rather than
  * JSON: a Trace.packet tag (0x0a, a newline to JSON) and a length, where JSON

@@ -24,8 +24,8 @@ typedef struct probe {
 static int same(const void *ctx, uint64_t idx)
 {
     const probe *p = ctx;
-    const op_thread *th = &p->t->threads[idx];
-    return th->pid == p->k->pid && th->tid == p->k->tid && p->m->flags[idx] == (p->k->pid_str | p->k->tid_str << 1);
+    const op_thread_key *k = &p->m->keys[idx];
+    return k->pid == p->k->pid && k->tid == p->k->tid && k->pid_str == p->k->pid_str && k->tid_str == p->k->tid_str;
 }
 
 /* The model's op_trace_thread() scans every thread; a file may hold a
@@ -34,7 +34,8 @@ static int64_t append(op_thread_map *m, opprof_trace *t, const op_thread_key *k)
 {
     if (t->nthreads >= OP_MAX_THREADS) return -1; /* the event's thread field holds no more */
     if (op_grow(&t->threads, &t->cap_threads, t->nthreads + 1, sizeof *t->threads) != 0 ||
-        op_grow(&m->flags, &m->cap_flags, t->nthreads + 1, 1) != 0)
+        op_grow(&m->flags, &m->cap_flags, t->nthreads + 1, 1) != 0 ||
+        op_grow(&m->keys, &m->cap_keys, t->nthreads + 1, sizeof *m->keys) != 0)
         return -1;
     op_thread *th = &t->threads[t->nthreads];
     memset(th, 0, sizeof *th);
@@ -43,6 +44,7 @@ static int64_t append(op_thread_map *m, opprof_trace *t, const op_thread_key *k)
     th->device = -1;
     if (k->pid_str) th->pid_name = (uint32_t)k->pid;
     m->flags[t->nthreads] = (uint8_t)(k->pid_str | k->tid_str << 1);
+    m->keys[t->nthreads] = *k;
     return (int64_t)t->nthreads++;
 }
 
@@ -58,54 +60,43 @@ int64_t op_thread_map_get(op_thread_map *m, opprof_trace *t, const op_thread_key
     return idx;
 }
 
-/* Numbers the string ids of one kind (bit 1: pid, 2: tid) after the largest
- * numeric id, each distinct string once, in order of first appearance. */
-static int number_strings(op_thread_map *m, opprof_trace *t, unsigned bit)
+int op_thread_map_number(op_thread_map *m, opprof_trace *t)
 {
-    int64_t next = 0, any = 0;
-    for (size_t i = 0; i < t->nthreads; i++) {
-        int64_t v = bit == 1 ? t->threads[i].pid : t->threads[i].tid;
-        if (m->flags[i] & bit) {
-            any = 1;
-        } else if (v >= next) {
-            next = v == INT64_MAX ? v : v + 1;
+    size_t from = m->numbered;
+    /* First the numeric ids of the new threads, so that strings come after them. */
+    for (size_t i = from; i < t->nthreads; i++)
+        for (int k = 0; k < 2; k++) {
+            int64_t v = k ? m->keys[i].tid : m->keys[i].pid;
+            if (!(m->flags[i] & (1u << k)) && v >= m->next[k]) m->next[k] = v == INT64_MAX ? v : v + 1;
         }
-    }
-    if (!any) return 0;
-    size_t nstr = t->str.count;
-    int64_t *num = malloc((nstr ? nstr : 1) * sizeof *num);
-    uint8_t *given = calloc(nstr ? nstr : 1, 1);
-    if (!num || !given) {
-        free(num);
-        free(given);
-        return -1;
-    }
-    for (size_t i = 0; i < t->nthreads; i++) {
-        if (!(m->flags[i] & bit)) continue;
-        int64_t *v = bit == 1 ? &t->threads[i].pid : &t->threads[i].tid;
-        size_t id = (size_t)*v;
-        if (!given[id]) {
-            given[id] = 1;
-            num[id] = next < INT64_MAX ? next++ : next;
+    for (size_t i = from; i < t->nthreads; i++)
+        for (int k = 0; k < 2; k++) {
+            if (!(m->flags[i] & (1u << k))) continue;
+            uint64_t id = (uint64_t)(k ? m->keys[i].tid : m->keys[i].pid);
+            int added;
+            uint64_t *num = op_map_at(&m->given[k], id, &added);
+            if (!num) return -1;
+            if (added) {
+                *num = (uint64_t)m->next[k];
+                if (m->next[k] < INT64_MAX) m->next[k]++;
+            }
+            if (k) {
+                t->threads[i].tid = (int64_t)*num;
+                if (!t->threads[i].name) t->threads[i].name = (uint32_t)id; /* a string tid names its thread */
+            } else {
+                t->threads[i].pid = (int64_t)*num;
+            }
         }
-        if (bit == 2 && !t->threads[i].name) t->threads[i].name = (uint32_t)id;
-        *v = num[id];
-    }
-    free(num);
-    free(given);
-    return 0;
-}
-
-int op_thread_map_finish(op_thread_map *m, opprof_trace *t)
-{
-    if (number_strings(m, t, 1) != 0 || number_strings(m, t, 2) != 0) return -1;
-    op_map_free(&m->ix); /* keys changed: the table no longer applies */
+    m->numbered = t->nthreads;
     return 0;
 }
 
 void op_thread_map_free(op_thread_map *m)
 {
     op_map_free(&m->ix);
+    op_map_free(&m->given[0]);
+    op_map_free(&m->given[1]);
     free(m->flags);
+    free(m->keys);
     memset(m, 0, sizeof *m);
 }

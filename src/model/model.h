@@ -58,7 +58,8 @@ typedef struct op_evx {
 enum {
     OP_EV_HAS_CORR = 1u << 4, /* correlation is set */
     OP_EV_HAS_EXT = 1u << 5,  /* external_id is set */
-    OP_EV_OPENING = 1u << 6   /* a streamed range's begin: its end comes as a second, complete event */
+    OP_EV_OPENING = 1u << 6,  /* a streamed range's begin: its end comes as a second, complete event */
+    OP_EV_BATCH_KEPT = 1u << 7 /* op_trace_batch_out's own mark while it runs */
 };
 
 /* In a streamed batch's order (model/stream.h): the item is a memory
@@ -223,6 +224,16 @@ static inline uint32_t op_trace_intern(opprof_trace *t, const char *s, size_t le
 /* Sorts events by (start, -end), builds the call tree of each thread and
  * computes every derived field. Call once, after the last add. */
 int op_trace_finish(opprof_trace *t);
+
+/* A reader in batches (batch.c): hands fn the trace with every event but
+ * the nopen ones *open[k] points to (ranges begun and not yet ended) and
+ * every memory event, raw as read (not finished); then leaves in t only
+ * those open ones, as events 0..nopen-1 in the order of open, and sets
+ * *open[k] = k. Strings, threads and stacks stay. fn returns OPPROF_OK or
+ * a failure it has recorded (op_fail), which is returned; OPPROF_E_NOMEM
+ * when out of memory. */
+typedef int (*op_batch_fn)(opprof_trace *t, void *ctx);
+int op_trace_batch_out(opprof_trace *t, uint32_t *const *open, size_t nopen, op_batch_fn fn, void *ctx);
 
 /* True for categories that form the host call tree (rows with CPU time).
  * OPPROF_CAT_OTHER events are kept for timelines but are not operators. */

@@ -84,6 +84,25 @@ static const cli_option OPTIONS[] = {
     CLI_ROW_OLD_STACKS(FIELD(stacks)),
 };
 
+/* Options that cannot work together, refused before the program runs,
+ * in one line: 0, or -1 after saying why. */
+static int check_together(const exec_opts *o)
+{
+    const char *out = o->trace ? "--trace" : o->table ? "--table" : o->stacks ? "--stacks" : NULL;
+    if (o->on_demand && o->flight)
+        fprintf(stderr, "opprof exec: --on-demand or --flight, not both: the flight recorder already records, "
+                        "and opprof trigger PID --dump writes what it holds\n");
+    else if (o->on_demand && out)
+        fprintf(stderr, "opprof exec: --on-demand records only when triggered, so %s would stay empty: give it to "
+                        "opprof trigger PID (--trace, --table)\n", out);
+    else if (o->flight && out)
+        fprintf(stderr, "opprof exec: --flight writes its dumps (on SIGUSR2, opprof trigger PID --dump or a slow "
+                        "step; named by --flight-file), not %s\n", out);
+    else
+        return 0;
+    return -1;
+}
+
 /* The on-demand and flight-recorder options, checked and handed on as
  * variables (exec_flight.c): 0, or -1 after saying why. */
 static int flight_options(const exec_opts *o, const char *flight_file)
@@ -192,60 +211,6 @@ static int export_options(const exec_opts *o)
     return bad ? -1 : 0;
 }
 
-/* path made absolute against the current folder (a copy); NULL after
- * saying why. */
-static char *absolute(const char *opt, const char *path)
-{
-    char cwd[PATH_MAX], *abs = NULL;
-    if (path[0] == '/') {
-        abs = strdup(path);
-    } else if (!getcwd(cwd, sizeof cwd)) {
-        fprintf(stderr, "opprof exec: %s %s: cannot tell the current folder: %s\n", opt, path, strerror(errno));
-        return NULL;
-    } else if ((abs = malloc(strlen(cwd) + strlen(path) + 2))) {
-        sprintf(abs, "%s/%s", cwd, path);
-    }
-    if (!abs) fprintf(stderr, "opprof exec: out of memory\n");
-    return abs;
-}
-
-/* An output path, checked before the program runs (a typo must not cost a
- * whole run) and made absolute (the program may chdir before it exits,
- * and a relative name would then land, and overwrite, wherever it went).
- * "-" stays as it is where allow_dash. Returns the path to hand on (owned
- * by the caller when it differs from path), or NULL after saying why. */
-static char *check_output(const char *opt, const char *path, int allow_dash)
-{
-    if (allow_dash && !strcmp(path, "-")) return strdup(path);
-    if (!*path) {
-        fprintf(stderr, "opprof exec: %s: an empty file name\n", opt);
-        return NULL;
-    }
-    char *abs = absolute(opt, path);
-    if (!abs) return NULL;
-    char *slash = strrchr(abs, '/');
-    const char *base = slash + 1;
-    struct stat st;
-    const char *why = NULL;
-    if (!*base || (stat(abs, &st) == 0 && S_ISDIR(st.st_mode))) why = "names a folder; give a file name";
-    else if (strlen(base) > NAME_MAX) why = "the file name is longer than 255 bytes";
-    if (why) {
-        fprintf(stderr, "opprof exec: %s %s: %s\n", opt, path, why);
-        free(abs);
-        return NULL;
-    }
-    *slash = '\0';
-    const char *dir = slash == abs ? "/" : abs;
-    int rc = stat(dir, &st) != 0 ? errno : !S_ISDIR(st.st_mode) ? ENOTDIR : access(dir, W_OK | X_OK) != 0 ? errno : 0;
-    if (rc) fprintf(stderr, "opprof exec: %s %s: cannot write in the folder %s: %s\n", opt, path, dir, strerror(rc));
-    *slash = '/';
-    if (rc) {
-        free(abs);
-        return NULL;
-    }
-    return abs;
-}
-
 /* PROGRAM as execvp will find it, for the checks below; NULL when not found
  * (execvp then says so). */
 static char *find_program(const char *name)
@@ -299,12 +264,12 @@ static int check_outputs(exec_opts *o, char **keep)
     } outs[] = {{"--table", &o->table, 1}, {"--trace", &o->trace, 0}, {"--stacks", &o->stacks, 0}};
     for (size_t i = 0; i < sizeof outs / sizeof *outs; i++) {
         if (!*outs[i].path) continue;
-        if (!(keep[i] = check_output(outs[i].opt, *outs[i].path, outs[i].dash))) return -1;
+        if (!(keep[i] = cli_check_output("exec", outs[i].opt, *outs[i].path, outs[i].dash))) return -1;
         *outs[i].path = keep[i];
     }
     const char *dir = getenv("OPPROF_OUTPUT_TRACE_DIR");
     if (dir && *dir && dir[0] != '/') {
-        char *abs = absolute("OPPROF_OUTPUT_TRACE_DIR", dir);
+        char *abs = cli_absolute("exec", "OPPROF_OUTPUT_TRACE_DIR", dir);
         if (!abs) return -1;
         int rc = set("OPPROF_OUTPUT_TRACE_DIR", abs);
         free(abs);
@@ -320,9 +285,11 @@ int cmd_exec(int argc, char **argv)
     int first, p = cli_parse(&SPEC, argc, argv, &o, NULL, &first);
     if (p) return p > 0 ? CLI_OK : CLI_BAD_INPUT;
     if (first >= argc) return cli_bad_usage(&SPEC, "no program given");
+    if (check_together(&o) != 0) return CLI_BAD_INPUT;
+    o.with_stack |= o.group_by_stack > 0; /* as its help says: frames need stacks */
     char *keep[4] = {NULL, NULL, NULL, NULL}; /* the absolute paths, alive until execvp */
     int bad = check_outputs(&o, keep) != 0;
-    if (!bad && o.flight_file && !(keep[3] = check_output("--flight-file", o.flight_file, 0))) bad = 1;
+    if (!bad && o.flight_file && !(keep[3] = cli_check_output("exec", "--flight-file", o.flight_file, 0))) bad = 1;
     if (!bad && flight_options(&o, keep[3]) != 0) bad = 1;
     char *prog = bad ? NULL : find_program(argv[first]);
     if (prog && is_static_elf(prog)) {

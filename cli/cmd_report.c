@@ -30,7 +30,8 @@ static const cli_spec SPEC = {
     "TRACE [TRACE2] [-o FILE] [options]",
     "Writes one HTML file that opens offline in any browser: overview, operators (the key averages),\n"
     "timeline (every thread and device stream, zoomable), memory and devices views; with TRACE2, a diff\n"
-    "of TRACE2 against TRACE. TRACE is any file 'opprof summary' reads (Chrome/Kineto JSON, .gz).\n"
+    "of TRACE2 against TRACE. TRACE is any file 'opprof summary' reads (Chrome/Kineto JSON, Perfetto's\n"
+    ".pftrace, .gz of either).\n"
     "Example: opprof report trace.json.gz -o report.html\n"
     "Exit status: 0 written, 1 the file could not be written, 2 bad arguments or an unreadable trace.",
     OPTIONS,

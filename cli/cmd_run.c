@@ -537,6 +537,18 @@ static int check_args(run_opts *o)
         fprintf(stderr, "opprof run: --flight records every step: not with --schedule or --distributed\n");
         return CLI_BAD_INPUT;
     }
+    /* Each output checked before the model runs (the run keeps its own
+     * folder, so the names stay as given). */
+    const struct {
+        const char *opt, *path;
+    } outs[] = {{"--trace", o->trace}, {"--stacks", o->stacks_out}, {"--memory-timeline", o->memory_timeline},
+                {"--report", o->report}};
+    for (size_t i = 0; i < sizeof outs / sizeof *outs; i++) {
+        if (!outs[i].path) continue;
+        char *abs = cli_check_output("run", outs[i].opt, outs[i].path, 0);
+        if (!abs) return CLI_BAD_INPUT;
+        free(abs);
+    }
     o->memory |= o->memory_timeline != NULL;
     o->stack |= o->stacks_out != NULL || o->group_by_stack > 0;
     return CLI_OK;

@@ -8,10 +8,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "commands.h"
 #include "opprof_trace.h"
 #include "opts.h"
+#include "vocab.h"
 
 typedef struct trigger_opts {
     const char *duration, *timeout, *trace, *table, *sort;
@@ -23,7 +25,7 @@ typedef struct trigger_opts {
 
 static const cli_option OPTIONS[] = {
     {"--duration", "TIME", CLI_OPT_STRING, FIELD(duration), 0, 0, NULL,
-     "record this long: 5s (default), 250ms, 2m" CLI_EXAMPLE("opprof trigger 4242 --duration 10s")},
+     "record this long: 5s (default), 250ms, 2m, 1h" CLI_EXAMPLE("opprof trigger 4242 --duration 10s")},
     {"--steps", "N", CLI_OPT_LONG, FIELD(steps), 1, LONG_MAX, NULL,
      "record until the program has made N more opprof_step calls" CLI_EXAMPLE("opprof trigger 4242 --steps 20")},
     {"--timeout", "TIME", CLI_OPT_STRING, FIELD(timeout), 0, 0, NULL,
@@ -34,14 +36,14 @@ static const cli_option OPTIONS[] = {
          CLI_EXAMPLE("opprof trigger 4242 --trace 'job_{n}.json'")},
     {"--table", "FILE", CLI_OPT_STRING, FIELD(table), 0, 0, NULL,
      "the key-averages table to write; '-': print it here" CLI_EXAMPLE("opprof trigger 4242 --table -")},
-    {"--sort", "KEY", CLI_OPT_STRING, FIELD(sort), 0, 0, NULL, "the table's sort key (self_cpu_time_total)"},
-    {"--row-limit", "N", CLI_OPT_LONG, FIELD(row_limit), -1, INT_MAX, NULL, "the table's rows, -1 all (100)"},
+    CLI_ROW_SORT(FIELD(sort), ""),
+    CLI_ROW_ROW_LIMIT(FIELD(row_limit), ""),
     {"--shapes", NULL, CLI_OPT_FLAG, FIELD(shapes), 0, 0, NULL, "record input shapes too"},
     {"--dump", NULL, CLI_OPT_FLAG, FIELD(dump), 0, 0, NULL,
      "dump the flight recorder (opprof exec --flight) to --trace or its own name"
          CLI_EXAMPLE("opprof trigger 4242 --dump --trace now.json")},
     {"--list", NULL, CLI_OPT_FLAG, FIELD(list), 0, 0, NULL,
-     "list this user's processes that accept triggers: PID MODE STATE COMMAND"},
+     "list this user's processes that accept triggers, under a header line" CLI_CONT "PID MODE STATE COMMAND"},
 };
 
 static const cli_spec SPEC = {
@@ -69,9 +71,46 @@ static int parse_time(const char *opt, const char *v, int64_t *ns)
     return -1;
 }
 
+/* The listing under its header line; nothing when none. */
+static int list(void)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    int n = mem ? opprof_trigger_list(mem) : -1;
+    if (mem && fclose(mem) != 0 && n >= 0) n = -1;
+    if (n < 0) {
+        fprintf(stderr, "opprof trigger: --list: %s\n", *opprof_last_error() ? opprof_last_error() : "out of memory");
+        free(text);
+        return CLI_FAIL;
+    }
+    if (n == 0) fprintf(stderr, "opprof trigger: no process of yours accepts triggers\n");
+    else printf("PID MODE STATE COMMAND\n%s", text);
+    free(text);
+    return CLI_OK;
+}
+
+/* The program's reply, with the files it wrote named by absolute paths: a
+ * dump's own name is relative to the program's folder, not the caller's. */
+static void relay(const char *reply, long long pid)
+{
+    char cwd[4096] = "", link[64];
+    snprintf(link, sizeof link, "/proc/%lld/cwd", pid);
+    ssize_t k = readlink(link, cwd, sizeof cwd - 1);
+    cwd[k > 0 ? k : 0] = '\0';
+    for (const char *line = reply; *line;) {
+        size_t n = strcspn(line, "\n");
+        if (!strncmp(line, "wrote ", 6) && n > 6 && line[6] != '/' && *cwd)
+            printf("wrote %s/%.*s\n", cwd, (int)(n - 6), line + 6);
+        else
+            printf("%.*s\n", (int)n, line);
+        line += n + (line[n] == '\n');
+    }
+}
+
 int cmd_trigger(int argc, char **argv)
 {
-    trigger_opts o = {0};
+    trigger_opts o = {.sort = CLI_DEFAULT_SORT, .row_limit = CLI_DEFAULT_ROW_LIMIT};
     const char *pos[1];
     int npos, p = cli_parse(&SPEC, argc, argv, &o, pos, &npos);
     if (p) return p > 0 ? CLI_OK : CLI_BAD_INPUT;
@@ -80,13 +119,7 @@ int cmd_trigger(int argc, char **argv)
             fprintf(stderr, "opprof trigger: --list takes no PID\n");
             return CLI_BAD_INPUT;
         }
-        int n = opprof_trigger_list(stdout);
-        if (n < 0) {
-            fprintf(stderr, "opprof trigger: --list: %s\n", opprof_last_error());
-            return CLI_FAIL;
-        }
-        if (n == 0) fprintf(stderr, "opprof trigger: no process of yours accepts triggers\n");
-        return CLI_OK;
+        return list();
     }
     if (!npos) {
         fprintf(stderr, "opprof trigger: give a PID (or --list)\n");
@@ -118,7 +151,13 @@ int cmd_trigger(int argc, char **argv)
     r.row_limit = (int)o.row_limit;
     r.record_shapes = o.shapes;
     r.dump = o.dump;
-    int rc = opprof_trigger((int64_t)pid, &r, stdout);
+    char *reply = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&reply, &len);
+    int rc = mem ? opprof_trigger((int64_t)pid, &r, mem) : OPPROF_E_NOMEM;
+    if (mem) fclose(mem);
+    if (rc == OPPROF_OK && reply) relay(reply, pid);
+    free(reply);
     if (rc == OPPROF_OK) return CLI_OK;
     fprintf(stderr, "opprof trigger: %s\n", *opprof_last_error() ? opprof_last_error() : opprof_strerror(rc));
     return rc == OPPROF_E_IO || rc == OPPROF_E_NOMEM ? CLI_FAIL : CLI_BAD_INPUT;

@@ -3,6 +3,7 @@
 #ifndef OPPROF_CLI_COMMANDS_H
 #define OPPROF_CLI_COMMANDS_H
 
+#include <stddef.h>
 #include <stdio.h>
 
 typedef struct cli_command {
@@ -57,6 +58,20 @@ int cli_write_folded(const char *command, const opprof_trace *t, const char *pat
 
 /* The note of a command asked to group a trace without stacks by stack. */
 void cli_note_no_stacks(const char *command, const char *path);
+
+/* path made absolute against the current folder (a copy to free); NULL
+ * after saying "opprof COMMAND: OPT PATH: why". */
+char *cli_absolute(const char *command, const char *opt, const char *path);
+
+/* An output of option opt, checked before anything runs: not empty, not a
+ * folder, a name that fits, not another user's symbolic link, in a folder
+ * that exists and can be written. "-" passes as it is where allow_dash.
+ * Returns the absolute path (a copy to free), or NULL after saying why. */
+char *cli_check_output(const char *command, const char *opt, const char *path, int allow_dash);
+
+/* --flight SIZE of exec and run: a size with its unit (64M); 0, or -1
+ * after saying why. */
+int cli_flight_size(const char *command, const char *value, size_t *bytes);
 
 int cmd_exec(int argc, char **argv);
 int cmd_merge(int argc, char **argv);

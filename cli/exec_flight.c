@@ -2,6 +2,7 @@
  * with the library's own parsers and handed to the program as the
  * variables libopprof reads when it loads (src/session/autostart.c). */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +25,7 @@ int exec_flight_option(const char *opt, const char *value)
     double ratio;
     if (!strcmp(opt, "--on-demand")) return put("OPPROF_ON_DEMAND", "1");
     if (!strcmp(opt, "--flight")) {
-        if (opprof_parse_size(value, &bytes) != OPPROF_OK) goto bad;
+        if (cli_flight_size("exec", value, &bytes) != 0) return -1;
         return put("OPPROF_FLIGHT", value);
     }
     if (!strcmp(opt, "--slow-step")) {
@@ -38,6 +39,12 @@ int exec_flight_option(const char *opt, const char *value)
         long n = strtol(value, &end, 10);
         if (!*value || *end || n < 0 || n > 64) {
             fprintf(stderr, "opprof exec: --flight-signal: a signal number, 0 for none (not '%s')\n", value);
+            return -1;
+        }
+        /* what sigaction would refuse in the program, refused here */
+        if (n == SIGKILL || n == SIGSTOP || (n > 31 && n < SIGRTMIN)) {
+            fprintf(stderr, "opprof exec: --flight-signal %ld: %s; give another (default 12, SIGUSR2) or 0 for none\n",
+                    n, n == SIGKILL || n == SIGSTOP ? "SIGKILL and SIGSTOP cannot be caught" : "the C library keeps it");
             return -1;
         }
         return put("OPPROF_FLIGHT_SIGNAL", value);
@@ -59,4 +66,17 @@ int exec_flight_check(void)
         return -1;
     }
     return 0;
+}
+
+int cli_flight_size(const char *command, const char *value, size_t *bytes)
+{
+    size_t n = strlen(value);
+    if (n && value[n - 1] >= '0' && value[n - 1] <= '9') {
+        fprintf(stderr, "opprof %s: --flight %s: give a unit, e.g. 64M (K, M or G); a bare number would be bytes\n",
+                command, value);
+        return -1;
+    }
+    if (opprof_parse_size(value, bytes) == OPPROF_OK) return 0;
+    fprintf(stderr, "opprof %s: --flight %s: %s\n", command, value, opprof_last_error());
+    return -1;
 }

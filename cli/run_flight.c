@@ -3,6 +3,8 @@
  * --inject-delay STEP:MS, which makes one step slow on purpose. */
 #include "run_flight.h"
 
+#include "commands.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,10 +15,7 @@ int run_flight_parse(const char *flight, const char *slow, const char *range, co
 {
     memset(out, 0, sizeof *out);
     out->delay_step = -1;
-    if (flight && opprof_parse_size(flight, &out->ring) != OPPROF_OK) {
-        fprintf(stderr, "opprof run: --flight %s: %s\n", flight, opprof_last_error());
-        return -1;
-    }
+    if (flight && cli_flight_size("run", flight, &out->ring) != 0) return -1;
     out->range = range;
     if ((slow || file || range) && !flight) {
         fprintf(stderr, "opprof run: --slow-step, --slow and --flight-file go with --flight SIZE\n");

@@ -807,7 +807,7 @@ OPPROF_API int opprof_parse_size(const char *text, size_t *bytes);
  * *ns, or a ratio ("1.5x") into *ratio; the other is set to 0. */
 OPPROF_API int opprof_parse_slow_step(const char *text, int64_t *ns, double *ratio);
 
-/* Parses a duration ("5s", "250ms", "2m", "100us") into *ns. */
+/* Parses a duration ("5s", "250ms", "2m", "1h", "100us") into *ns. */
 OPPROF_API int opprof_parse_duration(const char *text, int64_t *ns);
 
 #ifdef __cplusplus

@@ -47,7 +47,7 @@ int opprof_parse_duration(const char *text, int64_t *ns)
     double v;
     const char *u;
     if (!ns || number_unit(text, &v, &u) != 0)
-        return op_fail(OPPROF_E_PARSE, "duration '%s': a number with a unit: ns, us, ms, s, m (5s)",
+        return op_fail(OPPROF_E_PARSE, "duration '%s': a number with a unit: ns, us, ms, s, m, h (5s)",
                        text ? text : "(null)");
     double mult;
     if (!strcmp(u, "ns")) mult = 1;
@@ -55,7 +55,8 @@ int opprof_parse_duration(const char *text, int64_t *ns)
     else if (!strcmp(u, "ms")) mult = 1e6;
     else if (!strcmp(u, "s")) mult = 1e9;
     else if (!strcmp(u, "m") || !strcmp(u, "min")) mult = 60e9;
-    else return op_fail(OPPROF_E_PARSE, "duration '%s': give a unit: ns, us, ms, s, m (5s)", text);
+    else if (!strcmp(u, "h")) mult = 3600e9;
+    else return op_fail(OPPROF_E_PARSE, "duration '%s': give a unit: ns, us, ms, s, m, h (5s)", text);
     double d = v * mult;
     if (d < 1 || d > 9.2e18) return op_fail(OPPROF_E_RANGE, "duration '%s' is out of range", text);
     *ns = (int64_t)d;

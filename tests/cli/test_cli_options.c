@@ -26,7 +26,7 @@
 static char g_tmp[] = "/tmp/opprof_cli_opts_XXXXXX";
 static char g_out[600], g_err[600];
 
-static const char *const COMMANDS[] = {"run", "summary", "diff", "report", "exec", "merge"};
+static const char *const COMMANDS[] = {"run", "summary", "diff", "report", "exec", "merge", "convert", "trigger"};
 #define NCOMMANDS (sizeof COMMANDS / sizeof *COMMANDS)
 
 #define opprof(...) cli_shell_run(g_out, g_err, __VA_ARGS__)

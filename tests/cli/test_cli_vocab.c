@@ -7,7 +7,8 @@
  *    and diff (JSON and .pftrace alike), and their CSV and JSON carry the
  *    stack so that same-name rows can be told apart;
  *  - --stacks FILE writes folded stacks from a trace: its call stacks, or
- *    its operator tree when it has none. */
+ *    its operator tree when it has none;
+ *  - every reading command's help names .pftrace among what it reads. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -167,6 +168,19 @@ static void test_stacks_from_saved_traces(void **state)
     free(folded);
 }
 
+/* Every command that reads traces says it reads .pftrace too. */
+static void test_readers_name_pftrace_in_help(void **state)
+{
+    (void)state;
+    static const char *const cmds[] = {"summary", "report", "convert"};
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(opprof("%s --help", cmds[i]), 0);
+        char *out = out_text();
+        if (!strstr(out, ".pftrace")) fail_msg("opprof %s --help does not name .pftrace:\n%s", cmds[i], out);
+        free(out);
+    }
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -189,6 +203,7 @@ int main(void)
         cmocka_unit_test(test_top_level_on_summary_and_diff),
         cmocka_unit_test(test_group_by_stack_on_saved_traces),
         cmocka_unit_test(test_stacks_from_saved_traces),
+        cmocka_unit_test(test_readers_name_pftrace_in_help),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

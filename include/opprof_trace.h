@@ -182,9 +182,9 @@ OPPROF_API void opprof_key_averages_free(opprof_key_averages *ka);
 
 /* Names are user data: a trace can name an operator with ESC sequences, line
  * breaks or bidi overrides. Tables and CSV show control characters as \n \r
- * \t or \xNN (a NUL read from a trace's \u0000 as \x00) and U+202A-202E,
- * U+2066-2069 as \uXXXX; other text, backslashes included, is shown as it
- * is. opprof_escape_name writes that form of name into out (cap bytes,
+ * \t or \xNN (a NUL read from a trace's \u0000 as \x00), the C1 controls
+ * U+0080-009F and U+202A-202E, U+2066-2069 as \uXXXX; other text,
+ * backslashes included, is shown as it is. opprof_escape_name writes that form of name into out (cap bytes,
  * NUL-terminated, cut between characters) and returns the length the whole
  * of it needs, as snprintf does. */
 OPPROF_API size_t opprof_escape_name(const char *name, char *out, size_t cap);

@@ -1,5 +1,5 @@
-/* Names are user data (issue 16, item 5): control characters and bidi
- * overrides reach tables, CSV and folded stacks escaped, a NUL read from a
+/* Names are user data (issue 16, item 5): control characters (C0 and C1)
+ * and bidi overrides reach tables, CSV and folded stacks escaped, a NUL read from a
  * trace's \u0000 keeps two names apart everywhere and comes back as \u0000 in
  * JSON, and ordinary names are untouched. */
 #include <setjmp.h>
@@ -19,7 +19,8 @@ static const char TRACE[] =
     "{\"ph\":\"X\",\"name\":\"a\\u0000c\",\"ts\":10,\"dur\":6,\"pid\":1,\"tid\":1},"
     "{\"ph\":\"X\",\"name\":\"\\u001b[2Jclear\\r\\nforged,row\",\"ts\":20,\"dur\":7,\"pid\":1,\"tid\":1},"
     "{\"ph\":\"X\",\"name\":\"bidi\\u202eevil\\u2066x\",\"ts\":30,\"dur\":8,\"pid\":1,\"tid\":1},"
-    "{\"ph\":\"X\",\"name\":\"del\\u007f and \\\\ plain\",\"ts\":40,\"dur\":9,\"pid\":1,\"tid\":1}]";
+    "{\"ph\":\"X\",\"name\":\"del\\u007f and \\\\ plain\",\"ts\":40,\"dur\":9,\"pid\":1,\"tid\":1},"
+    "{\"ph\":\"X\",\"name\":\"csi\\u009b2Jnel\\u0085,\\u00a0\\u00e9\",\"ts\":50,\"dur\":4,\"pid\":1,\"tid\":1}]";
 
 static opprof_trace *load(void)
 {
@@ -53,6 +54,7 @@ static void no_raw_controls(const char *text, int allow_newline)
             fail_msg("raw 0x%02x at %zu in:\n%s", *p, (size_t)((const char *)p - text), text);
         if (p[0] == 0xE2 && (p[1] == 0x80 || p[1] == 0x81) && p[2] >= 0xA6 && p[2] <= 0xAE)
             fail_msg("raw bidi control in:\n%s", text);
+        if (p[0] == 0xC2 && p[1] >= 0x80 && p[1] <= 0x9F) fail_msg("raw C1 control in:\n%s", text);
     }
 }
 
@@ -69,20 +71,23 @@ static void test_table_escapes_and_keeps_nul_names_apart(void **state)
     opprof_trace *t = load();
     opprof_key_averages *ka = NULL;
     assert_int_equal(opprof_key_averages(t, NULL, &ka), OPPROF_OK);
-    assert_int_equal(opprof_key_averages_count(ka), 5);
+    assert_int_equal(opprof_key_averages_count(ka), 6);
     char *text = capture(ka, table_all);
     no_raw_controls(text, 1);
-    assert_int_equal(lines(text), 3 + 5 + 2); /* rules and header, 5 rows, rule and total */
+    assert_int_equal(lines(text), 3 + 6 + 2); /* rules and header, 6 rows, rule and total */
     assert_non_null(strstr(text, "a\\x00b"));
     assert_non_null(strstr(text, "a\\x00c"));
     assert_non_null(strstr(text, "\\x1b[2Jclear\\r\\nforged,row"));
     assert_non_null(strstr(text, "bidi\\u202eevil\\u2066x"));
     assert_non_null(strstr(text, "del\\x7f and \\ plain")); /* a backslash stays as it is */
+    /* C1 controls escaped; other characters of that block (NBSP) and beyond kept */
+    assert_non_null(strstr(text, "csi\\u009b2Jnel\\u0085,\xc2\xa0\xc3\xa9"));
     free(text);
 
     text = capture(ka, opprof_key_averages_write_csv);
     no_raw_controls(text, 1);
-    assert_int_equal(lines(text), 1 + 5);
+    assert_int_equal(lines(text), 1 + 6);
+    assert_non_null(strstr(text, "\n\"csi\\u009b2Jnel\\u0085,\xc2\xa0\xc3\xa9\",1,"));
     assert_non_null(strstr(text, "\n\"\\x1b[2Jclear\\r\\nforged,row\",1,"));
     assert_non_null(strstr(text, "\na\\x00b,1,"));
     free(text);
@@ -113,7 +118,7 @@ static void test_trace_round_trip_keeps_nul(void **state)
     assert_int_equal(opprof_trace_load_buffer(buf, len, &back), OPPROF_OK);
     opprof_key_averages *ka = NULL;
     assert_int_equal(opprof_key_averages(back, NULL, &ka), OPPROF_OK);
-    assert_int_equal(opprof_key_averages_count(ka), 5);
+    assert_int_equal(opprof_key_averages_count(ka), 6);
     opprof_key_averages_free(ka);
     opprof_trace_free(back);
     opprof_trace_free(t);
@@ -134,6 +139,10 @@ static void test_escape_name_contract(void **state)
     assert_int_equal(opprof_escape_name("\xc3\xa9\xc3\xa9", out, 4), 4);
     assert_string_equal(out, "\xc3\xa9");
     assert_int_equal(opprof_escape_name("x", NULL, 0), 1);
+    assert_int_equal(opprof_escape_name("\xc2\x9b[2J", out, sizeof out), 9);
+    assert_string_equal(out, "\\u009b[2J");
+    assert_int_equal(opprof_escape_name("\xc2\x80\xc2\x9f\xc2\xa0", out, sizeof out), 14);
+    assert_string_equal(out, "\\u0080\\u009f\xc2\xa0");
 }
 
 static void test_folded_stacks_stay_one_line_each(void **state)

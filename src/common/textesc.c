@@ -22,6 +22,12 @@ static size_t escape_at(const unsigned char *s, size_t n, unsigned *cp, size_t *
         *len = 2;
         return 4;
     }
+    /* C2 80-9F: the C1 controls U+0080-009F (0x9B is a terminal's CSI, as ESC [ is) */
+    if (c == 0xC2 && n >= 2 && s[1] >= 0x80 && s[1] <= 0x9F) {
+        *cp = s[1];
+        *len = 2;
+        return 6;
+    }
     /* E2 80 AA-AE: U+202A-202E; E2 81 A6-A9: U+2066-2069 */
     if (c == 0xE2 && n >= 3 &&
         ((s[1] == 0x80 && s[2] >= 0xAA && s[2] <= 0xAE) || (s[1] == 0x81 && s[2] >= 0xA6 && s[2] <= 0xA9))) {
@@ -37,7 +43,7 @@ int op_text_needs_escape(const char *s, size_t n)
     const unsigned char *p = (const unsigned char *)s;
     for (size_t i = 0; i < n; i++) {
         unsigned char c = p[i];
-        if (c < 0x20 || c == 0x7f || c == OP_NUL_LEAD || c == 0xE2) {
+        if (c < 0x20 || c == 0x7f || c == OP_NUL_LEAD || c == 0xC2 || c == 0xE2) {
             unsigned cp;
             size_t len;
             if (escape_at(p + i, n - i, &cp, &len)) return 1;

@@ -26,7 +26,8 @@ static inline int op_is_kept_nul(const unsigned char *s, size_t n)
 int op_text_needs_escape(const char *s, size_t n);
 
 /* s (n bytes) with control characters as \n \r \t or \xNN, a kept NUL as
- * \x00, and bidi controls (U+202A-202E, U+2066-2069) as \uXXXX, into out
+ * \x00, C1 controls (U+0080-009F) and bidi controls (U+202A-202E,
+ * U+2066-2069) as \uXXXX, into out
  * (cap bytes, NUL-terminated, cut only between characters). Returns the
  * length the whole text needs, as snprintf does. */
 size_t op_text_escape(const char *s, size_t n, char *out, size_t cap);

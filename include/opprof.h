@@ -567,57 +567,16 @@ static inline void opprof_record_free_inline_(const void *addr)
 OPPROF_API int opprof_cuda_device_count(void);
 
 /* ----------------------------------------------------------------------
- * Compiled out: with OPPROF_DISABLE defined, every recording call above is
- * an empty expression (its arguments are not evaluated beyond a cast to
- * void), a session never starts (opprof_start gives OPPROF_E_UNSUPPORTED,
- * opprof_stop hands out NULL) and OPPROF_SCOPE is nothing, so a program
- * instrumented for opprof builds and links without the library and pays
- * nothing, as TRACY_ENABLE does for Tracy. What reads a trace (sections 7
- * on, opprof_trace.h) still needs the library.
+ * Compiled out: with OPPROF_DISABLE defined, every function of this header
+ * and of opprof_trace.h has an empty form (opprof_disabled.h): recording
+ * calls are empty expressions, a session never starts (opprof_start gives
+ * OPPROF_E_UNSUPPORTED, opprof_stop hands out NULL), OPPROF_SCOPE is
+ * nothing and what reads a trace finds none, so a program instrumented for
+ * opprof builds and links without the library and pays nothing, as
+ * TRACY_ENABLE does for Tracy.
  * ---------------------------------------------------------------------- */
 #if defined(OPPROF_DISABLE) && !defined(OPPROF_BUILDING_LIBRARY)
-#undef opprof_begin
-#undef opprof_begin_inputs
-#undef opprof_end
-#undef opprof_end_flops
-#undef opprof_begin_args
-#undef opprof_begin_inputs_args
-#undef opprof_end_args
-#undef opprof_record_memory
-#undef opprof_record_alloc
-#undef opprof_record_free
-#undef OPPROF_SCOPE
-#define opprof_begin(s) ((void)(s))
-#define opprof_begin_inputs(s, in, n) ((void)(s), (void)(in), (void)(n))
-#define opprof_end(s) ((void)(s), OPPROF_OK)
-#define opprof_end_flops(s, f) ((void)(s), (void)(f), OPPROF_OK)
-#define opprof_begin_args(s, a, n) ((void)(s), (void)(a), (void)(n))
-#define opprof_begin_inputs_args(s, in, nin, a, n) ((void)(s), (void)(in), (void)(nin), (void)(a), (void)(n))
-#define opprof_end_args(s, a, n) ((void)(s), (void)(a), (void)(n), OPPROF_OK)
-#define opprof_annotation_begin(name) ((void)(name), (const opprof_site *)0)
-#define opprof_record_memory(a, b) ((void)(a), (void)(b))
-#define opprof_record_alloc(a, b) ((void)(a), (void)(b))
-#define opprof_record_free(a) ((void)(a))
-#define opprof_record_realloc(o, n, b) ((void)(o), (void)(n), (void)(b))
-#define OPPROF_SCOPE(name_) ((void)0)
-static inline void opprof_disabled_config_init_(opprof_config *cfg)
-{
-    if (!cfg) return;
-    *cfg = (opprof_config){0};
-    cfg->struct_size = sizeof *cfg;
-}
-static inline int opprof_disabled_stop_(opprof_trace **out)
-{
-    if (out) *out = (opprof_trace *)0;
-    return OPPROF_E_NO_SESSION;
-}
-#define opprof_config_init(cfg) opprof_disabled_config_init_(cfg)
-#define opprof_start(cfg) ((void)(cfg), OPPROF_E_UNSUPPORTED)
-#define opprof_stop(out) opprof_disabled_stop_(out)
-#define opprof_stop_incomplete(out) opprof_disabled_stop_(out)
-#define opprof_step() OPPROF_E_NO_SESSION
-#define opprof_is_active() 0
-#define opprof_step_num() ((int64_t)-1)
+#include "opprof_disabled.h"
 #endif
 
 #ifdef __cplusplus

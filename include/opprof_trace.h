@@ -814,4 +814,9 @@ OPPROF_API int opprof_parse_duration(const char *text, int64_t *ns);
 }
 #endif
 
+#if defined(OPPROF_DISABLE) && !defined(OPPROF_BUILDING_LIBRARY)
+#define OPPROF_DISABLED_TRACE_PART_ /* every function above compiled out (opprof_disabled.h) */
+#include "opprof_disabled.h"
+#endif
+
 #endif /* OPPROF_TRACE_H */

@@ -1,16 +1,18 @@
 /* A program instrumented for opprof, compiled with -DOPPROF_DISABLE and
  * linked without any opprof library (tests/disable/CMakeLists.txt): that it
  * links at all is half the test; running it checks that the calls are
- * empty, evaluate nothing that matters, and that no session starts. */
+ * empty, evaluate nothing that matters, and that no session starts, and
+ * that what reads traces (opprof_trace.h) finds none. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <cmocka.h>
 
-#include "opprof.h"
+#include "opprof_trace.h"
 
 OPPROF_SITE(site_work, "work");
 
@@ -55,10 +57,45 @@ static void test_everything_compiled_out(void **state)
     assert_string_equal(OPPROF_VERSION_STRING, "1.0.0");
 }
 
+static void test_reading_finds_nothing(void **state)
+{
+    (void)state;
+    opprof_trace_handler h;
+    assert_int_equal(opprof_trace_handler_init(&h, "log", NULL, 0), OPPROF_OK);
+    opprof_config cfg;
+    opprof_config_init(&cfg);
+    cfg.on_trace_ready = opprof_trace_handler_ready; /* a function's address, compiled out too */
+    cfg.user = &h;
+    assert_int_equal(opprof_start(&cfg), OPPROF_E_UNSUPPORTED);
+    cfg.on_trace_ready(NULL, &h);
+    assert_int_equal(opprof_trace_handler_traces_written(&h), 0);
+    opprof_env env;
+    assert_int_equal(opprof_config_from_env(&cfg, &env), OPPROF_OK);
+    assert_int_equal(env.enabled, 0);
+    opprof_trace *t = (opprof_trace *)&t;
+    assert_int_equal(opprof_trace_load("trace.json", &t), OPPROF_E_UNSUPPORTED);
+    assert_null(t);
+    assert_int_equal(opprof_trace_event_count(t), 0);
+    opprof_key_averages *ka = (opprof_key_averages *)&ka;
+    assert_int_not_equal(opprof_key_averages(t, NULL, &ka), OPPROF_OK);
+    assert_null(ka);
+    opprof_export_options eo;
+    opprof_export_options_init(&eo);
+    assert_int_equal(eo.struct_size, sizeof eo);
+    assert_int_equal(opprof_export_chrome_trace_ex(t, "t.json", &eo), OPPROF_E_UNSUPPORTED);
+    int64_t ns = 1;
+    assert_int_not_equal(opprof_parse_duration("5s", &ns), OPPROF_OK);
+    opprof_flight_config fc;
+    opprof_flight_config_init(&fc);
+    assert_int_equal(opprof_flight_start(&fc), OPPROF_E_UNSUPPORTED);
+    assert_non_null(strstr(opprof_version(), "disabled"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_everything_compiled_out),
+        cmocka_unit_test(test_reading_finds_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

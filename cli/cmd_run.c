@@ -510,15 +510,55 @@ static int run_model(const run_opts *o, const model_spec *ms, int rank, int size
                     opprof_nn_threads(), opprof_nn_threads() == 1 ? "" : "s");
     }
     if (!rc) rc = profile(&c, &cfg);
+    /* The library's detail; the model's operators give none, and refuse
+     * only what check_args and check_batch_norm refuse first. */
+    char why[300];
+    const char *detail = rc && *opprof_last_error() ? opprof_last_error() : NULL;
+    if (rc == OPPROF_E_INVAL) {
+        snprintf(why, sizeof why, "an operator of the model refused its input at --batch %ld --image-size %ld, "
+                 "which opprof run should have refused first: please report the command line", o->batch, o->image_size);
+        detail = why;
+    }
     if (rc && size > 1)
-        fprintf(stderr, "opprof run: rank %d: %s: %s\n", rank, ms->name, opprof_strerror(rc));
+        fprintf(stderr, "opprof run: rank %d: %s: %s%s%s\n", rank, ms->name, opprof_strerror(rc), detail ? ": " : "",
+                detail ? detail : "");
     else if (rc)
-        fprintf(stderr, "opprof run: %s: %s\n", ms->name, opprof_strerror(rc));
+        fprintf(stderr, "opprof run: %s: %s%s%s\n", ms->name, opprof_strerror(rc), detail ? ": " : "",
+                detail ? detail : "");
     else if (!out.traces && rank == 0 && !c.flight_done)
         fprintf(stderr, "opprof run: the schedule recorded nothing in %ld steps; give more --steps\n", o->steps);
     teardown(&c);
     opprof_nn_shutdown();
     return rc || out.rc ? CLI_FAIL : CLI_OK;
+}
+
+/* ResNet-18's last feature map for an image of px: conv1 and each of
+ * maxpool, layer2, layer3 and layer4 halve it (rounding up). */
+static long resnet_last_side(long px)
+{
+    for (int i = 0; i < 5; i++) px = (px + 1) / 2;
+    return px;
+}
+
+/* Batch norm in training normalises each channel over the batch and the
+ * feature map, so it needs more than one value per channel; PyTorch says
+ * "Expected more than 1 value per channel when training". Said here, with
+ * what to change, instead of the operator's bare "invalid argument".
+ * Each of the ranks trains on batch / ranks; rank 0 speaks. */
+static int check_batch_norm(const run_opts *o, const model_spec *ms, int rank, int ranks)
+{
+    long per_rank = o->batch / ranks, side = resnet_last_side(o->image_size);
+    if (strcmp(ms->name, "resnet18-train") != 0 || per_rank * side * side >= 2) return CLI_OK;
+    long px = o->image_size;
+    while (resnet_last_side(px) * resnet_last_side(px) * per_rank < 2) px++;
+    if (rank == 0)
+        fprintf(stderr,
+                "opprof run: resnet18-train: batch norm in training needs more than 1 value per channel, and layer4 "
+                "sees %ldx%ld at --image-size %ld, with %ld image%s %s (PyTorch: \"Expected more than 1 value per "
+                "channel when training\"); give --batch %ld or more, or --image-size %ld or more\n",
+                side, side, o->image_size, per_rank, per_rank == 1 ? "" : "s", ranks > 1 ? "per rank" : "per batch",
+                2L * ranks, px);
+    return CLI_BAD_INPUT;
 }
 
 /* Checks what can be checked before the model runs: bad arguments exit 2. */
@@ -578,7 +618,7 @@ int cmd_run(int argc, char **argv)
     if (o.batch < 0) o.batch = ms->batch;
     if (o.steps < 0) o.steps = ms->steps;
     if (o.image_size < 0) o.image_size = !strcmp(ms->name, "mlp-train") ? 64 : 224;
-    if (!o.distributed) return run_model(&o, ms, 0, 1);
+    if (!o.distributed) return check_batch_norm(&o, ms, 0, 1) ? CLI_BAD_INPUT : run_model(&o, ms, 0, 1);
     if (!ms->train || !strcmp(o.device, "cuda"))
         return cli_bad_usage(&SPEC, "--distributed trains: resnet18-train or mlp-train, on the CPU");
     int rank, size;
@@ -586,6 +626,10 @@ int cmd_run(int argc, char **argv)
     run_dist_run_id(o.run_id, sizeof o.run_id);
     if (o.batch % size) {
         if (rank == 0) fprintf(stderr, "opprof run: --batch %ld is not a multiple of the %d ranks\n", o.batch, size);
+        run_dist_finish();
+        return CLI_BAD_INPUT;
+    }
+    if (check_batch_norm(&o, ms, rank, size) != CLI_OK) {
         run_dist_finish();
         return CLI_BAD_INPUT;
     }

@@ -8,7 +8,9 @@
  *    stack so that same-name rows can be told apart;
  *  - --stacks FILE writes folded stacks from a trace: its call stacks, or
  *    its operator tree when it has none;
- *  - every reading command's help names .pftrace among what it reads. */
+ *  - every reading command's help names .pftrace among what it reads;
+ *  - an error says why and what to change (batch norm's one value per
+ *    channel, PyTorch's "Expected more than 1 value per channel"). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -181,6 +183,19 @@ static void test_readers_name_pftrace_in_help(void **state)
     }
 }
 
+static void test_batch_norm_error_says_what_to_change(void **state)
+{
+    (void)state;
+    assert_int_equal(opprof("run resnet18-train --batch 1 --image-size 32"), 2);
+    char *err = slurp(g_err);
+    if (count_lines(err) != 1 || !strstr(err, "batch norm in training needs more than 1 value per channel") ||
+        !strstr(err, "layer4 sees 1x1 at --image-size 32") || !strstr(err, "give --batch 2 or more, or --image-size 33"))
+        fail_msg("%s", err);
+    free(err);
+    /* and what it says to change runs */
+    assert_int_equal(opprof("run resnet18-train --batch 1 --image-size 33 --warmup 0 --row-limit 1"), 0);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -204,6 +219,7 @@ int main(void)
         cmocka_unit_test(test_group_by_stack_on_saved_traces),
         cmocka_unit_test(test_stacks_from_saved_traces),
         cmocka_unit_test(test_readers_name_pftrace_in_help),
+        cmocka_unit_test(test_batch_norm_error_says_what_to_change),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -317,7 +317,9 @@ typedef struct opprof_trace_handler {
     uint64_t state_[384]; /* the library's: its results and worker name, kept between traces */
     char dir[1024];       /* "": the session's output_dir, else "." */
     char worker[256];     /* "": {hostname}_{pid}, fixed at the first trace */
-    char file_name[256];  /* when set: this name, replaced at each trace, instead */
+    char file_name[256];  /* when set: this name instead, replaced at each trace unless it has
+                             {step} (the trace's opprof_trace_step_num) or {time} (ns since the
+                             epoch), which give each trace a file of its own */
     int use_gzip;         /* append ".gz" and compress */
     int table_only;       /* write no file, only print the table */
     int print_table;      /* also print the trace's table */
@@ -420,9 +422,12 @@ OPPROF_API int opprof_trace_load_max(const char *path, uint64_t max_events, oppr
  *   OPPROF_PROFILE_MEMORY    record allocations
  *   OPPROF_WITH_STACK        record call stacks
  *   OPPROF_WITH_FLOPS        count FLOPs
- *   OPPROF_OUTPUT_TRACE_DIR  each ready trace is written there as
- *                            profile_{rank}.json (the last one stays)
- *   OPPROF_USE_GZIP          write profile_{rank}.json.gz instead
+ *   OPPROF_OUTPUT_TRACE_DIR  the trace is written there as profile_{rank}.json;
+ *                            with a schedule each cycle's as
+ *                            profile_{rank}.step{N}.{time_ns}.pt.trace.json
+ *                            (N: the step it was handed out at, the one
+ *                            after its last: opprof_trace_step_num)
+ *   OPPROF_USE_GZIP          write them .gz
  *   OPPROF_ROW_LIMIT         print the key-averages table of each ready trace
  *                            (at exit without a schedule) with this many rows,
  *                            -1 for all (default 10)

@@ -7,8 +7,8 @@
  * Settings are the documented variables of opprof_config_from_env
  * (include/opprof.h, section 10): a session starts when any of them is set,
  * e.g.  LD_PRELOAD=libopprof_instrument.so OPPROF_OUTPUT_TRACE_DIR=traces
- * OPPROF_SCHEDULE=wait=1,warmup=1,active=2 ./app  writes
- * traces/profile_{rank}.json at each cycle. opprof exec (cli/cmd_exec.c) adds
+ * OPPROF_SCHEDULE=wait=1,warmup=1,active=2 ./app  writes a file per cycle,
+ * traces/profile_{rank}.step{N}.{time}.pt.trace.json. opprof exec (cli/cmd_exec.c) adds
  * its own:
  *
  *   OPPROF_EXEC=1                 profile this process even with no other

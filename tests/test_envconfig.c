@@ -1,6 +1,7 @@
 /* Configuration from the environment: every variable, the one-string form,
  * the rank, and invalid values that must name the variable, the value and
  * the choices, and leave profiling off. */
+#include <glob.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -74,7 +75,8 @@ static void test_every_variable(void **state)
     assert_int_equal(cfg.max_stack_depth, 12);
     assert_int_equal(env.rank, 3); /* RANK before PMI_RANK */
     assert_string_equal(env.handler.dir, "/tmp/opprof-traces");
-    assert_string_equal(env.handler.file_name, "profile_3.json");
+    /* a schedule: a file per cycle */
+    assert_string_equal(env.handler.file_name, "profile_3.step{step}.{time}.pt.trace.json");
     assert_int_equal(env.handler.use_gzip, 0);
     assert_true(env.handler.print_table);
     assert_int_equal(env.handler.row_limit, 10);
@@ -124,9 +126,14 @@ static void test_one_string(void **state)
     assert_int_equal(cfg.record_shapes, 0);
     assert_int_equal(cfg.schedule.active, 2);
     assert_string_equal(env.handler.dir, "out");
-    assert_string_equal(env.handler.file_name, "profile_0.json");
+    assert_string_equal(env.handler.file_name, "profile_0.step{step}.{time}.pt.trace.json");
     assert_int_equal(env.handler.use_gzip, 1);
     assert_false(env.handler.print_table);
+    unsetenv("OPPROF_CONFIG");
+    setenv("OPPROF_OUTPUT_TRACE_DIR", "out", 1);
+    assert_int_equal(opprof_config_from_env(&cfg, &env), OPPROF_OK);
+    assert_string_equal(env.handler.file_name, "profile_0.json"); /* no schedule: the one trace, at exit */
+    unsetenv("OPPROF_OUTPUT_TRACE_DIR");
 
     /* From a string alone, the environment's own variables do not count. */
     assert_int_equal(opprof_config_from_string(&cfg, &env, "with_flops=1;row_limit=-1"), OPPROF_OK);
@@ -214,7 +221,9 @@ static void test_invalid_values(void **state)
     assert_non_null(strstr(err, "key=value"));
 }
 
-/* The whole path: environment -> session with a schedule -> profile_{rank}.json. */
+/* The whole path: environment -> session with a schedule of two cycles ->
+ * a file per cycle, profile_{rank}.step{N}.{time}.pt.trace.json, each with
+ * its own steps (a second cycle used to overwrite the first). */
 static void test_end_to_end(void **state)
 {
     (void)state;
@@ -223,7 +232,7 @@ static void test_end_to_end(void **state)
     char out[300];
     snprintf(out, sizeof out, "%s/sub/dir", dir); /* made on demand */
     setenv("OPPROF_OUTPUT_TRACE_DIR", out, 1);
-    setenv("OPPROF_SCHEDULE", "wait=1,warmup=1,active=2,repeat=1", 1);
+    setenv("OPPROF_SCHEDULE", "wait=1,warmup=1,active=2,repeat=2", 1);
     setenv("OPPROF_RECORD_SHAPES", "1", 1);
     setenv("RANK", "7", 1);
     opprof_config cfg;
@@ -232,28 +241,43 @@ static void test_end_to_end(void **state)
     assert_int_equal(env.enabled, 1);
     assert_int_equal(opprof_start(&cfg), OPPROF_OK);
     OPPROF_SITE(site, "train_op");
-    for (int i = 0; i < 6; i++) {
+    for (int i = 0; i < 10; i++) {
         opprof_begin(&site);
         opprof_end(&site);
         opprof_step();
     }
     assert_int_equal(opprof_stop(NULL), OPPROF_OK);
     assert_int_equal(opprof_trace_handler_status(&env.handler), OPPROF_OK);
-    assert_int_equal(opprof_trace_handler_traces_written(&env.handler), 1);
-    char path[400];
-    snprintf(path, sizeof path, "%s/profile_7.json", out);
-    assert_string_equal(opprof_trace_handler_last_path(&env.handler), path);
-    struct stat st;
-    assert_int_equal(stat(path, &st), 0);
-    if (trace_check_available()) {
-        char *summary = trace_check(path);
-        assert_non_null(summary);
-        assert_non_null(strstr(summary, "ProfilerStep#2"));
-        assert_non_null(strstr(summary, "ProfilerStep#3"));
-        assert_null(strstr(summary, "ProfilerStep#1"));
-        assert_non_null(strstr(summary, "\"record_shapes\": 1"));
-        assert_non_null(strstr(summary, "\"distributedInfo\": {\"rank\": 7"));
-        free(summary);
+    assert_int_equal(opprof_trace_handler_traces_written(&env.handler), 2);
+    /* cycle 1 records steps 2-3 and is handed out at step 4, cycle 2 steps 6-7 at 8 */
+    static const struct {
+        int at, steps[2], absent;
+    } cycles[] = {{4, {2, 3}, 6}, {8, {6, 7}, 3}};
+    for (int c = 0; c < 2; c++) {
+        char pattern[400];
+        snprintf(pattern, sizeof pattern, "%s/profile_7.step%d.*.pt.trace.json", out, cycles[c].at);
+        glob_t g;
+        if (glob(pattern, 0, NULL, &g) != 0 || g.gl_pathc != 1) fail_msg("no single file %s", pattern);
+        if (c == 1) assert_string_equal(opprof_trace_handler_last_path(&env.handler), g.gl_pathv[0]);
+        opprof_trace *t = NULL;
+        assert_int_equal(opprof_trace_load(g.gl_pathv[0], &t), OPPROF_OK);
+        int seen[8] = {0};
+        for (size_t i = 0; i < opprof_trace_event_count(t); i++) {
+            opprof_event e;
+            assert_int_equal(opprof_trace_event(t, i, &e), OPPROF_OK);
+            if (!strncmp(e.name, "ProfilerStep#", 13)) seen[atoi(e.name + 13) & 7] = 1;
+        }
+        assert_true(seen[cycles[c].steps[0]] && seen[cycles[c].steps[1]]);
+        assert_false(seen[cycles[c].absent]);
+        opprof_trace_free(t);
+        if (c == 0 && trace_check_available()) {
+            char *summary = trace_check(g.gl_pathv[0]);
+            assert_non_null(summary);
+            assert_non_null(strstr(summary, "\"record_shapes\": 1"));
+            assert_non_null(strstr(summary, "\"distributedInfo\": {\"rank\": 7"));
+            free(summary);
+        }
+        globfree(&g);
     }
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

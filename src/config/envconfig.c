@@ -237,7 +237,14 @@ static int fill(opprof_config *cfg, opprof_env *env, const char *settings, int u
     }
     if (!enable_given) env->enabled = any;
     opprof_trace_handler *h = &env->handler;
-    if (h->dir[0]) snprintf(h->file_name, sizeof h->file_name, "profile_%lld.json", (long long)env->rank);
+    /* With a schedule each cycle keeps a file of its own, named as
+     * tensorboard_trace_handler names them (worker, step, time); without
+     * one there is one trace, at exit. */
+    if (h->dir[0] && cfg->schedule.enabled)
+        snprintf(h->file_name, sizeof h->file_name, "profile_%lld.step{step}.{time}.pt.trace.json",
+                 (long long)env->rank);
+    else if (h->dir[0])
+        snprintf(h->file_name, sizeof h->file_name, "profile_%lld.json", (long long)env->rank);
     else h->table_only = 1;
     if (h->print_table) h->table_out = stderr; /* stdout may be the program's data */
     if (env->enabled && (h->dir[0] || h->print_table)) {

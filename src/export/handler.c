@@ -87,6 +87,32 @@ static int make_dirs(const char *dir)
     return OPPROF_OK;
 }
 
+/* file_name with {step} (the trace's step number) and {time} (now, ns
+ * since the epoch) filled in, so that a schedule's cycles each get a file. */
+static void expand_name(const char *in, const opprof_trace *t, int64_t now_ns, char *out, size_t cap)
+{
+    size_t n = 0;
+    for (const char *p = in; *p && n + 1 < cap;) {
+        char num[32];
+        const char *put = NULL;
+        if (!strncmp(p, "{step}", 6)) {
+            snprintf(num, sizeof num, "%" PRId64, t->step_num);
+            put = num;
+            p += 6;
+        } else if (!strncmp(p, "{time}", 6)) {
+            snprintf(num, sizeof num, "%" PRId64, now_ns);
+            put = num;
+            p += 6;
+        }
+        if (!put) {
+            out[n++] = *p++;
+            continue;
+        }
+        for (; *put && n + 1 < cap; put++) out[n++] = *put;
+    }
+    out[n] = '\0';
+}
+
 static int write_trace(const opprof_trace_handler *h, handler_state *st, const opprof_trace *t)
 {
     char dir[1024];
@@ -96,8 +122,11 @@ static int write_trace(const opprof_trace_handler *h, handler_state *st, const o
     int rc = make_dirs(dir);
     if (rc != OPPROF_OK) return rc;
     char name[512];
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    int64_t ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec; /* the name torch gives: unique per trace */
     if (h->file_name[0]) {
-        snprintf(name, sizeof name, "%s", h->file_name);
+        expand_name(h->file_name, t, ns, name, sizeof name);
     } else {
         if (!h->worker[0] && !st->worker[0]) {
             char host[128] = "localhost";
@@ -105,9 +134,6 @@ static int write_trace(const opprof_trace_handler *h, handler_state *st, const o
             host[sizeof host - 1] = '\0';
             snprintf(st->worker, sizeof st->worker, "%s_%ld", host, (long)getpid());
         }
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        int64_t ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec; /* the name torch gives: unique per trace */
         snprintf(name, sizeof name, "%s.%" PRId64 ".pt.trace.json", h->worker[0] ? h->worker : st->worker, ns);
     }
     size_t nl = strlen(name);

@@ -174,8 +174,7 @@ static __attribute__((noinline)) opprof_trace *stack_session(opprof_config *cfg,
 }
 
 /* Events in the trace file at path whose "Call stack" names fn: counted
- * in the JSON text (the Chrome reader leaves stacks out, as torch's), or in
- * the args the .pftrace reader gives them. */
+ * in the JSON text, or in the stacks the .pftrace reader gives them. */
 static size_t stacks_naming(const char *path, const char *fn)
 {
     size_t n = 0;
@@ -185,8 +184,10 @@ static size_t stacks_naming(const char *path, const char *fn)
         for (size_t i = 0; i < opprof_trace_event_count(t); i++) {
             opprof_event e;
             assert_int_equal(opprof_trace_event(t, i, &e), OPPROF_OK);
-            const char *cs = e.args ? strstr(e.args, "\"Call stack\": ") : NULL;
-            if (cs && strstr(cs, fn)) n++;
+            int named = 0;
+            for (unsigned k = 0; k < opprof_trace_event_stack_depth(t, i) && !named; k++)
+                named = strstr(opprof_trace_event_frame(t, i, k), fn) != NULL;
+            n += named;
         }
         opprof_trace_free(t);
         return n;

@@ -391,9 +391,15 @@ static void put_header(cw *c, const opprof_export_options *o, int streamed)
         op_jw_u64(w, t->dropped);
         OP_JW_LIT(w, ",\n");
     }
-    OP_JW_LIT(w, "  \"displayTimeUnit\": \"ms\",\n  \"baseTimeNanoseconds\": ");
-    op_jw_i64(w, t->base_time_ns);
-    OP_JW_LIT(w, ",\n  \"traceEvents\": [");
+    OP_JW_LIT(w, "  \"displayTimeUnit\": \"ms\",\n");
+    /* A stream whose base time is not known yet (a converted Kineto trace
+     * gives it at its end) writes it at its end. */
+    if (!streamed || t->base_time_ns) {
+        OP_JW_LIT(w, "  \"baseTimeNanoseconds\": ");
+        op_jw_i64(w, t->base_time_ns);
+        OP_JW_LIT(w, ",\n");
+    }
+    OP_JW_LIT(w, "  \"traceEvents\": [");
 }
 
 /* Grows an array of n elements of size sz to m, zeroing the new ones. */
@@ -700,9 +706,7 @@ int op_chrome_stream_end(op_chrome_stream *s, const opprof_trace *t, uint64_t dr
         put_metadata(c);
         OP_JW_LIT(w, "\n  ],\n");
         if (incomplete) OP_JW_LIT(w, "  \"incomplete\": 1,\n");
-        if (t->base_time_ns != s->base_ns) {
-            /* Known only after the header (a converted Kineto trace gives it
-             * at its end): a reader takes a member's last value. */
+        if (!s->base_ns && t->base_time_ns) { /* not in the header (put_header) */
             OP_JW_LIT(w, "  \"baseTimeNanoseconds\": ");
             op_jw_i64(w, t->base_time_ns);
             OP_JW_LIT(w, ",\n");

@@ -3,7 +3,10 @@
  * are byte for byte those of the same session written as Chrome JSON and
  * read back; protoc decodes the file with Perfetto's own schema into the
  * begins, ends, interned names and sequence flags opprof means to write,
- * and decodes the packets inflated from each compressed batch alike. */
+ * and decodes the packets inflated from each compressed batch alike. The
+ * clock snapshots label the wall-clock times as CLOCK_REALTIME and give
+ * BOOTTIME beside them, so that Perfetto lines the trace up with a system
+ * trace of the machine. */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -492,6 +496,70 @@ static void test_trace_handler_file_name(void **state)
     opprof_trace_free(t);
 }
 
+static int64_t clock_ns(clockid_t c)
+{
+    struct timespec ts;
+    assert_int_equal(clock_gettime(c, &ts), 0);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void test_clock_snapshot_names_its_clocks(void **state)
+{
+    (void)state;
+    int64_t base = clock_ns(CLOCK_REALTIME), boot_off = base - clock_ns(CLOCK_BOOTTIME);
+    opprof_trace *t = op_trace_new();
+    uint32_t th = (uint32_t)op_trace_thread(t, 7, 7);
+    uint32_t a = op_trace_intern(t, "a", 1);
+    for (int i = 0; i < 5; i++) op_trace_add_event(t, th, a, OPPROF_CAT_CPU_OP, 1000 + 100 * i, 50);
+    t->base_time_ns = base;
+    assert_int_equal(op_trace_finish(t), OPPROF_OK);
+    char path[256];
+    snprintf(path, sizeof path, "%s/clocks.pftrace", g_dir);
+    export_to(t, path, 1);
+    size_t n;
+    unsigned char *b = read_all(path, &n);
+    op_pbr file = {b, b + n};
+    op_pbf f, g, c, k;
+    const char *why = "";
+    int snapshots = 0, realtime_packets = 0;
+    while (op_pbr_next(&file, &f, &why) > 0) {
+        op_pbr pkt = f.sub;
+        while (op_pbr_next(&pkt, &g, &why) > 0) {
+            if (g.field == PF_PKT_CLOCK_ID && g.v == PF_CLOCK_REALTIME) realtime_packets++;
+            if (g.field != PF_PKT_CLOCK_SNAPSHOT) continue;
+            uint64_t real = 0, boottime = 0;
+            int have = 0;
+            op_pbr cs = g.sub;
+            while (op_pbr_next(&cs, &c, &why) > 0) {
+                uint64_t id = 0, ts = 0;
+                op_pbr clk = c.sub;
+                while (op_pbr_next(&clk, &k, &why) > 0) {
+                    if (k.field == PF_CLK_ID) id = k.v;
+                    if (k.field == PF_CLK_TIMESTAMP) ts = k.v;
+                }
+                if (id == PF_CLOCK_REALTIME) real = ts, have |= 1;
+                if (id == PF_CLOCK_BOOTTIME) boottime = ts, have |= 2;
+            }
+            assert_int_equal(have, 3);
+            assert_int_equal((int64_t)real, base + 1000); /* the first event, on the clock that was read */
+            int64_t off = (int64_t)(real - boottime) - boot_off;
+            if (off > 1000000000 || off < -1000000000)
+                fail_msg("BOOTTIME %llu is not REALTIME %llu less the machine's offset %lld", (unsigned long long)boottime,
+                         (unsigned long long)real, (long long)boot_off);
+            snapshots++;
+        }
+    }
+    assert_int_equal(snapshots, 1);
+    assert_int_equal(realtime_packets, 1); /* the metadata instant, at the base time */
+    free(b);
+    /* and opprof reads its own times back */
+    opprof_trace *back = NULL;
+    assert_int_equal(opprof_trace_load(path, &back), OPPROF_OK);
+    assert_int_equal(opprof_trace_base_time_ns(back), base + 1000); /* from the first event */
+    opprof_trace_free(back);
+    opprof_trace_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -504,6 +572,7 @@ int main(void)
         cmocka_unit_test(test_compressed_batches_decode),
         cmocka_unit_test(test_device_tracks_and_flows),
         cmocka_unit_test(test_trace_handler_file_name),
+        cmocka_unit_test(test_clock_snapshot_names_its_clocks),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -32,6 +32,7 @@ enum {
     PF_CLK_TIMESTAMP = 2,
     PF_CLK_INCREMENTAL = 3,
     PF_CLK_UNIT_NS = 4,
+    PF_CLOCK_REALTIME = 1,
     PF_CLOCK_BOOTTIME = 6,
     PF_CLOCK_SEQ_FIRST = 64, /* sequence-scoped clocks: 64..127 */
 

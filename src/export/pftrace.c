@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/error.h"
 #include "common/pfschema.h"
@@ -17,6 +18,24 @@
 #include "export/pftrace.h"
 
 #define IID_MEMORY 1 /* event name "[memory]"; strtab names follow */
+
+int64_t op_pf_boot_offset(void)
+{
+    int64_t best = 0, gap = INT64_MAX;
+    for (int i = 0; i < 3; i++) {
+        struct timespec r0, b, r1;
+        if (clock_gettime(CLOCK_REALTIME, &r0) || clock_gettime(CLOCK_BOOTTIME, &b) ||
+            clock_gettime(CLOCK_REALTIME, &r1))
+            return 0;
+        int64_t a = (int64_t)r0.tv_sec * 1000000000 + r0.tv_nsec, z = (int64_t)r1.tv_sec * 1000000000 + r1.tv_nsec;
+        int64_t bt = (int64_t)b.tv_sec * 1000000000 + b.tv_nsec;
+        if (z - a < gap) {
+            gap = z - a;
+            best = a + (z - a) / 2 - bt;
+        }
+    }
+    return best;
+}
 
 static uint64_t abs_ts(const pf_wseq *s, int64_t t_ns)
 {
@@ -128,9 +147,18 @@ static int first_packet(pf_wseq *s, uint64_t t0)
     op_pbw_uint(p, PF_CLK_TIMESTAMP, t0);
     op_pbw_uint(p, PF_CLK_INCREMENTAL, 1);
     op_pbw_end(p);
+    /* The clock the times were read on first (readers take the first as the
+     * reference), then BOOTTIME, Perfetto's trace clock. */
+    op_pbw_begin(p, PF_CS_CLOCKS);
+    op_pbw_uint(p, PF_CLK_ID, PF_CLOCK_REALTIME);
+    op_pbw_uint(p, PF_CLK_TIMESTAMP, t0);
+    op_pbw_end(p);
+    /* Times before the machine's boot are no wall-clock times (an imported
+     * trace of its own origin): they stay as they are. */
+    int64_t boot = s->pw->boot_ns;
     op_pbw_begin(p, PF_CS_CLOCKS);
     op_pbw_uint(p, PF_CLK_ID, PF_CLOCK_BOOTTIME);
-    op_pbw_uint(p, PF_CLK_TIMESTAMP, t0);
+    op_pbw_uint(p, PF_CLK_TIMESTAMP, boot > 0 && (int64_t)t0 >= boot ? t0 - (uint64_t)boot : t0);
     op_pbw_end(p);
     op_pbw_end(p);
     op_pbw_begin(p, PF_PKT_DEFAULTS);

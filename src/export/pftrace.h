@@ -49,7 +49,8 @@ typedef struct pf_writer {
     op_pbw in;  /* its interned data */
     pf_counter *counters;
     size_t ncounters;
-    int64_t base_ns;  /* added to the events' times: the trace's base time */
+    int64_t base_ns;  /* added to the events' times: the trace's base time, on CLOCK_REALTIME */
+    int64_t boot_ns;  /* CLOCK_REALTIME minus CLOCK_BOOTTIME when the writer started: see op_pf_boot_offset */
     int64_t *proc_of; /* per thread: index of its process among the distinct pids */
     size_t nproc;     /* distinct pids with a process track */
     size_t described; /* threads with a track (the first ones) */
@@ -71,6 +72,15 @@ typedef struct pf_writer {
  * (default 1: at 6, as Perfetto's service compresses, bench_pftrace's
  * files are 1.5-1.7x smaller and take 2-3x as long to write). */
 int op_pf_zlevel(const opprof_export_options *o);
+
+/* CLOCK_REALTIME minus CLOCK_BOOTTIME now, read back to back (the pair
+ * read closest together of a few). A trace's times are wall-clock times
+ * (its base time is CLOCK_REALTIME); the sequences' clock snapshots give
+ * both clocks, so that Perfetto, whose trace clock is BOOTTIME, places the
+ * events beside a system trace of the same machine. Exact for a session
+ * written where and when it was recorded; the wall clock stepped or the
+ * machine suspended since would move it by as much. */
+int64_t op_pf_boot_offset(void);
 
 /* Appends pkt as one Trace.packet to the output (or to the batch); 0 or -1
  * (out of memory). */

@@ -146,6 +146,7 @@ int op_pf_meta_info(pf_writer *pw, const opprof_trace *t)
     if (op_pf_emit(pw) != 0) return -1;
 
     op_pbw_uint(p, PF_PKT_TIMESTAMP, (uint64_t)(t->base_time_ns > 0 ? t->base_time_ns : 0));
+    op_pbw_uint(p, PF_PKT_CLOCK_ID, PF_CLOCK_REALTIME); /* the base time's clock (BOOTTIME by default) */
     op_pbw_begin(p, PF_PKT_TRACK_EVENT);
     op_pbw_uint(p, PF_TE_TYPE, PF_TYPE_INSTANT);
     op_pbw_uint(p, PF_TE_TRACK_UUID, PF_UUID_META);
@@ -211,6 +212,7 @@ int op_pf_write(const opprof_trace *t, op_jw *w, const opprof_export_options *o,
     pw.o = o;
     pw.zlevel = zlevel;
     pw.base_ns = t->base_time_ns > 0 ? t->base_time_ns : 0;
+    pw.boot_ns = op_pf_boot_offset();
     int rc = op_pf_meta_threads(&pw);
     if (rc == 0) rc = op_pf_meta_counters(&pw);
     if (rc == 0) rc = op_pf_meta_info(&pw, t);

@@ -74,6 +74,7 @@ int op_pf_stream_begin(op_pf_stream **out, op_jw *w, const opprof_trace *head, c
     s->pw.o = &s->o;
     s->pw.zlevel = zlevel;
     s->pw.base_ns = head->base_time_ns > 0 ? head->base_time_ns : 0;
+    s->pw.boot_ns = op_pf_boot_offset();
     s->seq.pw = &s->pw;
     if (!(s->info = info_of(head))) {
         stream_free(s);

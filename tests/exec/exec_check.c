@@ -154,13 +154,12 @@ static void test_counts_names_exclusion_and_passthrough(void **state)
 
 /* With stacks captured at each function: the rows split by call site, one
  * frame each, and the Source Location names the caller's file and line. */
-static void test_with_stack_splits_by_call_site(void **state)
+static void split_by_call_site(int with_stack)
 {
-    (void)state;
     char table[512];
     path_in(table, sizeof table, "table2.txt");
-    char *argv[] = {(char *)bin("OPPROF_BIN"), "exec", "--table", table, "--row-limit", "-1", "--with-stack",
-                    "--group-by-stack", "1", (char *)bin("EXEC_TARGET"), NULL};
+    char *argv[] = {(char *)bin("OPPROF_BIN"), "exec", "--table", table, "--row-limit", "-1", "--group-by-stack", "1",
+                    with_stack ? "--with-stack" : "--", (char *)bin("EXEC_TARGET"), NULL};
     assert_int_equal(run(argv, "out2", "err2"), 3);
     char *text = slurp(table);
     assert_non_null(text);
@@ -188,6 +187,15 @@ static void test_with_stack_splits_by_call_site(void **state)
     assert_int_equal(fib_self[1], 232);
     assert_int_equal(tiny, 20000); /* not excluded this time */
     free(text);
+}
+
+/* --group-by-stack splits by call site, --with-stack or not: it implies
+ * it, as its help says (without, it used to give one row per name). */
+static void test_with_stack_splits_by_call_site(void **state)
+{
+    (void)state;
+    for (int with = 0; with < 2; with++)
+        split_by_call_site(with);
 }
 
 /* Past the cap: a note on stderr with the drops, the names with the most

@@ -8,7 +8,8 @@
  *                  carries the session's metadata (droppedEvents, ...).
  *   sequence 2+i   thread i's events: a first packet that clears the
  *                  incremental state and sets the defaults (the thread's
- *                  track, an incremental sequence-scoped clock), then slice
+ *                  track, an incremental sequence-scoped clock, snapshot
+ *                  against CLOCK_REALTIME and CLOCK_BOOTTIME), then slice
  *                  begin/end packets whose timestamps are nanosecond deltas
  *                  and whose names, categories, annotation names and string
  *                  values are interned on the sequence.

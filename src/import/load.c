@@ -270,7 +270,11 @@ static int read_json(op_importer *im)
     return rc;
 }
 
-int op_import_source_max(op_source *src, const char *label, size_t chunk, uint64_t max_events, opprof_trace **out)
+/* src (owned, closed), JSON or Perfetto by its first bytes, into *out: read
+ * whole (rebased and finished), or handed to b in batches (then *out keeps
+ * what the end needs). */
+static int import_source(op_source *src, const char *label, size_t chunk, uint64_t max_events,
+                         const op_import_batch *b, opprof_trace **out)
 {
     *out = NULL;
     int pf = sniff_pftrace(src, label);
@@ -278,10 +282,11 @@ int op_import_source_max(op_source *src, const char *label, size_t chunk, uint64
         op_source_close(src);
         return pf;
     }
-    if (pf) return op_import_pftrace(src, label, max_events, out);
+    if (pf) return b ? op_import_pftrace_batches(src, label, b, out) : op_import_pftrace(src, label, max_events, out);
     op_importer im;
     memset(&im, 0, sizeof im);
     im.max_events = max_events;
+    im.batch = b;
     im.t = op_trace_new();
     if (!im.t || op_json_init(&im.j, src, chunk) != 0) {
         opprof_trace_free(im.t);
@@ -293,16 +298,23 @@ int op_import_source_max(op_source *src, const char *label, size_t chunk, uint64
     op_source_close(src);
     if (rc != 0) {
         opprof_trace_free(im.t);
+        if (im.batch_failed) return op_fail(im.j.status, "%s", im.j.err);
         return op_fail(im.j.status, "%s: byte %" PRIu64 ": %s", label, im.j.err_off, im.j.err);
     }
-    rebase(&im, im.base_ns);
-    rc = op_trace_finish(im.t);
-    if (rc != 0) {
-        opprof_trace_free(im.t);
-        return rc;
+    if (!b) {
+        rebase(&im, im.base_ns);
+        if ((rc = op_trace_finish(im.t)) != 0) {
+            opprof_trace_free(im.t);
+            return rc;
+        }
     }
     *out = im.t;
     return OPPROF_OK;
+}
+
+int op_import_source_max(op_source *src, const char *label, size_t chunk, uint64_t max_events, opprof_trace **out)
+{
+    return import_source(src, label, chunk, max_events, NULL, out);
 }
 
 /* Prefixes the source's detail with the input's name. */
@@ -351,29 +363,7 @@ int op_import_batches(const char *path, const op_import_batch *b, opprof_trace *
     op_source *src;
     int rc = op_source_open_path(path, &src);
     if (rc != 0) return fail_open(rc, label);
-    int pf = op_pf_path(path) ? 1 : sniff_pftrace(src, label);
-    if (pf < 0) {
-        op_source_close(src);
-        return pf;
-    }
-    if (pf) return op_import_pftrace_batches(src, label, b, out);
-    op_importer im;
-    memset(&im, 0, sizeof im);
-    im.batch = b;
-    im.t = op_trace_new();
-    if (!im.t || op_json_init(&im.j, src, OP_IMPORT_CHUNK) != 0) {
-        opprof_trace_free(im.t);
-        op_json_free(&im.j);
-        op_source_close(src);
-        return op_fail(OPPROF_E_NOMEM, "%s: out of memory", label);
-    }
-    rc = read_json(&im);
-    op_source_close(src);
-    if (rc != 0) {
-        opprof_trace_free(im.t);
-        if (im.batch_failed) return op_fail(im.j.status, "%s", im.j.err);
-        return op_fail(im.j.status, "%s: byte %" PRIu64 ": %s", label, im.j.err_off, im.j.err);
-    }
-    *out = im.t;
-    return OPPROF_OK;
+    /* The name decides where it says Perfetto; else the first bytes do. */
+    if (op_pf_path(path)) return op_import_pftrace_batches(src, label, b, out);
+    return import_source(src, label, OP_IMPORT_CHUNK, 0, b, out);
 }

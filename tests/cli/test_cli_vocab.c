@@ -193,7 +193,7 @@ static void test_batch_norm_error_says_what_to_change(void **state)
         fail_msg("%s", err);
     free(err);
     /* and what it says to change runs */
-    assert_int_equal(opprof("run resnet18-train --batch 1 --image-size 33 --warmup 0 --row-limit 1"), 0);
+    assert_int_equal(opprof("run resnet18-train --batch 1 --image-size 33 --warmup 0 --row-limit 1 --threads 1"), 0);
 }
 
 static int setup(void **state)

@@ -63,6 +63,8 @@ bench: build
 	@$(BUILD)/bin/bench_wholeprog
 	@$(BUILD)/bin/bench_model_memory live
 	@bench/bench_reader_memory.sh $(BUILD)
+	@bench/bench_convert_memory.sh $(BUILD)
+	@bench/bench_modes.sh $(BUILD)
 	@$(BUILD)/bin/bench_import
 	@bench/bench_summary.sh $(BUILD)
 	@$(BUILD)/bin/bench_export

@@ -15,14 +15,14 @@ static void write_mem(op_tstate *t, const void *addr, int64_t bytes)
         op_agg_memory(t, bytes, op_now(t));
         return;
     }
-    if (op_thread_reserve(t, 4) != 0) return;
+    if (op_thread_reserve(t, OP_REC_MEM_WORDS) != 0) return;
     op_word *c = atomic_load_explicit(&t->cur, memory_order_relaxed);
     c[0] = OP_REC_MEM;
     c[2] = (uint64_t)(uintptr_t)addr;
     c[3] = (uint64_t)bytes;
     t->budget--;
     c[1] = op_now(t);
-    op_publish(t, c + 4);
+    op_publish(t, c + OP_REC_MEM_WORDS);
 }
 
 /* The recording thread's state when this session profiles memory, else NULL. */

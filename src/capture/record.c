@@ -60,21 +60,13 @@ static OP_NOINLINE op_word *begin_room(op_tstate *t, const opprof_site *site, ui
     return atomic_load_explicit(&t->cur, memory_order_relaxed);
 }
 
-/* The args block (state.h): count and types, then key and value words. */
+/* The args block (capture/format.h): count and types, then key and value words. */
 static op_word *put_args(op_word *p, const opprof_arg *args, unsigned n)
 {
-    uint64_t head = n;
-    for (unsigned i = 0; i < n; i++) head |= (uint64_t)((unsigned)args[i].type & 3u) << (8 + 2 * i);
-    *p++ = head;
+    *p++ = op_args_head(args, n);
     for (unsigned i = 0; i < n; i++) {
         *p++ = (uint64_t)(uintptr_t)args[i].key;
-        uint64_t v;
-        switch (args[i].type) {
-        case OPPROF_ARG_DOUBLE: memcpy(&v, &args[i].v.d, sizeof v); break;
-        case OPPROF_ARG_STR: v = (uint64_t)(uintptr_t)args[i].v.s; break;
-        default: v = (uint64_t)args[i].v.i; break;
-        }
-        *p++ = v;
+        *p++ = op_arg_value(&args[i]);
     }
     return p;
 }
@@ -195,17 +187,17 @@ static void begin_ext(op_tstate *t, const opprof_site *site, const opprof_input 
     if (n && (t->opts & OP_OPT_INPUT_REFS)) {
         set = tuple_set(t, site);
         int k = tuple_find(set, site, in, n);
-        if (k >= 0) ref = OP_EXT_INPUTS_REF | (uint64_t)set->way[k].ordinal << 32;
+        if (k >= 0) ref = op_ext_ref(set->way[k].ordinal);
     }
     uint64_t desc[OPPROF_MAX_INPUTS / 4] = {0, 0, 0, 0};
     uint32_t ndims = 0, ndesc = 0;
     if (!ref) {
         for (unsigned i = 0; i < n; i++) {
             unsigned nd = in[i].ndim <= OPPROF_MAX_DIMS ? in[i].ndim : OPPROF_MAX_DIMS;
-            desc[i / 4] |= (uint64_t)((unsigned)in[i].dtype << 8 | nd) << (16 * (i % 4));
+            desc[i / 4] |= op_desc_put(i, in[i].dtype, nd);
             ndims += nd;
         }
-        ndesc = (n + 3) / 4;
+        ndesc = OP_DESC_WORDS(n);
     }
     uint32_t words = ndesc + ndims; /* 0 for a reference */
     uint32_t has_flops = (t->opts & OP_OPT_FLOPS) ? 1u : 0u;
@@ -215,11 +207,11 @@ static void begin_ext(op_tstate *t, const opprof_site *site, const opprof_input 
     uint64_t stack = has_stack && t->depth < OP_MAX_DEPTH ? op_stack_capture(&t->stacks, ra) : 0;
     uint32_t payload = has_flops + has_stack + args_words + words;
     op_word *c = atomic_load_explicit(&t->cur, memory_order_relaxed);
-    if (OP_UNLIKELY(t->depth >= OP_MAX_DEPTH || c + 4 + payload > t->lim || t->budget <= 0)) {
-        c = begin_room(t, site, 4 + payload);
+    if (OP_UNLIKELY(t->depth >= OP_MAX_DEPTH || c + OP_REC_HEAD_WORDS + payload > t->lim || t->budget <= 0)) {
+        c = begin_room(t, site, OP_REC_HEAD_WORDS + payload);
         if (!c) return;
     }
-    op_word *p = c + 4;
+    op_word *p = c + OP_REC_HEAD_WORDS;
     if (has_flops) *p++ = UINT64_MAX;
     if (has_stack) *p++ = stack;
     if (nargs) p = put_args(p, args, nargs);
@@ -238,8 +230,7 @@ static void begin_ext(op_tstate *t, const opprof_site *site, const opprof_input 
     }
     c[0] = (uint64_t)(uintptr_t)site | OP_REC_EXT;
     c[2] = OP_OPEN;
-    c[3] = ref | (uint64_t)n << 16 | (has_flops ? OP_EXT_HAS_FLOPS : 0) | (has_stack ? OP_EXT_HAS_STACK : 0) |
-           (nargs ? OP_EXT_HAS_ARGS : 0) | payload;
+    c[3] = op_ext_header(payload, n, has_flops, has_stack, nargs != 0, ref);
     push_open(t, c, site);
     t->budget--;
     c[1] = op_now(t);
@@ -258,16 +249,15 @@ static OP_ALWAYS_INLINE int begin_ref(op_tstate *t, const opprof_site *site, con
     if (!tuple_same(e, site, in, n)) return 0;
     uint32_t has_flops = (t->opts & OP_OPT_FLOPS) ? 1u : 0u;
     op_word *c = atomic_load_explicit(&t->cur, memory_order_relaxed);
-    if (OP_UNLIKELY(t->depth >= OP_MAX_DEPTH || c + 4 + has_flops > t->lim || t->budget <= 0)) return 0;
-    if (has_flops) c[4] = UINT64_MAX;
+    if (OP_UNLIKELY(t->depth >= OP_MAX_DEPTH || c + OP_REC_HEAD_WORDS + has_flops > t->lim || t->budget <= 0)) return 0;
+    if (has_flops) c[OP_EXT_FLOPS_AT] = UINT64_MAX;
     c[0] = (uint64_t)(uintptr_t)site | OP_REC_EXT;
     c[2] = OP_OPEN;
-    c[3] = OP_EXT_INPUTS_REF | (uint64_t)e->ordinal << 32 | (uint64_t)n << 16 |
-           (has_flops ? OP_EXT_HAS_FLOPS : 0) | has_flops;
+    c[3] = op_ext_header(has_flops, n, has_flops, 0, 0, op_ext_ref(e->ordinal));
     push_open(t, c, site);
     t->budget--;
     c[1] = op_now(t);
-    op_publish(t, c + 4 + has_flops);
+    op_publish(t, c + OP_REC_HEAD_WORDS + has_flops);
     return 1;
 }
 
@@ -288,14 +278,14 @@ static OP_NOINLINE void begin_slow(uint64_t g, const opprof_site *site, const op
         begin_ext(t, site, in, n, args, nargs, ra);
         return;
     }
-    op_word *c = begin_room(t, site, 3);
+    op_word *c = begin_room(t, site, OP_REC_RANGE_WORDS);
     if (!c) return;
     c[0] = (uint64_t)(uintptr_t)site;
     c[2] = OP_OPEN;
     push_open(t, c, site);
     t->budget--;
     c[1] = op_now(t);
-    op_publish(t, c + 3);
+    op_publish(t, c + OP_REC_RANGE_WORDS);
 }
 
 /* The body of every plain begin; ra is where the public call returns to. */
@@ -312,7 +302,7 @@ static inline void begin_at(const opprof_site *site, const void *ra)
     op_word *c = atomic_load_explicit(&t->cur, memory_order_relaxed);
     uint32_t d = t->depth;
     /* A NULL site joins the branch that is already there: no extra jump. */
-    if (OP_UNLIKELY(d >= OP_MAX_DEPTH || c + 3 > t->lim || t->budget <= 0 || !site)) {
+    if (OP_UNLIKELY(d >= OP_MAX_DEPTH || c + OP_REC_RANGE_WORDS > t->lim || t->budget <= 0 || !site)) {
         begin_slow(g, site, NULL, 0, NULL, 0, ra);
         return;
     }
@@ -323,7 +313,7 @@ static inline void begin_at(const opprof_site *site, const void *ra)
     c[0] = (uint64_t)(uintptr_t)site;
     c[2] = OP_OPEN;
     c[1] = op_cycles(); /* fast_gen guarantees the built-in clock */
-    op_publish(t, c + 3);
+    op_publish(t, c + OP_REC_RANGE_WORDS);
 }
 
 void opprof_begin(const opprof_site *site)
@@ -401,19 +391,13 @@ static void close_from(op_tstate *t, uint32_t k, uint64_t ts)
 static void patch_args(op_word *rec, const opprof_arg *args, unsigned n)
 {
     if (!rec || !(rec[0] & OP_REC_EXT) || !(rec[3] & OP_EXT_HAS_ARGS)) return;
-    op_word *p = rec + 4 + ((rec[3] & OP_EXT_HAS_FLOPS) ? 1 : 0) + ((rec[3] & OP_EXT_HAS_STACK) ? 1 : 0);
+    op_word *p = rec + op_ext_args_at(rec[3]);
     uint64_t head = p[0];
     unsigned have = OP_ARGS_COUNT(head);
     for (unsigned i = 0; i < n; i++) {
         for (unsigned k = 0; k < have; k++) {
             if (p[1 + 2 * k] != (uint64_t)(uintptr_t)args[i].key || OP_ARGS_TYPE(head, k) != args[i].type) continue;
-            uint64_t v;
-            switch (args[i].type) {
-            case OPPROF_ARG_DOUBLE: memcpy(&v, &args[i].v.d, sizeof v); break;
-            case OPPROF_ARG_STR: v = (uint64_t)(uintptr_t)args[i].v.s; break;
-            default: v = (uint64_t)args[i].v.i; break;
-            }
-            OP_STORE(&p[2 + 2 * k], v);
+            OP_STORE(&p[2 + 2 * k], op_arg_value(&args[i]));
             break;
         }
     }
@@ -449,7 +433,7 @@ static OP_NOINLINE int end_slow(uint64_t g, const opprof_site *site, int has_flo
     while (k > 0 && t->stack[k - 1].site != site) k--;
     if (k == 0) return op_fail(OPPROF_E_UNBALANCED, "opprof_end: \"%s\" is not open on this thread", site_label(site));
     op_word *rec = t->stack[k - 1].rec;
-    if (has_flops && rec && (rec[0] & OP_REC_EXT) && (rec[3] & OP_EXT_HAS_FLOPS)) OP_STORE(&rec[4], flops);
+    if (has_flops && rec && (rec[0] & OP_REC_EXT) && (rec[3] & OP_EXT_HAS_FLOPS)) OP_STORE(&rec[OP_EXT_FLOPS_AT], flops);
     if (args && nargs) patch_args(rec, args, nargs);
     close_from(t, k - 1, ts);
     const char *watch = OP_LOAD(&op_g.watch_name);

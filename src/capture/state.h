@@ -1,21 +1,6 @@
 /* Capture state shared by the hot path, the thread registry, the session and
- * the collector that turns buffers into the event model.
- *
- * Record format (64-bit words). Words written before the thread publishes
- * its cursor (release) are plain stores; the words changed after that (t1,
- * the forced flag, the flops slot) use relaxed atomics, which are plain moves
- * on x86-64 and aarch64, so a concurrent collector never reads torn data and
- * TSan sees no race:
- *
- *   range:   [site | flags] [t0] [t1]                       24 bytes
- *   range+x: [site | flags | OP_REC_EXT] [t0] [t1] [hdr] [payload...]
- *   memory:  [OP_REC_MEM] [ts] [addr] [bytes]
- *   gap:     [OP_REC_GAP] [from] [to]
- *
- * Sites are at least 8-byte aligned, so word 0's low 3 bits hold flags.
- * t1 stays OP_OPEN until the range ends. A range's record is reserved at its
- * begin, so each thread's buffer is in start order and a parent precedes its
- * children. */
+ * the collector that turns buffers into the event model. What the threads
+ * write into their chunks is the record format (capture/format.h). */
 #ifndef OPPROF_CAPTURE_STATE_H
 #define OPPROF_CAPTURE_STATE_H
 
@@ -25,66 +10,11 @@
 
 #include "capture/clock.h"
 #include "capture/drops.h"
+#include "capture/format.h"
 #include "capture/stacktab.h"
+#include "common/compiler.h"
 #include "common/seam.h"
 #include "opprof.h"
-
-#if defined(__GNUC__)
-#define OP_LIKELY(x) __builtin_expect(!!(x), 1)
-#define OP_UNLIKELY(x) __builtin_expect(!!(x), 0)
-#define OP_TLS_MODEL __attribute__((tls_model("initial-exec")))
-#define OP_NOINLINE __attribute__((noinline))
-#define OP_ALWAYS_INLINE inline __attribute__((always_inline))
-#else
-#define OP_LIKELY(x) (x)
-#define OP_UNLIKELY(x) (x)
-#define OP_TLS_MODEL
-#define OP_NOINLINE
-#define OP_ALWAYS_INLINE inline
-#endif
-
-typedef uint64_t op_word;
-
-#define OP_STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
-#define OP_LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
-
-enum {
-    OP_REC_EXT = 1u,    /* a header word and payload follow */
-    OP_REC_FORCED = 2u, /* closed by an outer end or by stop */
-    OP_REC_MEM = 4u,    /* a memory event (word 0 holds only this) */
-    OP_REC_FLAGS = 7u,
-    /* word 0 exactly: [OP_REC_GAP] [from] [to], the profiler's own work on
-     * this thread, taken out of its timeline (model/gaps.h) */
-    OP_REC_GAP = OP_REC_MEM | OP_REC_FORCED
-};
-
-#define OP_OPEN UINT64_MAX
-
-/* Extension header: payload words, inputs, optional slots. */
-#define OP_EXT_WORDS(h) ((uint32_t)((h)&0xffffu))
-#define OP_EXT_NINPUTS(h) ((uint32_t)(((h) >> 16) & 0xffu))
-#define OP_EXT_HAS_FLOPS (1ull << 24) /* a flops word first: UINT64_MAX until given */
-#define OP_EXT_HAS_STACK (1ull << 25) /* a stack id word next */
-#define OP_EXT_HAS_ARGS (1ull << 26)  /* an args block next (before the inputs) */
-/* The inputs are not in the payload: they equal those of this thread's
- * input tuple number OP_EXT_REF(h), the OP_EXT_REF(h)-th record of the
- * session on this thread that has OP_EXT_NINPUTS > 0 and no
- * OP_EXT_INPUTS_REF (counted from 0). A reader must walk the thread's
- * records in order from the session's first; rings never refer. */
-#define OP_EXT_INPUTS_REF (1ull << 27)
-#define OP_EXT_REF(h) ((uint32_t)((h) >> 32))
-
-/* The args block: one word with the count (low 8 bits) and 2 type bits per
- * arg from bit 8, then a key word and a value word per arg. Keys and string
- * values are static pointers; doubles are stored as their bits. A value may
- * be replaced when the range ends (opprof_end_args), so the collector loads
- * value words with relaxed atomics; types never change after begin. */
-#define OP_ARGS_COUNT(w) ((unsigned)((w)&0xffu))
-#define OP_ARGS_TYPE(w, i) ((int)(((w) >> (8 + 2 * (i))) & 3u))
-#define OP_ARGS_WORDS(n) (1u + 2u * (n))
-
-/* Largest record: range + header + flops + stack + args + 4 descriptor words + dims. */
-#define OP_MAX_RECORD_WORDS (4 + 2 + OP_ARGS_WORDS(OPPROF_MAX_ARGS) + 4 + OPPROF_MAX_INPUTS * OPPROF_MAX_DIMS)
 
 #define OP_CHUNK_BYTES ((size_t)1 << 20) /* 1 MiB per chunk */
 #define OP_PREFILL_CHUNKS 4              /* mapped at start: ~175k events without a page fault */
@@ -94,17 +24,6 @@ enum {
 #define OP_FIRST_CHUNK_BYTES ((size_t)64 << 10)
 #define OP_PREFILL_FIRST_CHUNKS 16
 #define OP_MAX_DEPTH 256
-
-typedef struct op_chunk {
-    _Atomic(struct op_chunk *) next;
-    _Atomic(op_word *) end; /* published end of the data, set when the chunk is left */
-    size_t nwords;
-    /* NULL: a mapping of its own, pooled when given back. Else the block of
-     * the retired-data arena that holds this copy of an exited thread's
-     * last records (thread.c). */
-    struct op_arena *arena;
-    op_word words[];
-} op_chunk;
 
 /* Input tuples a thread recorded in full in this session, by site, so
  * that a site repeating one of its last few tuples stores a reference
@@ -238,6 +157,19 @@ static inline uint64_t op_now(const op_tstate *t)
 static inline void op_publish(op_tstate *t, op_word *end)
 {
     atomic_store_explicit(&t->cur, end, memory_order_release);
+}
+
+/* Where chunk c of thread t holds data up to, and the chunk after it in
+ * *next: the end it published when the thread left it, or the thread's
+ * cursor while it is the current one; NULL when the thread left c
+ * meanwhile (read again: its end is published now). */
+static inline const op_word *op_chunk_data(const op_tstate *t, op_chunk *c, op_chunk **next)
+{
+    *next = atomic_load_explicit(&c->next, memory_order_acquire);
+    const op_word *end = atomic_load_explicit(&c->end, memory_order_acquire);
+    if (*next) return end;
+    const op_word *cur = atomic_load_explicit(&t->cur, memory_order_acquire);
+    return cur >= c->words && cur <= c->words + c->nwords ? cur : NULL;
 }
 
 /* Bytes t's buffers hold now, walked from its first chunk; the owner

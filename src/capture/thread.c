@@ -472,13 +472,13 @@ void op_thread_gap(op_tstate *t, uint64_t from)
         op_agg_gap(t, from, op_now(t));
         return;
     }
-    if (make_room(t, 3) != 0) return;
+    if (make_room(t, OP_REC_GAP_WORDS) != 0) return;
     op_word *c = atomic_load_explicit(&t->cur, memory_order_relaxed);
     c[0] = OP_REC_GAP;
     c[1] = from;
     c[2] = op_now(t);
     OP_STORE(&t->has_gaps, 1);
-    op_publish(t, c + 3);
+    op_publish(t, c + OP_REC_GAP_WORDS);
 }
 
 int op_thread_reserve(op_tstate *t, uint32_t words)

@@ -9,6 +9,7 @@
 #include "model/collect.h"
 #include "model/collect_agg.h"
 #include "model/gaps.h"
+#include "model/recnames.h"
 #include "model/stacks.h"
 #include "model/stream.h"
 #include "common/vec.h"
@@ -41,7 +42,7 @@ struct op_sdec {
     op_timebase tb;
     uint32_t opts;
     opprof_trace *tr;
-    op_recnames *names;
+    op_recnames names;
     op_stack_map stacks; /* with_stack: the threads' stack entries as the trace's stacks */
     sthread **th;
     size_t nth, cap_th;
@@ -65,8 +66,7 @@ op_sdec *op_sdec_new(const op_timebase *tb, uint32_t opts)
     d->tb = *tb;
     d->opts = opts;
     d->tr = op_trace_new();
-    d->names = op_recnames_new();
-    if (!d->tr || !d->names) {
+    if (!d->tr || op_recnames_init(&d->names) != 0) {
         op_sdec_free(d);
         return NULL;
     }
@@ -96,7 +96,7 @@ void op_sdec_free(op_sdec *d)
     op_vec_free(&d->order);
     op_stack_map_free(&d->stacks);
     opprof_trace_free(d->tr);
-    op_recnames_free(d->names);
+    op_recnames_fini(&d->names);
     free(d);
 }
 
@@ -176,29 +176,18 @@ static int64_t ns_of(const op_sdec *d, sthread *st, uint64_t ticks)
     return op_timebase_ns(&d->tb, st->gaps.n ? op_gaps_apply(&st->gaps, ticks) : ticks);
 }
 
-/* Where a range record's inputs start: after the flops, stack and args
- * slots its header announces. */
-static const op_word *inputs_at(const op_word *p, uint64_t hdr, const op_word *rec_end)
-{
-    const op_word *q = p + 4;
-    if (hdr & OP_EXT_HAS_FLOPS) q++;
-    if (hdr & OP_EXT_HAS_STACK) q++;
-    if ((hdr & OP_EXT_HAS_ARGS) && q < rec_end) q += OP_ARGS_WORDS(OP_ARGS_COUNT(LOAD(q)));
-    return q <= rec_end ? q : rec_end;
-}
-
 /* A range is done: its event, and its end replayed into the sums. */
 static int range_done(op_sdec *d, sthread *st, const frame *fr, uint64_t t1, int forced)
 {
     const op_word *p = fr->rec;
     uint64_t w0 = LOAD(&p[0]);
-    const opprof_site *site = (const opprof_site *)(uintptr_t)(w0 & ~(uint64_t)OP_REC_FLAGS);
+    const opprof_site *site = op_rec_site(w0);
     uint64_t t0 = LOAD(&p[1]);
     if (w0 & OP_REC_FORCED) forced = 1;
     uint64_t hdr = (w0 & OP_REC_EXT) ? LOAD(&p[3]) : 0;
-    uint64_t flops = (hdr & OP_EXT_HAS_FLOPS) ? LOAD(&p[4]) : UINT64_MAX;
+    uint64_t flops = (hdr & OP_EXT_HAS_FLOPS) ? LOAD(&p[OP_EXT_FLOPS_AT]) : UINT64_MAX;
     (void)op_agg_end(st->shadow, site, t1, flops != UINT64_MAX, flops);
-    uint32_t name = fr->name != UINT32_MAX ? fr->name : op_recnames_site(d->names, d->tr, site);
+    uint32_t name = fr->name != UINT32_MAX ? fr->name : op_recnames_site(&d->names, d->tr, site);
     if (name == UINT32_MAX) return -1;
     int64_t s = ns_of(d, st, t0), e = ns_of(d, st, t1);
     op_event *ev = op_trace_add_event(d->tr, st->ti, name, (int)site->category, s, e - s);
@@ -209,15 +198,16 @@ static int range_done(op_sdec *d, sthread *st, const frame *fr, uint64_t t1, int
     op_evx *x = op_evx_add(d->tr, ev);
     if (!x) return -1;
     if (!d->begins) x->stack = fr->stack; /* with begins: the begin's */
-    const op_word *end = p + 4 + OP_EXT_WORDS(hdr);
+    size_t len = OP_REC_HEAD_WORDS + OP_EXT_WORDS(hdr);
+    const op_word *end = p + len;
     if (hdr & OP_EXT_HAS_ARGS) {
-        const op_word *a = p + 4 + ((hdr & OP_EXT_HAS_FLOPS) ? 1 : 0) + ((hdr & OP_EXT_HAS_STACK) ? 1 : 0);
-        if (op_recnames_args(d->names, d->tr, a, (size_t)(end - a), &x->args) == UINT32_MAX) return -1;
+        const op_word *a = p + op_ext_args_at(hdr);
+        if (op_recnames_args(&d->names, d->tr, a, (size_t)(end - a), &x->args) == UINT32_MAX) return -1;
     }
-    const op_word *q = inputs_at(p, hdr, end);
+    const op_word *q = p + op_ext_inputs_at(p, hdr, len);
     unsigned n = OP_EXT_NINPUTS(hdr);
     if (n && (d->opts & OP_OPT_SHAPES) && !d->begins && /* with begins: the begin's */
-        op_recnames_inputs(d->names, d->tr, q, n, (uint32_t)(end - q), &x->shapes, &x->types) != 0)
+        op_recnames_inputs(&d->names, d->tr, q, n, (uint32_t)(end - q), &x->shapes, &x->types, NULL) != 0)
         return -1;
     if (d->opts & OP_OPT_FLOPS) {
         if (flops != UINT64_MAX) {
@@ -250,7 +240,7 @@ static int pop_done(op_sdec *d, sthread *st, uint64_t ts, int inclusive)
 static int begin_event(op_sdec *d, sthread *st, const op_word *p, size_t len, const opprof_site *site, uint64_t t0,
                        uint32_t stack)
 {
-    uint32_t name = op_recnames_site(d->names, d->tr, site);
+    uint32_t name = op_recnames_site(&d->names, d->tr, site);
     if (name == UINT32_MAX) return -1;
     st->fr[st->nfr - 1].name = name; /* for its end */
     op_event *ev = op_trace_add_event(d->tr, st->ti, name, (int)site->category, ns_of(d, st, t0), 0);
@@ -264,8 +254,10 @@ static int begin_event(op_sdec *d, sthread *st, const op_word *p, size_t len, co
     op_evx *x = op_evx_add(d->tr, ev);
     if (!x) return -1;
     x->stack = stack;
-    const op_word *end = p + len, *q = inputs_at(p, hdr, end);
-    return !n || op_recnames_inputs(d->names, d->tr, q, n, (uint32_t)(end - q), &x->shapes, &x->types) == 0 ? 0 : -1;
+    const op_word *end = p + len, *q = p + op_ext_inputs_at(p, hdr, len);
+    return !n || op_recnames_inputs(&d->names, d->tr, q, n, (uint32_t)(end - q), &x->shapes, &x->types, NULL) == 0
+               ? 0
+               : -1;
 }
 
 static int range_begin(op_sdec *d, sthread *st, const op_word *p, size_t len, op_chunk *pin)
@@ -274,7 +266,7 @@ static int range_begin(op_sdec *d, sthread *st, const op_word *p, size_t len, op
     if (pop_done(d, st, t0, 1) != 0) return -1;
     if (st->nfr == OP_MAX_DEPTH) return 0; /* deeper than the thread can record: not a record of ours */
     if (op_grow(&st->fr, &st->cap_fr, (size_t)st->nfr + 1, sizeof *st->fr) != 0) return -1;
-    const opprof_site *site = (const opprof_site *)(uintptr_t)(w0 & ~(uint64_t)OP_REC_FLAGS);
+    const opprof_site *site = op_rec_site(w0);
     opprof_input in[OPPROF_MAX_INPUTS];
     unsigned n = 0;
     uint32_t stack = 0;
@@ -282,11 +274,11 @@ static int range_begin(op_sdec *d, sthread *st, const op_word *p, size_t len, op
         uint64_t hdr = LOAD(&p[3]);
         n = OP_EXT_NINPUTS(hdr);
         if (n > OPPROF_MAX_INPUTS) n = OPPROF_MAX_INPUTS;
-        if (n) op_recnames_decode_inputs(inputs_at(p, hdr, p + len), n, in);
+        if (n) op_recnames_decode_inputs(p + op_ext_inputs_at(p, hdr, len), n, in);
         /* The stack entry lives as long as its thread's state, which may
          * go before the range is done: it becomes the trace's stack now. */
-        if ((hdr & OP_EXT_HAS_STACK) && len > 4 + ((hdr & OP_EXT_HAS_FLOPS) ? 1u : 0u)) {
-            stack = op_stack_map_get(&d->stacks, d->tr, LOAD(&p[4 + ((hdr & OP_EXT_HAS_FLOPS) ? 1 : 0)]));
+        if ((hdr & OP_EXT_HAS_STACK) && len > op_ext_stack_at(hdr)) {
+            stack = op_stack_map_get(&d->stacks, d->tr, LOAD(&p[op_ext_stack_at(hdr)]));
             if (stack == UINT32_MAX) return -1;
         }
     }
@@ -318,10 +310,9 @@ static int memory_event(op_sdec *d, sthread *st, const op_word *p)
 static int read_records(op_sdec *d, sthread *st, const op_word *p, const op_word *end, op_chunk *pin)
 {
     while (p < end) {
+        size_t len = op_rec_len(p, end);
+        if (!len) break; /* a record still being written */
         uint64_t w0 = LOAD(&p[0]);
-        size_t len = w0 == OP_REC_MEM ? 4 : 3;
-        if (w0 & OP_REC_EXT) len = end - p >= 4 ? 4 + OP_EXT_WORDS(LOAD(&p[3])) : 4;
-        if ((size_t)(end - p) < len) break; /* a record still being written */
         int rc = 0;
         if (w0 == OP_REC_GAP) {
             uint64_t from = LOAD(&p[1]), to = LOAD(&p[2]);
@@ -418,12 +409,8 @@ int op_sdec_rest(op_sdec *d, op_tstate *t, uint64_t close_ticks)
     if (!st) return -1;
     st->dropped = atomic_load_explicit(&t->dropped, memory_order_relaxed);
     for (op_chunk *c = t->head; c;) {
-        op_chunk *next = atomic_load_explicit(&c->next, memory_order_acquire);
-        const op_word *end = atomic_load_explicit(&c->end, memory_order_acquire);
-        if (!next) { /* the thread's current chunk: its data ends at its cursor */
-            const op_word *cur = atomic_load_explicit(&t->cur, memory_order_acquire);
-            end = cur >= c->words && cur <= c->words + c->nwords ? cur : NULL;
-        }
+        op_chunk *next;
+        const op_word *end = op_chunk_data(t, c, &next); /* the current chunk's ends at the cursor */
         if (end && read_records(d, st, c->words, end, NULL) != 0) return -1;
         c = next;
     }
@@ -482,7 +469,7 @@ int op_sdec_end_rest(op_sdec *d, uint64_t stop_ticks)
 }
 
 typedef struct rows_ctx {
-    op_recnames *names;
+    op_recnames names;
     opprof_trace *tr;
     const opprof_trace *from; /* the reader's trace, whose stacks the sums are keyed by */
     uint32_t *stack_of;       /* its stack k + 1 -> tr's, 0 not yet */
@@ -492,7 +479,7 @@ static uint32_t row_shapes(void *ctx, const uint64_t *enc, unsigned n, uint32_t 
 {
     rows_ctx *c = ctx;
     uint32_t shapes, types;
-    return op_recnames_inputs(c->names, c->tr, enc, n, nwords, &shapes, &types) == 0 ? shapes : UINT32_MAX;
+    return op_recnames_inputs(&c->names, c->tr, enc, n, nwords, &shapes, &types, NULL) == 0 ? shapes : UINT32_MAX;
 }
 
 /* A key's stack (the reader's trace's, index + 1) as the session trace's. */
@@ -509,8 +496,8 @@ int op_sdec_finish(op_sdec *d, const op_timebase *tb, uint64_t stop_ticks, oppro
 {
     *out = NULL;
     opprof_trace *tr = op_trace_new();
-    rows_ctx sc = {op_recnames_new(), tr, d->tr, calloc(d->tr->nstacks ? d->tr->nstacks : 1, sizeof(uint32_t))};
-    int rc = tr && sc.names && sc.stack_of ? 0 : -1;
+    rows_ctx sc = {.tr = tr, .from = d->tr, .stack_of = calloc(d->tr->nstacks ? d->tr->nstacks : 1, sizeof(uint32_t))};
+    int rc = op_recnames_init(&sc.names) == 0 && tr && sc.stack_of ? 0 : -1;
     for (size_t i = 0; i < d->nth && rc == 0; i++) {
         sthread *st = d->th[i];
         int64_t ti = rc == 0 ? op_trace_thread(tr, st->pid, st->tid) : -1;
@@ -527,7 +514,7 @@ int op_sdec_finish(op_sdec *d, const op_timebase *tb, uint64_t stop_ticks, oppro
         tr->dropped += st->dropped;
         if (rc == 0) rc = op_collect_agg_thread(tr, st->shadow, tb, stop_ticks, row_shapes, row_stack, &sc);
     }
-    op_recnames_free(sc.names);
+    op_recnames_fini(&sc.names);
     free(sc.stack_of);
     if (rc != 0) {
         opprof_trace_free(tr);

@@ -1,0 +1,29 @@
+/* What the compiler is told beyond C11: branch hints, inlining, the TLS
+ * model of the hot path's thread pointer, and the relaxed atomic loads and
+ * stores that a word read beside its writer needs (plain moves on x86-64
+ * and aarch64). One home, so that capture and the model's readers of its
+ * records spell them alike. */
+#ifndef OPPROF_COMMON_COMPILER_H
+#define OPPROF_COMMON_COMPILER_H
+
+#if defined(__GNUC__)
+#define OP_LIKELY(x) __builtin_expect(!!(x), 1)
+#define OP_UNLIKELY(x) __builtin_expect(!!(x), 0)
+/* The recording thread's state one load off the thread pointer, with no
+ * call to __tls_get_addr on the hot path. */
+#define OP_TLS_MODEL __attribute__((tls_model("initial-exec")))
+#define OP_NOINLINE __attribute__((noinline))
+#define OP_ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define OP_LIKELY(x) (x)
+#define OP_UNLIKELY(x) (x)
+#define OP_TLS_MODEL
+#define OP_NOINLINE
+#define OP_ALWAYS_INLINE inline
+#endif
+
+/* A word another thread may read (or write) at the same time. */
+#define OP_STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+#define OP_LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+
+#endif

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "capture/pool.h"
 #include "capture/state.h"
 #include "opprof_trace.h"
 #include "timing.h"

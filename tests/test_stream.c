@@ -22,6 +22,7 @@
 #include "opprof_trace.h"
 
 #include "agg_script.h"
+#include "capture/pool.h"
 #include "capture/spill.h"
 #include "capture/state.h"
 #include "slurp.h"

@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "capture/state.h"
+#include "capture/pool.h"
 #include "opprof_trace.h"
 
 OPPROF_SITE(site_outer, "outer");

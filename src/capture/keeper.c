@@ -25,7 +25,8 @@
 #include <signal.h>
 #include <stdatomic.h>
 
-#include "capture/state.h"
+#include "capture/keeper.h"
+#include "capture/pool.h"
 
 static struct {
     pthread_mutex_t lock;
@@ -97,22 +98,25 @@ static void fork_child(void)
     K.restart = 0;
 }
 
-static void install(void)
-{
-    pthread_atfork(fork_prepare, fork_parent, fork_child);
-}
-
-void op_keeper_start(void)
-{
-    pthread_once(&g_once, install);
-    if (!atomic_load_explicit(&K.running, memory_order_acquire)) keeper_run();
-}
-
-void op_keeper_wake(void)
+/* The pool's low-water hook: a thread took a full-size chunk and left
+ * fewer than OP_KEEP_AHEAD_CHUNKS. */
+static void keeper_wake(void)
 {
     if (!atomic_load_explicit(&K.running, memory_order_acquire)) return;
     pthread_mutex_lock(&K.lock);
     K.want = 1;
     pthread_cond_signal(&K.wake);
     pthread_mutex_unlock(&K.lock);
+}
+
+static void install(void)
+{
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
+    op_pool_on_low(keeper_wake);
+}
+
+void op_keeper_start(void)
+{
+    pthread_once(&g_once, install);
+    if (!atomic_load_explicit(&K.running, memory_order_acquire)) keeper_run();
 }

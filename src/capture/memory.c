@@ -5,8 +5,10 @@
 
 #include "capture/agg.h"
 #include "capture/memtrack.h"
-#include "common/error.h"
+#include "capture/reserve.h"
 #include "capture/state.h"
+#include "capture/thread.h"
+#include "common/error.h"
 
 /* Writes one memory record; the caller checked that memory is profiled. */
 static void write_mem(op_tstate *t, const void *addr, int64_t bytes)

@@ -1,5 +1,6 @@
 /* The profiler's own time on a recording thread (see op_own_begin). */
-#include "capture/state.h"
+#include "capture/owntime.h"
+#include "capture/reserve.h"
 
 op_own op_own_begin(void)
 {

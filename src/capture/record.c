@@ -12,7 +12,9 @@
 #include <string.h>
 
 #include "capture/agg.h"
+#include "capture/reserve.h"
 #include "capture/state.h"
+#include "capture/thread.h"
 #include "common/error.h"
 
 /* API misuse is refused where it happens, with a reason; a NULL site would

@@ -18,7 +18,9 @@
  *    overwritten while it is read, and no recording thread ever waits. */
 #include <sched.h>
 
-#include "capture/state.h"
+#include "capture/pool.h"
+#include "capture/ring.h"
+#include "capture/thread.h"
 
 /* The open ranges whose record lies in chunk c forget it. */
 static void forget_open(op_tstate *t, const op_chunk *c)

@@ -1,9 +1,9 @@
 /* The hand-off queue of streamed sessions (spill.h). */
 #include <pthread.h>
 
+#include "capture/pool.h"
 #include "capture/spill.h"
-
-_Thread_local int op_spill_norecord OP_TLS_MODEL;
+#include "capture/thread.h"
 
 #define QCAP 4096u                          /* items: at most this many hand-offs wait */
 #define DEFAULT_MAX_BYTES ((size_t)64 << 20) /* then the recording threads wait */
@@ -18,11 +18,6 @@ static struct {
     uint64_t gen; /* the generation that hands off; 0 when closed */
     op_spill_stats st;
 } Q = {.lock = PTHREAD_MUTEX_INITIALIZER, .more = PTHREAD_COND_INITIALIZER, .room = PTHREAD_COND_INITIALIZER};
-
-void op_spill_never_record(void)
-{
-    op_spill_norecord = 1;
-}
 
 static size_t chain_bytes(const op_chunk *c)
 {
@@ -102,7 +97,7 @@ static int wait_for_room(uint64_t gen)
     return waited;
 }
 
-int op_spill_advance(op_tstate *t, op_word *cur)
+int op_spill_advance(op_tstate *t, op_word *cur, uint64_t *waited_from)
 {
     op_chunk *c = op_chunk_new();
     if (!c) return -1;
@@ -123,8 +118,8 @@ int op_spill_advance(op_tstate *t, op_word *cur)
     if (!handed) op_chunk_link(t, cur, c);
     op_registry_unlock();
     if (handed) {
-        uint64_t from = op_now(t);
-        if (wait_for_room(t->gen)) op_thread_gap(t, from);
+        *waited_from = op_now(t);
+        if (wait_for_room(t->gen)) return 1;
     }
     return 0;
 }

@@ -36,10 +36,11 @@ OP_SEAM void op_spill_open(uint64_t gen, size_t max_bytes);
  * run many times larger than it. */
 void op_spill_limit(size_t max_bytes);
 
-/* Called by thread.c's make_room for a streaming thread whose chunk is full
- * (its data ends at cur): hands the chunks over and moves the thread to a
- * fresh one. 0, or -1 when no chunk is left (the record is dropped). */
-int op_spill_advance(op_tstate *t, op_word *cur);
+/* Called by reserve.c for a streaming thread whose chunk is full (its data
+ * ends at cur): hands the chunks over and moves the thread to a fresh one.
+ * 0; 1 when it waited for the writer from *waited_from on (the caller
+ * writes that gap); -1 when no chunk is left (the record is dropped). */
+int op_spill_advance(op_tstate *t, op_word *cur, uint64_t *waited_from);
 
 /* The writer's side: the next item, waiting for one. 0 with an item, 1
  * once the queue is closed and empty. */
@@ -64,10 +65,5 @@ typedef struct op_spill_stats {
     uint64_t queued, peak_queued, handed, waits;
 } op_spill_stats;
 void op_spill_stats_get(op_spill_stats *s);
-
-/* The calling thread never records: the writer and its helpers run during
- * the session, and their own allocations are not the program's. */
-OP_SEAM void op_spill_never_record(void);
-extern _Thread_local int op_spill_norecord;
 
 #endif

@@ -1,6 +1,8 @@
 /* Capture state shared by the hot path, the thread registry, the session and
- * the collector that turns buffers into the event model. What the threads
- * write into their chunks is the record format (capture/format.h). */
+ * the collector that turns buffers into the event model: each thread's
+ * state and the process-wide one (defined in state.c). What the threads
+ * write into their chunks is the record format (capture/format.h); the
+ * registry of thread states is thread.h. */
 #ifndef OPPROF_CAPTURE_STATE_H
 #define OPPROF_CAPTURE_STATE_H
 
@@ -13,16 +15,8 @@
 #include "capture/format.h"
 #include "capture/stacktab.h"
 #include "common/compiler.h"
-#include "common/seam.h"
 #include "opprof.h"
 
-#define OP_CHUNK_BYTES ((size_t)1 << 20) /* 1 MiB per chunk */
-#define OP_PREFILL_CHUNKS 4              /* mapped at start: ~175k events without a page fault */
-/* A thread's first chunk is small: a program that starts many threads which
- * record a little each pays 64 KiB per live thread, not 1 MiB; a thread that
- * records more moves on to full-size chunks. */
-#define OP_FIRST_CHUNK_BYTES ((size_t)64 << 10)
-#define OP_PREFILL_FIRST_CHUNKS 16
 #define OP_MAX_DEPTH 256
 
 /* Input tuples a thread recorded in full in this session, by site, so
@@ -186,104 +180,16 @@ static inline size_t op_thread_bytes(const op_tstate *t)
     return words * sizeof(op_word);
 }
 
-/* Slow paths (thread.c). */
-
-/* Makes the calling thread's state current for generation g: registers the
- * thread on first use, resets buffers left from an earlier session. NULL
- * when g is no longer the active generation or memory ran out. */
-op_tstate *op_thread_attach(uint64_t g);
-
-/* The calling thread's state for generation g, attaching when needed. */
-static inline op_tstate *op_state_for(uint64_t g)
+/* Makes c the thread's current chunk, after its full one whose data ends
+ * at cur (the chunk-full slow paths: reserve.c, ring.c, spill.c). */
+static inline void op_chunk_link(op_tstate *t, op_word *cur, op_chunk *c)
 {
-    op_tstate *t = op_tls;
-    if (OP_LIKELY(t != NULL && t->gen == g)) return t;
-    return op_thread_attach(g);
+    /* Publish where the old chunk's data ends before moving on. */
+    atomic_store_explicit(&t->tail->end, cur, memory_order_release);
+    atomic_store_explicit(&t->tail->next, c, memory_order_release);
+    t->tail = c;
+    t->lim = c->words + c->nwords;
+    atomic_store_explicit(&t->cur, c->words, memory_order_release);
 }
-
-/* Ensures room for `words` more words and one more event under the cap.
- * Returns 0, or -1 after counting a drop. The first time the cap stops the
- * thread, its open ranges are closed then and flagged forced, and their
- * ends will store nothing (state.h: cap_ticks). */
-int op_thread_reserve(op_tstate *t, uint32_t words);
-
-/* Writes a gap record [from, now] into t's buffer: the profiler worked on
- * this thread meanwhile, and the collector takes that time out. Not an
- * event: no cap budget. */
-void op_thread_gap(op_tstate *t, uint64_t from);
-
-/* A chunk from the pool (or newly mapped), and chunks given back to it:
- * the ring (ring.c) uses them as the thread registry does. */
-op_chunk *op_chunk_new(void);
-void op_chunks_free(op_chunk *c);
-
-/* The collector has decoded chunk c of a closed generation (nothing writes
- * it again before it is given back). When the pool will not keep it, its
- * pages go back to the system now rather than at the end of the collection,
- * so that records and the model built from them are never both resident.
- * *seen counts the full-size chunks decoded so far in this collection. */
-OP_SEAM void op_chunk_decoded(op_chunk *c, unsigned *seen);
-
-/* Makes c the thread's current chunk, after its full one whose data ends at cur. */
-void op_chunk_link(op_tstate *t, op_word *cur, op_chunk *c);
-
-/* Ring buffers (ring.c). The thread's chunk is full: link the next one,
- * the ring's oldest when it is full and no collector reads, a new one
- * otherwise. cur is where the full chunk's data ends. 0, or -1 when no
- * memory is left. */
-int op_ring_advance(op_tstate *t, op_word *cur);
-
-/* While frozen no ring overwrites a chunk (threads grow their rings
- * instead), so that a collector may read every thread's records while the
- * threads record on. Nests. */
-void op_ring_freeze(void);
-void op_ring_thaw(void);
-
-/* Maps chunks into the pool until it holds nchunks (at session start, so
- * that a session's first events do not pay for page faults). */
-void op_capture_prefill(unsigned nchunks);
-
-/* Chunks recording threads have mapped themselves (the pool was empty),
- * for tests of reuse; chunks mapped into the pool are not counted. */
-uint64_t op_capture_chunks_mapped(void);
-
-/* Full-size chunks in the pool now, for tests of the keeper. */
-unsigned op_capture_pool_full(void);
-
-/* The pool keeper (keeper.c): maps full-size chunks into the pool in the
- * background, so that it holds OP_KEEP_AHEAD_CHUNKS again soon after a
- * thread takes one. op_keeper_start at a session's start (under the
- * session lock; it runs from then on); op_keeper_wake from the chunk slow
- * path. */
-#define OP_KEEP_AHEAD_CHUNKS 8
-void op_keeper_start(void);
-void op_keeper_wake(void);
-
-/* Registry walk for the collector; the registry lock is held between
- * op_registry_lock and op_registry_unlock. */
-OP_SEAM void op_registry_lock(void);
-OP_SEAM void op_registry_unlock(void);
-OP_SEAM op_tstate *op_registry_first(void);
-
-/* Frees the states of exited threads that generation g has collected. */
-OP_SEAM void op_registry_reap(uint64_t g);
-
-/* Keeps the calling thread's memory events out while the profiler itself
- * allocates on a path that runs during a session (a symbol lookup under a
- * malloc interposer): op_thread_quiet_begin returns what to hand back to
- * op_thread_quiet_end. */
-OP_SEAM uint64_t op_thread_quiet_begin(void);
-OP_SEAM void op_thread_quiet_end(uint64_t saved);
-
-/* Work of the profiler's own on a recording thread (a symbol lookup taking
- * milliseconds) taken out of its timeline: op_own_begin notes the calling
- * thread's clock when it records; op_own_end writes the gap record from
- * then to now (owntime.c), unless the session moved on meanwhile. */
-typedef struct op_own {
-    op_tstate *t; /* NULL: the thread does not record */
-    uint64_t from;
-} op_own;
-OP_SEAM op_own op_own_begin(void);
-OP_SEAM void op_own_end(op_own o);
 
 #endif

@@ -3,7 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "capture/state.h"
+#include "capture/reserve.h"
+#include "capture/thread.h"
 #include "device/ranges.h"
 
 /* ---- push / pop ---- */
@@ -94,15 +95,14 @@ static uint64_t now_ticks(void)
  * open stack; *t0 and the thread's ids describe it. */
 static int open_unstacked(uint64_t g, const opprof_site *site, uint64_t *t0, int64_t *pid, int64_t *tid)
 {
-    op_tstate *t = op_tls;
-    if (!t || t->gen != g) t = op_thread_attach(g);
-    if (!t || op_thread_reserve(t, 3) != 0) return -1;
+    op_tstate *t = op_state_for(g);
+    if (!t || op_thread_reserve(t, OP_REC_RANGE_WORDS) != 0) return -1;
     op_word *c = atomic_load_explicit(&t->cur, memory_order_relaxed);
     c[0] = (uint64_t)(uintptr_t)site;
     c[2] = OP_OPEN;
     t->budget--;
     c[1] = *t0 = op_now(t);
-    atomic_store_explicit(&t->cur, c + 3, memory_order_release);
+    op_publish(t, c + OP_REC_RANGE_WORDS);
     *pid = t->pid;
     *tid = t->tid;
     return 0;

@@ -19,7 +19,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "capture/spill.h"
+#include "capture/thread.h"
 #include "common/error.h"
 #include "opprof.h"
 
@@ -98,7 +98,7 @@ static int compress_block(z_stream *z, gz_slot *s)
 static void *worker(void *arg)
 {
     op_gz *g = arg;
-    op_spill_never_record(); /* it may run during a session (a streamed trace) */
+    op_thread_never_record(); /* it may run during a session (a streamed trace) */
     z_stream z;
     memset(&z, 0, sizeof z);
     int zok = deflateInit2(&z, g->level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) == Z_OK;

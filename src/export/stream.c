@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "capture/spill.h"
+#include "capture/thread.h"
 #include "common/error.h"
 #include "common/pfschema.h"
 #include "export/chrome.h"
@@ -84,7 +85,7 @@ static int end_writer(const opprof_trace *t, uint64_t dropped, int incomplete)
 static void *writer_main(void *arg)
 {
     (void)arg;
-    op_spill_never_record();
+    op_thread_never_record();
     /* The ratio of ticks to nanoseconds, fixed once for the whole file so
      * that its events nest as they did; the tables use the session's own,
      * fixed at its end. */

@@ -5,7 +5,8 @@
 #include <string.h>
 
 #include "capture/memtrack.h"
-#include "capture/state.h"
+#include "capture/pool.h"
+#include "capture/thread.h"
 #include "common/error.h"
 #include "model/collect.h"
 #include "model/collect_agg.h"

@@ -14,8 +14,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "capture/keeper.h"
 #include "capture/memtrack.h"
+#include "capture/pool.h"
+#include "capture/ring.h"
 #include "capture/state.h"
+#include "capture/thread.h"
 #include "common/error.h"
 #include "common/structsize.h"
 #include "device/device.h"

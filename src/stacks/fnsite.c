@@ -11,7 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "capture/state.h"
+#include "capture/owntime.h"
+#include "capture/thread.h"
 #include "common/error.h"
 #include "common/map.h"
 #include "opprof_trace.h"

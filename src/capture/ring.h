@@ -1,0 +1,20 @@
+/* The flight recorder's per-thread rings (ring.c): the thread's chunk list,
+ * whose oldest chunk is taken back and written over once the thread holds
+ * its share. */
+#ifndef OPPROF_CAPTURE_RING_H
+#define OPPROF_CAPTURE_RING_H
+
+#include "capture/state.h"
+
+/* The thread's chunk is full: link the next one, the ring's oldest when it
+ * is full and no collector reads, a new one otherwise. cur is where the
+ * full chunk's data ends. 0, or -1 when no memory is left. */
+int op_ring_advance(op_tstate *t, op_word *cur);
+
+/* While frozen no ring overwrites a chunk (threads grow their rings
+ * instead), so that a collector may read every thread's records while the
+ * threads record on. Nests. */
+void op_ring_freeze(void);
+void op_ring_thaw(void);
+
+#endif

@@ -6,7 +6,7 @@
 
 #include "analysis/keyavg.h"
 #include "common/error.h"
-#include "model/order.h"
+#include "common/sort.h"
 
 #define GREATER_FIELD(fn, field)                                \
     static int fn(const op_avg *a, const op_avg *b)             \

@@ -7,6 +7,7 @@
 #include "common/error.h"
 #include "common/map.h"
 #include "common/satmath.h"
+#include "common/sort.h"
 #include "model/model.h"
 #include "model/order.h"
 

@@ -1,6 +1,6 @@
 /* distributedInfo: the process-wide setting that libopprof_mpi (or any
- * launcher) makes, copied into each trace a session makes, and read back
- * from traces. */
+ * launcher) makes, copied into each trace a session makes (read back from
+ * traces by read.c). */
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -59,21 +59,6 @@ int op_distributed_apply(opprof_trace *t)
     t->dist_world = d.world_size;
     t->clock_start = d.clock_start;
     t->clock_end = d.clock_end;
-    return OPPROF_OK;
-}
-
-int opprof_trace_distributed_info(const opprof_trace *t, opprof_distributed_info *out)
-{
-    if (op_trace_check(t, "opprof_trace_distributed_info")) return OPPROF_E_INVAL;
-    if (!out) return op_fail(OPPROF_E_INVAL, "opprof_trace_distributed_info: NULL out");
-    opprof_distributed_info_init(out);
-    if (!t) return op_fail(OPPROF_E_INVAL, "opprof_trace_distributed_info: NULL trace");
-    if (t->dist_rank < 0) return op_fail(OPPROF_E_NOT_FOUND, "the trace has no distributedInfo");
-    out->backend = op_strtab_get(&t->str, t->dist_backend);
-    out->rank = t->dist_rank;
-    out->world_size = t->dist_world;
-    out->clock_start = t->clock_start;
-    out->clock_end = t->clock_end;
     return OPPROF_OK;
 }
 

@@ -1,28 +1,13 @@
-/* The analysis library's side of the trace handle (session/handle.h): the
- * collector it lends the session, so that every generation a session keeps
- * becomes a model, and op_trace_model, which every reader of a trace calls
- * first. Lending from a constructor in this file, the one every reader
- * links, means a program that reads traces always has its traces built,
- * statically linked or not; a program that only records links none of it. */
+/* The collector (handle.h): reads a closed generation's records into a
+ * model, then adds what the session knows and finishes it. */
 #include <string.h>
 
 #include "common/error.h"
 #include "model/collect.h"
 #include "model/devmap.h"
 #include "model/distributed.h"
+#include "model/handle.h"
 #include "model/model.h"
-
-const opprof_trace *op_trace_model(const opprof_trace *t)
-{
-    return t && t->head.free ? t : NULL;
-}
-
-int op_trace_check(const opprof_trace *t, const char *who)
-{
-    if (!t || t->head.free) return OPPROF_OK; /* NULL is the caller's to report, in its words */
-    return op_fail(OPPROF_E_INVAL, "%s: the trace holds no events (recorded before libopprof_trace was loaded)",
-                   who);
-}
 
 static int collect(const op_gen_done *g, opprof_trace **out)
 {
@@ -50,10 +35,4 @@ static void mark_incomplete(opprof_trace *tr)
     tr->options |= OP_TRACE_INCOMPLETE;
 }
 
-static const op_collector k_collector = {collect, finish, mark_incomplete};
-
-/* Early (priority 101): a program's own constructor may run a session. */
-__attribute__((constructor(101))) static void lend_collector(void)
-{
-    op_session_lend(&k_collector);
-}
+const op_collector op_model_collector = {collect, finish, mark_incomplete};

@@ -163,7 +163,7 @@ opprof_trace *op_trace_new(void);
 /* The model behind a handle: t itself once it holds one; NULL for NULL and
  * for a bare handle (recorded before the analysis library was in the
  * process). Every function of opprof_trace.h that reads a trace asks for
- * it first (handle.c). */
+ * it first (gate.c). */
 const opprof_trace *op_trace_model(const opprof_trace *t);
 
 /* The same for a function that reports a status: OPPROF_OK for a model

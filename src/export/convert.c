@@ -13,6 +13,7 @@
 #include "export/options.h"
 #include "export/out.h"
 #include "export/pftrace.h"
+#include "export/pftrace_stream.h"
 #include "import/import.h"
 #include "model/order.h"
 

@@ -10,32 +10,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "common/error.h"
 #include "common/pfschema.h"
 #include "common/vec.h"
 #include "export/pftrace.h"
+#include "export/pftrace_meta.h"
 
 #define IID_MEMORY 1 /* event name "[memory]"; strtab names follow */
-
-int64_t op_pf_boot_offset(void)
-{
-    int64_t best = 0, gap = INT64_MAX;
-    for (int i = 0; i < 3; i++) {
-        struct timespec r0, b, r1;
-        if (clock_gettime(CLOCK_REALTIME, &r0) || clock_gettime(CLOCK_BOOTTIME, &b) ||
-            clock_gettime(CLOCK_REALTIME, &r1))
-            return 0;
-        int64_t a = (int64_t)r0.tv_sec * 1000000000 + r0.tv_nsec, z = (int64_t)r1.tv_sec * 1000000000 + r1.tv_nsec;
-        int64_t bt = (int64_t)b.tv_sec * 1000000000 + b.tv_nsec;
-        if (z - a < gap) {
-            gap = z - a;
-            best = a + (z - a) / 2 - bt;
-        }
-    }
-    return best;
-}
 
 static uint64_t abs_ts(const pf_wseq *s, int64_t t_ns)
 {
@@ -444,4 +426,20 @@ int op_pf_write_threads(pf_writer *pw)
     free(ev_first);
     free(mem_first);
     return rc;
+}
+
+int op_pf_write(const opprof_trace *t, op_jw *w, const opprof_export_options *o, int zlevel)
+{
+    pf_writer pw;
+    op_pf_writer_init(&pw, w, o, zlevel, t->base_time_ns);
+    pw.t = t;
+    int rc = op_pf_meta_threads(&pw);
+    if (rc == 0) rc = op_pf_meta_counters(&pw);
+    if (rc == 0) rc = op_pf_meta_info(&pw, t);
+    if (rc == 0) rc = op_pf_write_threads(&pw);
+    if (rc == 0) rc = op_pf_flush(&pw);
+    op_pf_writer_free(&pw);
+    if (w->status) return w->status;
+    if (rc != 0) return op_fail(OPPROF_E_NOMEM, "out of memory while exporting %zu events", t->nev);
+    return OPPROF_OK;
 }

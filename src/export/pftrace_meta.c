@@ -1,5 +1,5 @@
-/* The .pftrace's first sequence: track descriptors and the session's
- * metadata (see pftrace.h); and the writer's entry point. */
+/* The .pftrace's first sequence (pftrace_meta.h): track descriptors and
+ * the session's metadata. */
 #define _GNU_SOURCE /* program_invocation_short_name */
 #include <errno.h>
 #include <stdio.h>
@@ -9,8 +9,8 @@
 
 #include "common/error.h"
 #include "common/pfschema.h"
-#include "export/pftrace.h"
 #include "common/rank_env.h"
+#include "export/pftrace_meta.h"
 
 #define META_SEQ 1
 
@@ -201,30 +201,4 @@ int op_pf_meta_threads(pf_writer *pw)
         if (thread_track(pw, i) != 0) return -1;
     pw->described = t->nthreads;
     return 0;
-}
-
-int op_pf_write(const opprof_trace *t, op_jw *w, const opprof_export_options *o, int zlevel)
-{
-    pf_writer pw;
-    memset(&pw, 0, sizeof pw);
-    pw.w = w;
-    pw.t = t;
-    pw.o = o;
-    pw.zlevel = zlevel;
-    pw.base_ns = t->base_time_ns > 0 ? t->base_time_ns : 0;
-    pw.boot_ns = op_pf_boot_offset();
-    int rc = op_pf_meta_threads(&pw);
-    if (rc == 0) rc = op_pf_meta_counters(&pw);
-    if (rc == 0) rc = op_pf_meta_info(&pw, t);
-    if (rc == 0) rc = op_pf_write_threads(&pw);
-    if (rc == 0) rc = op_pf_flush(&pw);
-    op_pf_pack_free(&pw);
-    op_pbw_free(&pw.pkt);
-    op_pbw_free(&pw.te);
-    op_pbw_free(&pw.in);
-    free(pw.counters);
-    free(pw.proc_of);
-    if (w->status) return w->status;
-    if (rc != 0) return op_fail(OPPROF_E_NOMEM, "out of memory while exporting %zu events", t->nev);
-    return OPPROF_OK;
 }

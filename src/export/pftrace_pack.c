@@ -1,4 +1,4 @@
-/* How the .pftrace writer's packets reach the file (see pftrace.h): each
+/* How the .pftrace writer's packets reach the file (pftrace_pack.h): each
  * one framed as a Trace.packet, either straight to the output or into a
  * batch that becomes one packet holding compressed_packets.
  *
@@ -10,9 +10,10 @@
  * read the file as they read their own. */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <zlib.h>
 
-#include "export/pftrace.h"
+#include "export/pftrace_pack.h"
 
 /* OPPROF_PFTRACE_COMPRESS as the process started: opprof exec's preload
  * library removes the OPPROF_* variables from the environment before the
@@ -114,7 +115,35 @@ int op_pf_flush(pf_writer *pw)
     return flush_batch(pw);
 }
 
-void op_pf_pack_free(pf_writer *pw)
+int64_t op_pf_boot_offset(void)
+{
+    int64_t best = 0, gap = INT64_MAX;
+    for (int i = 0; i < 3; i++) {
+        struct timespec r0, b, r1;
+        if (clock_gettime(CLOCK_REALTIME, &r0) || clock_gettime(CLOCK_BOOTTIME, &b) ||
+            clock_gettime(CLOCK_REALTIME, &r1))
+            return 0;
+        int64_t a = (int64_t)r0.tv_sec * 1000000000 + r0.tv_nsec, z = (int64_t)r1.tv_sec * 1000000000 + r1.tv_nsec;
+        int64_t bt = (int64_t)b.tv_sec * 1000000000 + b.tv_nsec;
+        if (z - a < gap) {
+            gap = z - a;
+            best = a + (z - a) / 2 - bt;
+        }
+    }
+    return best;
+}
+
+void op_pf_writer_init(pf_writer *pw, op_jw *w, const opprof_export_options *o, int zlevel, int64_t base_ns)
+{
+    memset(pw, 0, sizeof *pw);
+    pw->w = w;
+    pw->o = o;
+    pw->zlevel = zlevel;
+    pw->base_ns = base_ns > 0 ? base_ns : 0;
+    pw->boot_ns = op_pf_boot_offset();
+}
+
+void op_pf_writer_free(pf_writer *pw)
 {
     if (pw->z) {
         deflateEnd(pw->z);
@@ -125,4 +154,11 @@ void op_pf_pack_free(pf_writer *pw)
     free(pw->zout);
     pw->zout = NULL;
     pw->zout_cap = 0;
+    op_pbw_free(&pw->pkt);
+    op_pbw_free(&pw->te);
+    op_pbw_free(&pw->in);
+    free(pw->counters);
+    pw->counters = NULL;
+    free(pw->proc_of);
+    pw->proc_of = NULL;
 }

@@ -1,4 +1,4 @@
-/* A .pftrace written while it is recorded (pftrace.h): the streamed
+/* A .pftrace written while it is recorded (pftrace_stream.h): the streamed
  * reader's batches become pieces of the threads' sequences.
  *
  * A batch holds one thread's records as they were read (several threads'
@@ -15,6 +15,8 @@
 
 #include "common/error.h"
 #include "export/pftrace.h"
+#include "export/pftrace_meta.h"
+#include "export/pftrace_stream.h"
 
 struct op_pf_stream {
     pf_writer pw;
@@ -31,12 +33,7 @@ static int nomem(void)
 static void stream_free(op_pf_stream *s)
 {
     op_pf_seq_free(&s->seq);
-    op_pf_pack_free(&s->pw);
-    op_pbw_free(&s->pw.pkt);
-    op_pbw_free(&s->pw.te);
-    op_pbw_free(&s->pw.in);
-    free(s->pw.counters);
-    free(s->pw.proc_of);
+    op_pf_writer_free(&s->pw);
     opprof_trace_free(s->info);
     free(s);
 }
@@ -70,11 +67,7 @@ int op_pf_stream_begin(op_pf_stream **out, op_jw *w, const opprof_trace *head, c
     op_pf_stream *s = calloc(1, sizeof *s);
     if (!s) return nomem();
     s->o = *o;
-    s->pw.w = w;
-    s->pw.o = &s->o;
-    s->pw.zlevel = zlevel;
-    s->pw.base_ns = head->base_time_ns > 0 ? head->base_time_ns : 0;
-    s->pw.boot_ns = op_pf_boot_offset();
+    op_pf_writer_init(&s->pw, w, &s->o, zlevel, head->base_time_ns);
     s->seq.pw = &s->pw;
     if (!(s->info = info_of(head))) {
         stream_free(s);

@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "common/error.h"
+#include "common/compiler.h"
 
 typedef struct op_buf {
     char *p;

@@ -1,8 +1,8 @@
 /* What the compiler is told beyond C11: branch hints, inlining, the TLS
- * model of the hot path's thread pointer, and the relaxed atomic loads and
- * stores that a word read beside its writer needs (plain moves on x86-64
- * and aarch64). One home, so that capture and the model's readers of its
- * records spell them alike. */
+ * model of the hot path's thread pointer, printf-like arguments checked,
+ * and the relaxed atomic loads and stores that a word read beside its
+ * writer needs (plain moves on x86-64 and aarch64). One home, so that
+ * capture and the model's readers of its records spell them alike. */
 #ifndef OPPROF_COMMON_COMPILER_H
 #define OPPROF_COMMON_COMPILER_H
 
@@ -14,12 +14,14 @@
 #define OP_TLS_MODEL __attribute__((tls_model("initial-exec")))
 #define OP_NOINLINE __attribute__((noinline))
 #define OP_ALWAYS_INLINE inline __attribute__((always_inline))
+#define OP_PRINTF(a, b) __attribute__((format(printf, a, b)))
 #else
 #define OP_LIKELY(x) (x)
 #define OP_UNLIKELY(x) (x)
 #define OP_TLS_MODEL
 #define OP_NOINLINE
 #define OP_ALWAYS_INLINE inline
+#define OP_PRINTF(a, b)
 #endif
 
 /* A word another thread may read (or write) at the same time. */

@@ -3,14 +3,9 @@
 #ifndef OPPROF_COMMON_ERROR_H
 #define OPPROF_COMMON_ERROR_H
 
-#include "opprof.h"
+#include "common/compiler.h"
 #include "common/seam.h"
-
-#if defined(__GNUC__)
-#define OP_PRINTF(a, b) __attribute__((format(printf, a, b)))
-#else
-#define OP_PRINTF(a, b)
-#endif
+#include "opprof.h"
 
 /* Records a formatted detail for opprof_last_error() and returns status. */
 OP_SEAM int op_fail(int status, const char *fmt, ...) OP_PRINTF(2, 3);

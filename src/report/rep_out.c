@@ -1,10 +1,9 @@
-/* Writing the report: a stream that keeps its first error, JSON strings safe
- * to inline in HTML, base64, and LEB128 varints for the binary columns. */
+/* The report's writers (rep_out.h). */
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/rep.h"
+#include "report/rep_out.h"
 
 void rep_write(rep_out *o, const void *p, size_t n)
 {

@@ -1,5 +1,5 @@
-/* A gzip stream decompressed on the fly with zlib, so a compressed trace of
- * any size is read with a fixed amount of memory. Concatenated members (what
+/* A gzip stream decompressed on the fly with zlib (gzip.h), so a compressed
+ * trace of any size is read with a fixed amount of memory. Concatenated members (what
  * `cat a.gz b.gz` gives) are read one after the other, as gzip(1) does. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,7 +7,7 @@
 #include <zlib.h>
 
 #include "common/error.h"
-#include "import/source.h"
+#include "import/gzip.h"
 
 #define GZ_IN_CHUNK (64u * 1024u)
 
@@ -139,5 +139,29 @@ int op_source_gzip(op_source *raw, op_source **out)
     }
     g->z_ready = 1;
     *out = &g->base;
+    return OPPROF_OK;
+}
+
+/* The magic bytes are read, then given back to raw for whichever reads
+ * it. */
+int op_source_auto_gzip(op_source *raw, op_source **out)
+{
+    unsigned char magic[2];
+    size_t have = 0;
+    while (have < 2) {
+        ssize_t n = op_source_read(raw, magic + have, 2 - have);
+        if (n < 0) {
+            int rc = op_fail((int)n, "%s", raw->err);
+            op_source_close(raw);
+            *out = NULL;
+            return rc;
+        }
+        if (n == 0) break;
+        have += (size_t)n;
+    }
+    memcpy(raw->back, magic, have);
+    raw->nback = have;
+    if (have == 2 && magic[0] == 0x1f && magic[1] == 0x8b) return op_source_gzip(raw, out);
+    *out = raw;
     return OPPROF_OK;
 }

@@ -8,6 +8,7 @@
 #include "common/vec.h"
 #include "import/event.h"
 #include "import/json.h"
+#include "import/open.h"
 #include "import/source.h"
 #include "import/threads.h"
 #include "model/model.h"

@@ -1,6 +1,6 @@
 /* Byte sources for the trace reader: a file or stdin read in chunks, a
- * memory buffer, and a gzip stream decompressed on the fly on top of either.
- * The reader never needs a whole file in memory. */
+ * memory buffer (open.h), and a gzip stream decompressed on the fly on top
+ * of either (gzip.h). The reader never needs a whole file in memory. */
 #ifndef OPPROF_IMPORT_SOURCE_H
 #define OPPROF_IMPORT_SOURCE_H
 
@@ -21,22 +21,7 @@ struct op_source {
     char err[160];
 };
 
-/* Opens path ("-": stdin) and, when its first bytes are the gzip magic,
- * decompresses it. On failure *out is NULL and the detail is set. */
-int op_source_open_path(const char *path, op_source **out);
-
-/* A source over memory it does not own; max_read > 0 limits each read (tests
- * use it to cut the input at every possible place). gzip is detected too. */
-int op_source_open_memory(const void *buf, size_t len, size_t max_read, op_source **out);
-
 ssize_t op_source_read(op_source *s, unsigned char *buf, size_t cap);
 void op_source_close(op_source *s);
-
-/* Wraps raw (taking ownership) in a gzip decoder when its first two bytes are
- * 1f 8b; otherwise returns raw itself. */
-int op_source_auto_gzip(op_source *raw, op_source **out);
-
-/* The gzip decoder itself (gzip.c). */
-int op_source_gzip(op_source *raw, op_source **out);
 
 #endif

@@ -80,7 +80,7 @@ OP_SEAM void op_agg_free(op_tstate *t);
  * mode): inputs for the site's FLOPs hook (with_flops), ra the public
  * call's return address (with_stack: where the stack starts); ts is the
  * end's clock, flops when has_flops (opprof_end_flops). */
-OP_SEAM void op_agg_begin(op_tstate *t, const opprof_site *site, const opprof_input *in, unsigned n, const void *ra);
+void op_agg_begin(op_tstate *t, const opprof_site *site, const opprof_input *in, unsigned n, const void *ra);
 /* The same with the stack part of the key given (0: none) instead of
  * captured: a replay of records whose stacks were taken when they were
  * recorded (model/stream.c keys them by their stack in its trace). */

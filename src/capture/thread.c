@@ -229,19 +229,3 @@ op_tstate *op_thread_attach(uint64_t g)
     pthread_mutex_unlock(&g_reg_lock);
     return t;
 }
-
-uint64_t op_thread_quiet_begin(void)
-{
-    uint64_t g = op_gen_load();
-    op_tstate *t = g ? op_state_for(g) : NULL;
-    if (!t || !(t->opts & OP_OPT_MEMORY)) return 0;
-    t->opts &= ~(uint32_t)OP_OPT_MEMORY;
-    return g;
-}
-
-void op_thread_quiet_end(uint64_t saved)
-{
-    op_tstate *t = op_tls;
-    /* A thread that moved on to a new session meanwhile has its options from it. */
-    if (saved && t && t->gen == saved) t->opts |= OP_OPT_MEMORY;
-}

@@ -39,11 +39,4 @@ OP_SEAM void op_registry_reap(uint64_t g);
  * program's. */
 OP_SEAM void op_thread_never_record(void);
 
-/* Keeps the calling thread's memory events out while the profiler itself
- * allocates on a path that runs during a session (a symbol lookup under a
- * malloc interposer): op_thread_quiet_begin returns what to hand back to
- * op_thread_quiet_end. */
-OP_SEAM uint64_t op_thread_quiet_begin(void);
-OP_SEAM void op_thread_quiet_end(uint64_t saved);
-
 #endif

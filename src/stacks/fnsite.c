@@ -12,7 +12,6 @@
 #include <string.h>
 
 #include "capture/owntime.h"
-#include "capture/thread.h"
 #include "common/error.h"
 #include "common/map.h"
 #include "opprof_trace.h"
@@ -127,11 +126,9 @@ const opprof_site *opprof_function_site(const void *fn)
 {
     if (!fn) return NULL;
     /* The lookup allocates (libdw): under a malloc interposer that must not
-     * count as the program's memory. */
-    uint64_t quiet = op_thread_quiet_begin();
-    /* A new function's lookup takes up to milliseconds (libdw): that time
-     * is the profiler's, taken out of this thread's timeline (a gap record)
-     * so that the range open around the call is not charged for it. */
+     * count as the program's memory. A new function's lookup takes up to
+     * milliseconds: that time is the profiler's, taken out of this thread's
+     * timeline so that the range open around the call is not charged for it. */
     op_own own = op_own_begin();
     int made = 0;
     pthread_mutex_lock(&g_lock);
@@ -147,7 +144,6 @@ const opprof_site *opprof_function_site(const void *fn)
     made = 1;
 out:
     pthread_mutex_unlock(&g_lock);
-    if (made) op_own_end(own);
-    op_thread_quiet_end(quiet);
+    op_own_end(own, made);
     return e && !e->excluded ? &e->site : NULL;
 }

@@ -5,6 +5,8 @@
 #                and TSan builds of the suite): every stage runs even when one
 #                fails, a summary line per stage ends the output, and the exit
 #                status is non-zero when any stage failed
+#   make check-floors  docs/DESIGN.md's floors and seam, checked against the
+#                code (and the built libopprof.so's exports when there is one)
 #   make bench   build and run the benchmarks (never part of the tests)
 #   make install install under PREFIX (default /usr/local)
 
@@ -13,7 +15,7 @@ PREFIX ?= /usr/local
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build demo test test-fast test-asan test-tsan bench stress install clean
+.PHONY: all deps build demo test test-fast test-asan test-tsan check-floors bench stress install clean
 
 all: build
 
@@ -41,11 +43,14 @@ test-tsan: deps
 	@cmake --build $(BUILD)-tsan -j$(JOBS)
 	@cd $(BUILD)-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -j$(JOBS)
 
+check-floors:
+	@python3 scripts/check_floors.py $(if $(wildcard $(BUILD)/lib/libopprof.so),--lib $(BUILD)/lib/libopprof.so)
+
 # Every stage, whatever the one before did: a flaky test in the first must
 # not hide the sanitizers' results. Each stage's status is kept and listed.
 test: deps
 	@st=0; summary=""; \
-	for stage in test-fast test-asan test-tsan; do \
+	for stage in test-fast check-floors test-asan test-tsan; do \
 	  if $(MAKE) --no-print-directory -f $(firstword $(MAKEFILE_LIST)) $$stage; then r=passed; else r=FAILED; st=1; fi; \
 	  summary="$$summary$$stage: $$r\n"; \
 	done; \

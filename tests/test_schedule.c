@@ -1,6 +1,6 @@
 /* The schedule against torch: the action of every step and the points
  * where on_trace_ready fires, with what each ready trace holds, for the
- * configurations of tests/schedule/torch_reference.py (whose output, from
+ * configurations of tests/data/schedule/torch_reference.py (whose output, from
  * torch 1.13.1, is the table below). */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,4 +1,4 @@
-/* Runs the strict JSON checker (tests/export/check_trace.py) on an exported
+/* Runs the strict JSON checker (tests/support/check_trace.py) on an exported
  * trace and returns what it prints: one ASCII JSON line summarising the
  * events. NULL when the check fails (its reason is on stderr). A test calls
  * trace_check_available() first and skips when Python is missing. */
@@ -27,7 +27,7 @@ static inline char *trace_check_name(const char *path, const char *raw)
 {
     const char *src = getenv("OPPROF_SOURCE_DIR");
     char cmd[4096];
-    snprintf(cmd, sizeof cmd, "'%s' '%s/tests/export/check_trace.py' '%s' %s%s%s", trace_check_python(),
+    snprintf(cmd, sizeof cmd, "'%s' '%s/tests/support/check_trace.py' '%s' %s%s%s", trace_check_python(),
              src ? src : ".", path, raw ? "'" : "", raw ? raw : "", raw ? "'" : "");
     FILE *p = popen(cmd, "r");
     if (!p) return NULL;

@@ -244,7 +244,7 @@ typedef struct opprof_config {
     uint32_t activities;    /* OPPROF_ACTIVITY_* bits; 0 means CPU */
     int record_shapes;      /* keep the inputs given to opprof_begin_inputs */
     int profile_memory;     /* keep memory events (section 5) */
-    int with_stack;         /* capture call stacks at begin */
+    int with_stack;         /* capture call stacks at begin (libunwind, loaded by opprof_start) */
     int with_flops;         /* count FLOPs through site hooks and opprof_end_flops */
     opprof_schedule schedule;
     opprof_trace_ready_fn on_trace_ready;
@@ -306,7 +306,8 @@ static inline void opprof_config_init(opprof_config *cfg)
 
 /* Starts the process-wide session. OPPROF_E_INVAL for a NULL config or
  * one that was not set up (struct_size, at the top), OPPROF_E_ACTIVE when
- * one is already running (the running one is kept). */
+ * one is already running (the running one is kept), OPPROF_E_UNSUPPORTED
+ * when with_stack is asked and libunwind cannot be loaded. */
 OPPROF_API int opprof_start(const opprof_config *cfg);
 
 /* Stops the session. Ranges still open are closed at this instant and

@@ -8,19 +8,15 @@
  * with realloc: slots are mmap'd and hold the entries' addresses, and a failed
  * growth keeps probing the full table rather than failing the record. */
 #define UNW_LOCAL_ONLY
+#include <dlfcn.h>
 #include <libunwind.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 
 #include "capture/stacktab.h"
-
-#if defined(__GNUC__)
-#define ST_NOINLINE __attribute__((noinline))
-#define ST_UNLIKELY(x) __builtin_expect(!!(x), 0)
-#else
-#define ST_NOINLINE
-#define ST_UNLIKELY(x) (x)
-#endif
+#include "common/compiler.h"
 
 #define SEG_WORDS ((size_t)32 * 1024) /* 256 KiB: ~2700 distinct stacks of 10 frames */
 #define SLOTS_INIT ((size_t)4096)
@@ -40,6 +36,64 @@
 #define ST_TSAN 1
 #endif
 
+/* libunwind is not linked: the first session that asks for stacks loads
+ * it (op_stack_load), so that a program that only records maps neither it
+ * nor the liblzma that Debian's libunwind needs. Its entry points are
+ * looked up by the names its header gives them (UNW_LOCAL_ONLY's). */
+#ifndef OPPROF_UNWIND_SONAME
+#define OPPROF_UNWIND_SONAME "libunwind.so.8" /* Debian's libunwind8; the build names it */
+#endif
+#define ST_STR(x) #x
+#define ST_NAME(x) ST_STR(x)
+static struct {
+    int (*backtrace)(void **buf, int size);
+    int (*getcontext)(unw_context_t *uc);
+    int (*init_local)(unw_cursor_t *c, unw_context_t *uc);
+    int (*step)(unw_cursor_t *c);
+    int (*get_reg)(unw_cursor_t *c, unw_regnum_t r, unw_word_t *v);
+    int ok;
+    char err[256];
+} U;
+static pthread_once_t g_unw_once = PTHREAD_ONCE_INIT;
+
+static void *unw_sym(void *h, const char *name)
+{
+    void *p = dlsym(h, name);
+    if (!p && !U.err[0]) snprintf(U.err, sizeof U.err, "%s has no %s", OPPROF_UNWIND_SONAME, name);
+    return p;
+}
+
+static void unw_load(void)
+{
+    void *h = dlopen(OPPROF_UNWIND_SONAME, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        const char *e = dlerror();
+        snprintf(U.err, sizeof U.err, "%s", e ? e : "cannot load " OPPROF_UNWIND_SONAME);
+        return;
+    }
+#ifdef ST_TSAN
+    *(void **)&U.getcontext = unw_sym(h, ST_NAME(unw_tdep_getcontext));
+    *(void **)&U.init_local = unw_sym(h, ST_NAME(unw_init_local));
+    *(void **)&U.step = unw_sym(h, ST_NAME(unw_step));
+    *(void **)&U.get_reg = unw_sym(h, ST_NAME(unw_get_reg));
+    U.ok = U.getcontext && U.init_local && U.step && U.get_reg;
+#else
+    *(void **)&U.backtrace = unw_sym(h, ST_NAME(unw_backtrace));
+    U.ok = U.backtrace != NULL;
+#endif
+}
+
+int op_stack_load(void)
+{
+    pthread_once(&g_unw_once, unw_load);
+    return U.ok ? 0 : -1;
+}
+
+const char *op_stack_load_error(void)
+{
+    return U.err;
+}
+
 #ifdef ST_TSAN
 /* Under ThreadSanitizer, libunwind's per-thread trace cache crashes TSan's
  * runtime when the cache is freed at thread exit (a mutex taken in the last
@@ -49,16 +103,18 @@ static int walk_stack(void **buf, int size)
 {
     unw_context_t uc;
     unw_cursor_t c;
-    if (unw_getcontext(&uc) != 0 || unw_init_local(&c, &uc) != 0) return 0;
+    if (U.getcontext(&uc) != 0 || U.init_local(&c, &uc) != 0) return 0;
     int n = 0;
-    while (n < size && unw_step(&c) > 0) {
+    while (n < size && U.step(&c) > 0) {
         unw_word_t ip;
-        if (unw_get_reg(&c, UNW_REG_IP, &ip) != 0) break;
+        if (U.get_reg(&c, UNW_REG_IP, &ip) != 0) break;
         buf[n++] = (void *)(uintptr_t)ip;
     }
     return n;
 }
-#define unw_backtrace walk_stack
+#define walk walk_stack
+#else
+#define walk U.backtrace
 #endif
 
 static void *map(size_t bytes, int populate)
@@ -88,6 +144,7 @@ static void seg_free(op_stackseg *g)
 
 int op_stacktab_reset(op_stacktab *s, unsigned depth)
 {
+    if (op_stack_load() != 0) return -1; /* loaded by the session's start: the thread records stackless */
     if (!s->head && !(s->head = seg_new(SEG_WORDS))) return -1;
     seg_free(s->head->next);
     s->head->next = NULL;
@@ -107,7 +164,7 @@ int op_stacktab_reset(op_stacktab *s, unsigned depth)
     /* libunwind sets its per-thread frame cache up on a thread's first walk
      * (mmap); take that hit here rather than in the first recorded begin. */
     void *warm[8];
-    unw_backtrace(warm, 8);
+    walk(warm, 8);
     return 0;
 }
 
@@ -130,7 +187,7 @@ static inline uint64_t hash_frames(void *const *f, uint32_t n)
 
 /* Doubles the index. Returns -1 when out of memory (the table keeps working,
  * only fuller). */
-static ST_NOINLINE int grow_slots(op_stacktab *s)
+static OP_NOINLINE int grow_slots(op_stacktab *s)
 {
     size_t n = s->nslots * 2;
     uint64_t **slots = map(n * sizeof *slots, 0);
@@ -149,7 +206,7 @@ static ST_NOINLINE int grow_slots(op_stacktab *s)
 }
 
 /* Moves on to a new segment with room for `words`. */
-static ST_NOINLINE int next_seg(op_stacktab *s, size_t words)
+static OP_NOINLINE int next_seg(op_stacktab *s, size_t words)
 {
     op_stackseg *g = seg_new(words > SEG_WORDS ? words : SEG_WORDS);
     if (!g) return -1;
@@ -173,12 +230,12 @@ uint64_t op_stack_capture(op_stacktab *s, const void *ra)
     /* Walk just as far as needed (each frame costs ~10 ns): the caller's
      * frame, the one that returns to ra, sat at most `own` frames down so far. */
     int want = (int)(s->depth + s->own);
-    int n = unw_backtrace(buf, want);
+    int n = walk(buf, want);
     int k = find_ra(buf, n, ra);
-    if (ST_UNLIKELY(k < 0 || k > (int)s->own)) {
+    if (OP_UNLIKELY(k < 0 || k > (int)s->own)) {
         if (n == want) { /* the walk may have stopped short of what we need */
             want = (int)s->depth + (k < 0 ? OWN_FRAMES : k);
-            n = unw_backtrace(buf, want);
+            n = walk(buf, want);
             k = find_ra(buf, n, ra);
         }
         if (k < 0) k = 0; /* not reported (unusual inlining): keep everything */
@@ -192,7 +249,7 @@ uint64_t op_stack_capture(op_stacktab *s, const void *ra)
     for (uint64_t *e; (e = s->slots[i]) != NULL; i = (i + 1) & mask) {
         if (e[0] == h && e[1] == nf && memcmp(e + 2, f, nf * sizeof *f) == 0) return (uint64_t)(uintptr_t)e;
     }
-    if (ST_UNLIKELY((s->nentries + 1) * 2 > s->nslots)) {
+    if (OP_UNLIKELY((s->nentries + 1) * 2 > s->nslots)) {
         if (grow_slots(s) == 0) {
             mask = s->nslots - 1;
             for (i = h & mask; s->slots[i]; i = (i + 1) & mask) {}
@@ -200,7 +257,7 @@ uint64_t op_stack_capture(op_stacktab *s, const void *ra)
             return 0;
         }
     }
-    if (ST_UNLIKELY(s->p + 2 + nf > s->lim) && next_seg(s, 2 + nf) != 0) return 0;
+    if (OP_UNLIKELY(s->p + 2 + nf > s->lim) && next_seg(s, 2 + nf) != 0) return 0;
     uint64_t *e = s->p;
     e[0] = h;
     e[1] = nf;

@@ -1,6 +1,7 @@
-/* with_stack capture: the call stack of each begin, taken with libunwind and
- * deduplicated into a per-thread stack table, so that a record carries one
- * word (the address of its stack's entry) instead of its frames.
+/* with_stack capture: the call stack of each begin, taken with libunwind
+ * (loaded when a session first asks for stacks) and deduplicated into a
+ * per-thread stack table, so that a record carries one word (the address of
+ * its stack's entry) instead of its frames.
  *
  * An entry is [hash][nframes][ip...], return addresses innermost first, in
  * an arena of segments that never move: a collector running beside a thread
@@ -35,10 +36,18 @@ typedef struct op_stacktab {
 #define OP_STACK_NFRAMES(e) ((uint32_t)(e)[1])
 #define OP_STACK_FRAMES(e) ((const uint64_t *)(e) + 2)
 
+/* Loads the unwinder (libunwind, with dlopen) once: a session that asks for
+ * stacks calls it at its start, never a recording thread (which may be
+ * inside a malloc interposer). 0, or -1 with the reason in
+ * op_stack_load_error(). */
+int op_stack_load(void);
+const char *op_stack_load_error(void);
+
 /* Prepares the table for a new session keeping depth frames: maps the first
  * segment and index (kept from an earlier session when there is one), empties
  * them and warms libunwind's per-thread cache, so that the hot path finds
- * everything in place. Off the hot path; 0 or -1 when out of memory. */
+ * everything in place. Off the hot path; 0, or -1 when out of memory or
+ * the unwinder was not loaded. */
 int op_stacktab_reset(op_stacktab *s, unsigned depth);
 
 /* Unmaps everything (the thread's state goes away). */

@@ -18,6 +18,7 @@
 #include "capture/memtrack.h"
 #include "capture/pool.h"
 #include "capture/ring.h"
+#include "capture/stacktab.h"
 #include "capture/state.h"
 #include "capture/thread.h"
 #include "common/error.h"
@@ -345,6 +346,10 @@ static int start_session(const opprof_config *user_cfg, uint32_t ring, void (*on
         return op_fail(OPPROF_E_INVAL, "opprof_start: unknown activity bits 0x%x", (unsigned)cfg->activities);
     rc = opprof_schedule_check(&cfg->schedule);
     if (rc != OPPROF_OK) return rc;
+    /* Here, in the program's call: a thread's first record, which sets its
+     * stack table up, may come from inside a malloc interposer. */
+    if (cfg->with_stack && op_stack_load() != 0)
+        return op_fail(OPPROF_E_UNSUPPORTED, "opprof_start: with_stack needs libunwind: %s", op_stack_load_error());
     pthread_once(&g_fork_once, install_fork_handlers);
     pthread_mutex_lock(&g_lock);
     if (S.active) {

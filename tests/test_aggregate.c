@@ -464,6 +464,50 @@ static void test_threads_counts_exact(void **state)
     opprof_trace_free(t);
 }
 
+/* Two sites of one name, one inside the other, each a range of 4.7e18 ns:
+ * the name's total passes INT64_MAX. Its rows' sums saturate as the events'
+ * do, and the table says so, where they wrapped to a negative total (and
+ * aborted under UBSan). */
+static void test_sums_saturate_as_events_do(void **state)
+{
+    (void)state;
+    char *tables[2];
+    for (int aggregate = 0; aggregate < 2; aggregate++) {
+        opprof_config cfg;
+        opprof_config_init(&cfg);
+        cfg.aggregate = aggregate;
+        cfg.clock = fake_clock;
+        g_now = 1;
+        g_step = 0;
+        assert_int_equal(opprof_start(&cfg), OPPROF_OK);
+        opprof_begin(&site_b);
+        g_now += 1;
+        opprof_begin(&site_b2);
+        g_now += 4700000000000000000;
+        opprof_end(&site_b2);
+        g_now += 1;
+        opprof_end(&site_b);
+        opprof_trace *t = NULL;
+        assert_int_equal(opprof_stop(&t), OPPROF_OK);
+        assert_int_equal(opprof_trace_aggregated(t), aggregate ? 2 : 0);
+        opprof_key_averages *ka = NULL;
+        assert_int_equal(opprof_key_averages(t, NULL, &ka), OPPROF_OK);
+        assert_int_equal(opprof_key_averages_count(ka), 1);
+        opprof_avg_row r;
+        assert_int_equal(opprof_key_averages_row(ka, 0, &r), OPPROF_OK);
+        assert_int_equal(r.count, 2);
+        assert_true(r.cpu_time_total_ns == INT64_MAX);
+        opprof_key_averages_free(ka);
+        tables[aggregate] = table_of(t, NULL, NULL);
+        if (!strstr(tables[aggregate], "Saturated: some sums passed the 64-bit range"))
+            fail_msg("aggregate %d:\n%s", aggregate, tables[aggregate]);
+        opprof_trace_free(t);
+    }
+    assert_string_equal(tables[0], tables[1]);
+    free(tables[0]);
+    free(tables[1]);
+}
+
 /* A stop while threads still record (and a second session after it): the
  * sums read beside the writers are whole enough to group, and A's calls are
  * B's to within the one pair in flight per thread. */
@@ -503,6 +547,7 @@ int main(void)
         cmocka_unit_test(test_first_call_lookup_not_charged),
         cmocka_unit_test(test_null_site_and_unbalanced_end),
         cmocka_unit_test(test_threads_counts_exact),
+        cmocka_unit_test(test_sums_saturate_as_events_do),
         cmocka_unit_test(test_stop_while_threads_record),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

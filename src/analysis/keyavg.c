@@ -203,7 +203,8 @@ static void add_free_memory(const opprof_trace *t, group *g, int *sat)
 }
 
 /* An aggregating session's rows (already in the order of their first
- * ranges): the same groups the events would make, by name. */
+ * ranges): the same groups the events would make, by name, their sums
+ * saturating as the events' do (OP_TRACE_SATURATED). */
 static int group_sums(builder *b, int64_t *sum_self_cpu)
 {
     const opprof_trace *t = b->t;
@@ -211,7 +212,8 @@ static int group_sums(builder *b, int64_t *sum_self_cpu)
     for (size_t i = 0; i < t->nagg; i++) {
         const op_aggrow *r = &t->agg[i];
         if (!op_cat_is_host(r->cat)) continue;
-        sum += r->self_ns;
+        int *sat = &b->saturated;
+        sum = op_sat_add(sum, r->self_ns, sat);
         /* [memory] sits where its first event falls among the groups' first ranges */
         if (t->agg_free_count && mem_group < 0 && r->first_start_ns > t->agg_free_first_ns &&
             (mem_group = new_group(b, NULL, NULL, 0, 0, KIND_MEMORY)) < 0)
@@ -221,12 +223,12 @@ static int group_sums(builder *b, int64_t *sum_self_cpu)
         int64_t gi = find_group(b, &e, &x);
         if (gi < 0) return -1;
         group *g = &b->g[gi];
-        g->count += r->count;
-        g->self_cpu += r->self_ns;
-        g->cpu += r->total_ns;
-        g->flops += r->flops;
-        g->mem += r->mem;
-        g->self_mem += r->self_mem;
+        g->count = op_sat_addu(g->count, r->count, sat);
+        g->self_cpu = op_sat_add(g->self_cpu, r->self_ns, sat);
+        g->cpu = op_sat_add(g->cpu, r->total_ns, sat);
+        g->flops = op_sat_addu(g->flops, r->flops, sat);
+        g->mem = op_sat_add(g->mem, r->mem, sat);
+        g->self_mem = op_sat_add(g->self_mem, r->self_mem, sat);
     }
     if (t->agg_free_count && mem_group < 0 && (mem_group = new_group(b, NULL, NULL, 0, 0, KIND_MEMORY)) < 0) return -1;
     if (mem_group >= 0) {

@@ -1,6 +1,7 @@
 /* The field numbers of Perfetto's trace schema that opprof writes and reads
- * (../shared/fixtures/perfetto/perfetto_trace.proto, package perfetto.protos),
- * and the conventions of opprof's .pftrace files. */
+ * (Perfetto's protos/perfetto/trace/perfetto_trace.proto, package
+ * perfetto.protos; tests/test_export_pftrace.c decodes opprof's files with
+ * it), and the conventions of opprof's .pftrace files. */
 #ifndef OPPROF_COMMON_PFSCHEMA_H
 #define OPPROF_COMMON_PFSCHEMA_H
 

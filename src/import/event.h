@@ -4,7 +4,8 @@
  * they decide about. A field with the wrong type or an out-of-range value is
  * therefore not an error at once: it is noted, and becomes one only if the
  * event turns out to be one the reader keeps and the field matters to it
- * (as in ../shared/tools/ref_summary.py, which never looks at the rest). */
+ * (docs/DESIGN.md, "Reading a trace": the fields of other events are never
+ * read). */
 #ifndef OPPROF_IMPORT_EVENT_H
 #define OPPROF_IMPORT_EVENT_H
 

@@ -1,5 +1,5 @@
 /* Which trace events become rows of the model, and how: the definition of
- * ../shared/fixtures/README.md (kineto/ section) and ref_summary.py.
+ * docs/DESIGN.md, "Reading a trace".
  *   "X" with cat cpu_op, user_annotation, cuda_runtime, cuda_driver, or no
  *       cat (legacy PyTorch)          -> host events, forming call trees
  *   "X" with cat kernel, gpu_memcpy, gpu_memset -> device events

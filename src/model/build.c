@@ -1,6 +1,6 @@
 /* op_trace_finish: order the events and derive the call tree, self time,
- * memory attribution and device time. The rules are those of
- * ../shared/tools/ref_summary.py and of PyTorch's EventList. */
+ * memory attribution and device time. The rules are those of docs/DESIGN.md
+ * ("Reading a trace") and of PyTorch's EventList. */
 #include <stdlib.h>
 #include <string.h>
 

@@ -176,8 +176,6 @@ int op_trace_check(const opprof_trace *t, const char *who);
  * with op_fail). */
 int64_t op_trace_thread(opprof_trace *t, int64_t pid, int64_t tid);
 
-/* Appends a zeroed event with the given name and returns it (NULL when out
- * of memory). The pointer is valid until the next append. */
 /* Room for n events in one block, so that adding them moves nothing: a
  * live session reserves an upper bound from its records (a large block is
  * mapped lazily, so pages not written cost nothing resident), then
@@ -185,6 +183,9 @@ int64_t op_trace_thread(opprof_trace *t, int64_t pid, int64_t tid);
  * memory (the trace is unchanged). */
 int op_trace_reserve_events(opprof_trace *t, size_t n);
 void op_trace_fit_events(opprof_trace *t);
+
+/* Appends a zeroed event with the given name and returns it (NULL when out
+ * of memory). The pointer is valid until the next append. */
 op_event *op_trace_add_event(opprof_trace *t, uint32_t thread, uint32_t name, int cat, int64_t start_ns,
                              int64_t dur_ns);
 

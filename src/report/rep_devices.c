@@ -1,5 +1,5 @@
 /* The devices view: which host operator launched each kernel, memcpy and
- * memset, by the rule of ../shared/fixtures/README.md (the launch with the
+ * memset, by the rule of docs/DESIGN.md, "Reading a trace" (the launch with the
  * same correlation id, then its innermost enclosing non-launch event; with no
  * launch, the operator with the same External id), then per-kernel rows and
  * per-stream busy time. */

@@ -187,14 +187,13 @@ static void stream_begin(void)
 }
 
 /* Opens a new recording generation; the session lock is held. */
-void op_session_open_gen(void)
+static void open_gen(void)
 {
     op_g.opts = S.opts;
     op_g.clock = S.cfg.clock ? S.cfg.clock : (op_clock_cycles_usable() ? NULL : mono_clock);
     op_g.clock_ctx = S.cfg.clock ? S.cfg.clock_ctx : NULL;
     op_g.max_stack_depth = S.cfg.max_stack_depth;
     op_g.ring_chunks = S.ring;
-    /* A ring holds the latest events: no cap on how many come and go. */
     /* A ring holds the latest events, a stream writes them out: no cap. */
     int uncapped = S.ring || (S.opts & OP_OPT_STREAM);
     atomic_store_explicit(&op_g.remaining, uncapped ? INT64_MAX / 4 : (int64_t)S.cfg.max_events, memory_order_relaxed);
@@ -218,7 +217,7 @@ static void drop_gen(uint64_t gen)
  * keep is 0: warmup data is thrown away). The session lock is held. The
  * model is built by the collector the analysis library lent; without one
  * a kept generation becomes a bare handle. */
-int op_session_close_gen(int keep, opprof_trace **out)
+static int close_gen(int keep, opprof_trace **out)
 {
     *out = NULL;
     if (!S.gen) return OPPROF_OK;
@@ -267,7 +266,7 @@ int op_session_close_gen(int keep, opprof_trace **out)
 static void discard_gen(void)
 {
     opprof_trace *tr = NULL;
-    int rc = op_session_close_gen(0, &tr);
+    int rc = close_gen(0, &tr);
     if (rc != OPPROF_OK && !S.status) S.status = rc;
 }
 
@@ -282,20 +281,20 @@ static opprof_trace *run_ops(const op_sched_ops *ops, unsigned *i)
         case OP_SCHED_WARN: op_sched_warn_once(ops->warning); break;
         case OP_SCHED_PREPARE:
             if (S.gen) discard_gen();
-            op_session_open_gen();
+            open_gen();
             S.keeping = 0;
             fresh = 1;
             break;
         case OP_SCHED_START:
             if (S.gen && !fresh) discard_gen(); /* what warmup recorded goes */
-            if (!S.gen) op_session_open_gen();
+            if (!S.gen) open_gen();
             S.keeping = 1;
             fresh = 0;
             break;
         case OP_SCHED_STOP:
             if (S.gen) {
                 opprof_trace *tr = NULL;
-                int rc = op_session_close_gen(S.keeping, &tr);
+                int rc = close_gen(S.keeping, &tr);
                 if (rc != OPPROF_OK && !S.status) S.status = rc;
                 opprof_trace_free(S.pending);
                 S.pending = tr;

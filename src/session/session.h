@@ -1,6 +1,4 @@
-/* Internal session hooks for the schedule: open and close recording
- * generations inside one session (call with the session lock held); and
- * what the flight recorder (src/live, in the analysis library) needs of the
+/* What the flight recorder (src/live, in the analysis library) needs of the
  * session, exported to it (common/seam.h). */
 #ifndef OPPROF_SESSION_SESSION_H
 #define OPPROF_SESSION_SESSION_H
@@ -12,12 +10,9 @@
 #include "common/seam.h"
 #include "opprof.h"
 
-void op_session_open_gen(void);
-int op_session_close_gen(int keep, opprof_trace **out);
-
 /* opprof_start for the flight recorder: every thread records into a ring of
  * ring_chunks chunks, the event cap does not apply, and each step is a
- * ProfilerStep range whose number is the arg OP_STEP_ARG_KEY (named after
+ * ProfilerStep range whose number is the arg op_step_arg_key (named after
  * collection: a site per step would pile up for the life of the job).
  * on_step is called by opprof_step, outside the session lock, with the
  * step that just ended. */

@@ -131,13 +131,20 @@ static void install_fork_handlers(void)
     pthread_atfork(fork_prepare, fork_parent, fork_child);
 }
 
+/* The fields whose 0 means "the default": their defaults, written once,
+ * for opprof_config_init and for a program that set them to 0. */
+static void zero_means_default(opprof_config *cfg)
+{
+    if (!cfg->max_events) cfg->max_events = OPPROF_DEFAULT_MAX_EVENTS;
+    if (!cfg->max_stack_depth) cfg->max_stack_depth = 32;
+}
+
 static void config_defaults(opprof_config *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
     cfg->struct_size = sizeof *cfg;
     cfg->activities = OPPROF_ACTIVITY_CPU;
-    cfg->max_events = OPPROF_DEFAULT_MAX_EVENTS;
-    cfg->max_stack_depth = 32;
+    zero_means_default(cfg);
 }
 
 int opprof_config_init_size(opprof_config *cfg, size_t struct_size)
@@ -364,8 +371,7 @@ static int start_session(const opprof_config *user_cfg, uint32_t ring, void (*on
     S.cfg = *cfg;
     S.output_dir = dir;
     S.cfg.output_dir = dir;
-    if (!S.cfg.max_events) S.cfg.max_events = OPPROF_DEFAULT_MAX_EVENTS;
-    if (!S.cfg.max_stack_depth) S.cfg.max_stack_depth = 32;
+    zero_means_default(&S.cfg);
     if (ring) S.cfg.aggregate = 0; /* a flight recorder's dumps are traces: its rings keep events */
     if (S.cfg.stream_trace) {
         const char *why = ring                           ? "the flight recorder keeps its own rings"

@@ -8,18 +8,9 @@
 
 #define MIN_CAP 64
 
-void op_map_init_fixed(op_map *m, op_map_slot *slots, size_t cap)
-{
-    memset(m, 0, sizeof *m);
-    memset(slots, 0, cap * sizeof *slots);
-    m->slots = slots;
-    m->cap = cap;
-    m->fixed = 1;
-}
-
 void op_map_free(op_map *m)
 {
-    if (!m->fixed) free(m->slots);
+    free(m->slots);
     memset(m, 0, sizeof *m);
 }
 
@@ -60,7 +51,6 @@ int op_map_reserve(op_map *m, size_t n)
 {
     if (n > SIZE_MAX / 2) return -1;
     if (n * 2 <= m->cap) return 0;
-    if (m->fixed) return -1;
     size_t cap = m->cap ? m->cap : MIN_CAP;
     while (cap < n * 2) cap *= 2;
     return rehash(m, cap);
@@ -111,58 +101,6 @@ int op_map_put(op_map *m, uint64_t key, uint64_t val)
     uint64_t *v = op_map_at(m, key, NULL);
     if (!v) return -1;
     *v = val;
-    return 0;
-}
-
-int op_map_del(op_map *m, uint64_t key, uint64_t *val)
-{
-    if (!key) {
-        if (!m->has_zero) return 0;
-        if (val) *val = m->zero_val;
-        m->has_zero = 0;
-        m->n--;
-        return 1;
-    }
-    if (!m->cap) return 0;
-    op_map_slot *s = probe(m, key);
-    if (!s->key) return 0;
-    if (val) *val = s->val;
-    /* Backward shift: an entry of the run after the gap moves into it
-     * unless its home lies cyclically in (gap, entry]. */
-    size_t mask = m->cap - 1, i = (size_t)(s - m->slots);
-    for (size_t j = (i + 1) & mask; m->slots[j].key; j = (j + 1) & mask) {
-        size_t h = home(m, m->slots[j].key);
-        int stays = i <= j ? (h > i && h <= j) : (h > i || h <= j);
-        if (stays) continue;
-        m->slots[i] = m->slots[j];
-        i = j;
-    }
-    m->slots[i].key = 0;
-    m->slots[i].val = 0;
-    m->n--;
-    return 1;
-}
-
-int op_map_next(const op_map *m, size_t *pos, uint64_t *key, uint64_t *val)
-{
-    /* Position 0 is key 0; slot i is position i + 1. */
-    if (*pos == 0) {
-        *pos = 1;
-        if (m->has_zero) {
-            *key = 0;
-            *val = m->zero_val;
-            return 1;
-        }
-    }
-    for (; *pos <= m->cap; (*pos)++) {
-        const op_map_slot *s = &m->slots[*pos - 1];
-        if (s->key) {
-            *key = s->key;
-            *val = s->val;
-            (*pos)++;
-            return 1;
-        }
-    }
     return 0;
 }
 

@@ -2,8 +2,8 @@
  * 64-bit keys to 64-bit values (numbers, indices, pointers as uintptr_t).
  *
  * Two ways to key it, on one table:
- *  - by a 64-bit key (an id, an address, a pointer): op_map_get / put / at
- *    / del. Every key is allowed, 0 included.
+ *  - by a 64-bit key (an id, an address, a pointer): op_map_get / put /
+ *    at. Every key is allowed, 0 included.
  *  - by the caller's hash, for keys that are not one number (strings,
  *    tuples): the map holds hash -> value (usually an index into the
  *    caller's array, where the key lives) and several values may share a
@@ -12,9 +12,7 @@
  *    op_map_add_h adds. A table is used one way or the other, not both.
  *
  * Storage: grown with op_realloc (out of memory: -1 / NULL, the map as it
- * was), or the caller's fixed array (op_map_init_fixed), which never grows
- * and is never freed: a put that would make it more than half full fails
- * instead.
+ * was).
  *
  * Not used by the capture tables that run inside malloc hooks, signal
  * handlers or lock-free readers (capture/memtrack.c, drops.c, stacktab.c,
@@ -37,13 +35,8 @@ typedef struct op_map {
     size_t cap, n;     /* cap: 0 or a power of two; n counts key 0 too */
     uint64_t zero_val; /* the value of key 0, when has_zero */
     int has_zero;
-    int fixed;         /* slots are the caller's */
     int hashed;        /* keyed by the caller's hash (op_map_add_h) */
 } op_map;
-
-/* Uses slots[0 .. cap) (cap a power of two), zeroed here, as the whole
- * table: at most cap / 2 entries. */
-void op_map_init_fixed(op_map *m, op_map_slot *slots, size_t cap);
 
 /* Room for n entries in all without growing: 0 or -1. */
 int op_map_reserve(op_map *m, size_t n);
@@ -111,14 +104,6 @@ static inline uint64_t *op_map_at(op_map *m, uint64_t key, int *added)
 
 /* Sets key to val: 0, or -1 when out of room. */
 int op_map_put(op_map *m, uint64_t key, uint64_t val);
-
-/* Removes key (no tombstones: later entries move back), its value in *val
- * when val is not NULL: 1 removed, 0 absent. */
-int op_map_del(op_map *m, uint64_t key, uint64_t *val);
-
-/* Walks the entries in table order: start with *pos = 0; 1 and the entry,
- * or 0 at the end. The order is the table's, not the order of insertion. */
-int op_map_next(const op_map *m, size_t *pos, uint64_t *key, uint64_t *val);
 
 /* ---- keyed by the caller's hash ---- */
 

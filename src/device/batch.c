@@ -5,30 +5,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/vec.h"
 #include "device/activity.h"
 
 int op_dev_batch_add(op_dev_batch *b, const op_dev_act *a)
 {
-    if (b->n == b->cap) {
-        size_t cap = b->cap ? b->cap * 2 : 1024;
-        op_dev_act *p = realloc(b->acts, cap * sizeof *p);
-        if (!p) return -1;
-        b->acts = p;
-        b->cap = cap;
-    }
+    if (op_grow(&b->acts, &b->cap, b->n + 1, sizeof *b->acts)) return -1;
     b->acts[b->n++] = *a;
     return 0;
 }
 
 int op_dev_batch_add_ext(op_dev_batch *b, uint32_t correlation, uint64_t op_t0)
 {
-    if (b->next == b->cap_ext) {
-        size_t cap = b->cap_ext ? b->cap_ext * 2 : 1024;
-        op_dev_ext *p = realloc(b->ext, cap * sizeof *p);
-        if (!p) return -1;
-        b->ext = p;
-        b->cap_ext = cap;
-    }
+    if (op_grow(&b->ext, &b->cap_ext, b->next + 1, sizeof *b->ext)) return -1;
     b->ext[b->next++] = (op_dev_ext){correlation, op_t0};
     return 0;
 }

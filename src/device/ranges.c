@@ -5,6 +5,7 @@
 
 #include "capture/reserve.h"
 #include "capture/thread.h"
+#include "common/vec.h"
 #include "device/ranges.h"
 
 /* ---- push / pop ---- */
@@ -121,15 +122,9 @@ uint64_t op_range_start(const char *name, const opprof_site *site)
     if (!s.site) {
         id = (uint64_t)++g_unrecorded << 32; /* index part 0: names no entry */
     } else {
-        if (g_n == g_cap) {
-            size_t cap = g_cap ? g_cap * 2 : 64;
-            started *p = realloc(g_started, cap * sizeof *p);
-            if (!p) {
-                pthread_mutex_unlock(&g_lock);
-                return (uint64_t)++g_unrecorded << 32; /* its record stays open: closed at stop */
-            }
-            g_started = p;
-            g_cap = cap;
+        if (op_grow(&g_started, &g_cap, g_n + 1, sizeof *g_started)) {
+            pthread_mutex_unlock(&g_lock);
+            return (uint64_t)++g_unrecorded << 32; /* its record stays open: closed at stop */
         }
         g_started[g_n++] = s;
         id = (uint64_t)g_epoch << 32 | (uint32_t)g_n;

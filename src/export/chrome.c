@@ -35,13 +35,14 @@
 #include <unistd.h>
 
 #include "common/error.h"
-#include "export/options.h"
-#include "export/chrome.h"
-#include "export/out.h"
 #include "common/pfschema.h"
+#include "common/rank_env.h"
+#include "common/vec.h"
+#include "export/chrome.h"
+#include "export/options.h"
+#include "export/out.h"
 #include "export/pftrace.h"
 #include "model/model.h"
-#include "common/rank_env.h"
 
 typedef struct cw {
     op_jw *w;
@@ -86,15 +87,8 @@ static const char *escaped(cw *c, uint32_t id, uint32_t *len)
     size_t n = op_strtab_len(&c->t->str, id);
     size_t need = op_json_escaped_max(n);
     if (need > OP_JW_MAX_RESERVE) return NULL; /* too long to cache: the caller escapes it in place */
-    if (c->arena_n + need > c->arena_cap) {
-        size_t cap = c->arena_cap ? c->arena_cap * 2 : 65536;
-        while (cap < c->arena_n + need) cap *= 2;
-        if (cap > UINT32_MAX - 1) return NULL;
-        char *a = realloc(c->arena, cap);
-        if (!a) return NULL;
-        c->arena = a;
-        c->arena_cap = cap;
-    }
+    /* Offsets into the arena are 32-bit. */
+    if (c->arena_n + need > (size_t)1 << 31 || op_grow(&c->arena, &c->arena_cap, c->arena_n + need, 1)) return NULL;
     char *d = c->arena + c->arena_n;
     char *end = op_json_escape(d, s, n);
     c->name_at[id] = (uint32_t)c->arena_n + 1;

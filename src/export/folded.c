@@ -19,10 +19,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/buf.h"
 #include "common/error.h"
 #include "common/textesc.h"
+#include "common/vec.h"
 #include "export/stacksum.h"
-#include "common/buf.h"
 #include "model/model.h"
 
 enum { METRIC_SELF_CPU, METRIC_SELF_DEVICE };
@@ -92,13 +93,7 @@ static int line_operators(op_buf *b, const opprof_trace *t, size_t i, int32_t **
 {
     size_t n = 0;
     for (int64_t j = (int64_t)i; j >= 0; j = t->ev[j].parent) {
-        if (n == *cap) {
-            size_t c = *cap ? *cap * 2 : 64;
-            int32_t *p = realloc(*chain, c * sizeof *p);
-            if (!p) return -1;
-            *chain = p;
-            *cap = c;
-        }
+        if (op_grow(chain, cap, n + 1, sizeof **chain)) return -1;
         (*chain)[n++] = (int32_t)j;
     }
     while (n-- > 0) {

@@ -22,6 +22,7 @@
 #include "capture/thread.h"
 #include "common/error.h"
 #include "opprof.h"
+#include "common/vec.h"
 
 #define BLOCK OP_JW_MIN_BUF
 #define MAX_WORKERS 4
@@ -83,12 +84,9 @@ static int compress_block(z_stream *z, gz_slot *s)
         int complete = s->final ? r == Z_STREAM_END : (z->avail_in == 0 && z->avail_out > 0);
         if (complete) break;
         size_t used = s->out_cap - z->avail_out;
-        unsigned char *o = realloc(s->out, s->out_cap * 2);
-        if (!o) return OPPROF_E_NOMEM;
-        s->out = o;
-        z->next_out = o + used;
-        z->avail_out = (uInt)(s->out_cap * 2 - used);
-        s->out_cap *= 2;
+        if (op_grow(&s->out, &s->out_cap, s->out_cap + 1, 1)) return OPPROF_E_NOMEM;
+        z->next_out = s->out + used;
+        z->avail_out = (uInt)(s->out_cap - used);
     }
     s->out_len = s->out_cap - z->avail_out;
     s->crc = (uint32_t)crc32(0, (const Bytef *)s->in, (uInt)s->in_len);

@@ -216,13 +216,7 @@ static int64_t lane_for(pf_wseq *s, int64_t end)
         if (l && lane_track(s, l) != 0) return -1;
     }
     pf_lane *ln = &s->lanes[l];
-    if (ln->n == ln->cap) {
-        size_t c = ln->cap ? ln->cap * 2 : 64;
-        int64_t *e = realloc(ln->end, c * sizeof *e);
-        if (!e) return -1;
-        ln->end = e;
-        ln->cap = c;
-    }
+    if (op_grow(&ln->end, &ln->cap, ln->n + 1, sizeof *ln->end)) return -1;
     ln->end[ln->n++] = end;
     return (int64_t)l;
 }

@@ -16,6 +16,7 @@
 #include "common/jsonchar.h"
 #include "common/textesc.h"
 #include "common/utf8.h"
+#include "common/vec.h"
 
 enum { ST_START, ST_VALUE, ST_VALUE_OR_END, ST_KEY_OR_END, ST_KEY, ST_COLON, ST_AFTER, ST_DONE, ST_FAILED };
 
@@ -66,10 +67,7 @@ static int more(op_json *j, size_t keep)
             return op_json_fail(j, OPPROF_E_RANGE, j->base, "a single token longer than %zu MiB",
                                 OP_JSON_MAX_TOKEN >> 20),
                    -1;
-        unsigned char *b = realloc(j->buf, j->cap * 2);
-        if (!b) return op_json_fail(j, OPPROF_E_NOMEM, j->base, "out of memory"), -1;
-        j->buf = b;
-        j->cap *= 2;
+        if (op_grow(&j->buf, &j->cap, j->cap + 1, 1)) return op_json_fail(j, OPPROF_E_NOMEM, j->base, "out of memory"), -1;
     }
     ssize_t n = op_source_read(j->src, j->buf + j->len, j->cap - j->len);
     if (n < 0) return op_json_fail(j, (int)n, j->src->err_off, "%s", j->src->err), -1;
@@ -166,14 +164,7 @@ static size_t put_utf8(char *o, unsigned long cp)
 /* Decodes the escapes of a string already validated by lex_string. */
 static int decode(op_json *j, const unsigned char *p, size_t n)
 {
-    if (j->dec_cap < n + 1) {
-        size_t c = j->dec_cap ? j->dec_cap : 256;
-        while (c < n + 1) c *= 2;
-        char *d = realloc(j->dec, c);
-        if (!d) return -1;
-        j->dec = d;
-        j->dec_cap = c;
-    }
+    if (op_grow(&j->dec, &j->dec_cap, n + 1, 1)) return -1;
     char *o = j->dec;
     size_t i = 0;
     while (i < n) {

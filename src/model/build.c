@@ -7,6 +7,7 @@
 #include "common/error.h"
 #include "common/map.h"
 #include "common/satmath.h"
+#include "common/vec.h"
 #include "common/sort.h"
 #include "model/model.h"
 #include "model/order.h"
@@ -20,7 +21,8 @@ static int mem_before(const void *ctx, uint32_t a, uint32_t b)
 /* Per-thread stacks of open host events, grown on demand. */
 typedef struct stacks {
     int32_t **s;
-    uint32_t *n, *cap;
+    uint32_t *n;
+    size_t *cap;
     size_t nthreads;
 } stacks;
 
@@ -43,13 +45,7 @@ static void stacks_free(stacks *st)
 
 static int stacks_push(stacks *st, uint32_t th, int32_t v)
 {
-    if (st->n[th] == st->cap[th]) {
-        uint32_t c = st->cap[th] ? st->cap[th] * 2 : 32;
-        int32_t *p = realloc(st->s[th], c * sizeof *p);
-        if (!p) return -1;
-        st->s[th] = p;
-        st->cap[th] = c;
-    }
+    if (op_grow(&st->s[th], &st->cap[th], (size_t)st->n[th] + 1, sizeof *st->s[th])) return -1;
     st->s[th][st->n[th]++] = v;
     return 0;
 }

@@ -8,6 +8,7 @@
 #include "capture/pool.h"
 #include "capture/thread.h"
 #include "common/error.h"
+#include "common/vec.h"
 #include "model/collect.h"
 #include "model/collect_agg.h"
 #include "model/gaps.h"
@@ -56,13 +57,7 @@ static void open_pop_before(collector *cl, uint64_t t)
 
 static int open_push(collector *cl, int32_t ev, uint64_t end)
 {
-    if (cl->nopen == cl->cap_open) {
-        size_t cap = cl->cap_open ? cl->cap_open * 2 : 64;
-        struct open_ev *o = realloc(cl->open, cap * sizeof *o);
-        if (!o) return -1;
-        cl->open = o;
-        cl->cap_open = cap;
-    }
+    if (op_grow(&cl->open, &cl->cap_open, cl->nopen + 1, sizeof *cl->open)) return -1;
     cl->open[cl->nopen].ev = ev;
     cl->open[cl->nopen++].end = end;
     return 0;
@@ -70,13 +65,7 @@ static int open_push(collector *cl, int32_t ev, uint64_t end)
 
 static int tuple_push(collector *cl, uint32_t raw)
 {
-    if (cl->ntuples == cl->cap_tuples) {
-        size_t cap = cl->cap_tuples ? cl->cap_tuples * 2 : 64;
-        uint32_t *v = realloc(cl->tuples, cap * sizeof *v);
-        if (!v) return -1;
-        cl->tuples = v;
-        cl->cap_tuples = cap;
-    }
+    if (op_grow(&cl->tuples, &cl->cap_tuples, cl->ntuples + 1, sizeof *cl->tuples)) return -1;
     cl->tuples[cl->ntuples++] = raw;
     return 0;
 }
@@ -212,13 +201,10 @@ static int count_drops(collector *cl, const op_dropsite *tab)
         if (!site) continue;
         uint32_t name = op_recnames_site(&cl->names, tr, site);
         if (name == UINT32_MAX) return -1;
-        if (name >= tr->ndropped_calls) {
-            size_t n = tr->ndropped_calls ? tr->ndropped_calls : 64;
-            while (n <= name) n *= 2;
-            uint64_t *d = realloc(tr->dropped_calls, n * sizeof *d);
-            if (!d) return -1;
-            memset(d + tr->ndropped_calls, 0, (n - tr->ndropped_calls) * sizeof *d);
-            tr->dropped_calls = d;
+        if (name >= tr->ndropped_calls) { /* by name id: the new ones 0 */
+            size_t n = tr->ndropped_calls;
+            if (op_grow(&tr->dropped_calls, &n, (size_t)name + 1, sizeof *tr->dropped_calls)) return -1;
+            memset(tr->dropped_calls + tr->ndropped_calls, 0, (n - tr->ndropped_calls) * sizeof *tr->dropped_calls);
             tr->ndropped_calls = n;
         }
         tr->dropped_calls[name] += OP_LOAD(&tab[i].n);

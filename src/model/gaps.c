@@ -1,6 +1,7 @@
 /* Removing the profiler's own time from a thread's timeline (gaps.h). */
 #include <stdlib.h>
 
+#include "common/vec.h"
 #include "model/gaps.h"
 
 int op_gaps_add(op_gaps *s, uint64_t from, uint64_t to)
@@ -13,13 +14,7 @@ int op_gaps_add(op_gaps *s, uint64_t from, uint64_t to)
         if (to < from) to = from;
         before = last->before + (last->to - last->from);
     }
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 16;
-        struct op_gap *g = realloc(s->g, cap * sizeof *g);
-        if (!g) return -1;
-        s->g = g;
-        s->cap = cap;
-    }
+    if (op_grow(&s->g, &s->cap, s->n + 1, sizeof *s->g)) return -1;
     s->g[s->n++] = (struct op_gap){from, to, before};
     return 0;
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/jsonesc.h"
+#include "common/vec.h"
 #include "model/recnames.h"
 
 uint32_t op_recnames_site_new(op_recnames *n, opprof_trace *tr, const opprof_site *s)
@@ -68,27 +69,21 @@ int op_recnames_inputs(op_recnames *c, opprof_trace *tr, const op_word *desc, un
     uint32_t id = op_strtab_intern(&c->raw, (const char *)buf, (payload_words + 1) * sizeof(uint64_t));
     if (id == UINT32_MAX) return -1;
     if (id >= c->cap) {
-        size_t cap = c->cap ? c->cap * 2 : 256;
-        while (cap <= id) cap *= 2;
-        uint32_t *s = realloc(c->shapes, cap * sizeof *s);
-        if (!s) return -1;
-        c->shapes = s;
-        uint32_t *t = realloc(c->types, cap * sizeof *t);
-        if (!t) return -1;
-        c->types = t;
-        for (size_t i = c->cap; i < cap; i++) c->shapes[i] = UINT32_MAX;
-        c->cap = cap;
+        size_t old = c->cap;
+        if (op_grow(&c->of, &c->cap, (size_t)id + 1, sizeof *c->of)) return -1;
+        for (size_t i = old; i < c->cap; i++) c->of[i].shapes = UINT32_MAX;
     }
-    if (c->shapes[id] == UINT32_MAX) {
+    struct op_rawnames *r = &c->of[id];
+    if (r->shapes == UINT32_MAX) {
         opprof_input in[OPPROF_MAX_INPUTS];
         op_recnames_decode_inputs(desc, n, in);
-        if (format_inputs(tr, in, n, &c->shapes[id], &c->types[id]) != 0) {
-            c->shapes[id] = UINT32_MAX;
+        if (format_inputs(tr, in, n, &r->shapes, &r->types) != 0) {
+            r->shapes = UINT32_MAX;
             return -1;
         }
     }
-    *shapes = c->shapes[id];
-    *types = c->types[id];
+    *shapes = r->shapes;
+    *types = r->types;
     if (raw) *raw = id;
     return 0;
 }
@@ -153,7 +148,7 @@ uint32_t op_recnames_args(op_recnames *names, opprof_trace *tr, const op_word *p
         }
     }
     if (rc) return UINT32_MAX;
-    *out = op_trace_intern(tr, b->p ? b->p : "", b->n);
+    *out = op_trace_intern(tr, op_buf_str(b), b->n);
     return *out == UINT32_MAX ? UINT32_MAX : OP_ARGS_WORDS(n);
 }
 
@@ -167,7 +162,6 @@ void op_recnames_fini(op_recnames *n)
 {
     op_map_free(&n->sites);
     op_strtab_free(&n->raw);
-    free(n->shapes);
-    free(n->types);
+    free(n->of);
     op_buf_free(&n->args);
 }

@@ -17,8 +17,10 @@
 typedef struct op_recnames {
     op_map sites; /* site address -> name id */
     op_strtab raw; /* an inputs' payload, its count word first -> id */
-    uint32_t *shapes; /* raw id -> shape string id; UINT32_MAX not made yet */
-    uint32_t *types;  /* raw id -> type string id */
+    struct op_rawnames {
+        uint32_t shapes; /* shape string id; UINT32_MAX not made yet */
+        uint32_t types;  /* type string id */
+    } * of;              /* by raw id */
     size_t cap;
     op_buf args; /* scratch for op_recnames_args */
 } op_recnames;
@@ -45,8 +47,8 @@ int op_recnames_inputs(op_recnames *n, opprof_trace *tr, const op_word *desc, un
 /* The strings and the inputs of a payload by its raw id. */
 static inline void op_recnames_raw_strings(const op_recnames *n, uint32_t raw, uint32_t *shapes, uint32_t *types)
 {
-    *shapes = n->shapes[raw];
-    *types = n->types[raw];
+    *shapes = n->of[raw].shapes;
+    *types = n->of[raw].types;
 }
 unsigned op_recnames_raw_inputs(const op_recnames *n, uint32_t raw, opprof_input *in);
 

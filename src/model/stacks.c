@@ -32,27 +32,18 @@ static int add_frame(void *arg, const char *frame, size_t len)
     return 0;
 }
 
-/* The frames of code address ip: k with pool[off[k]] .. + cnt[k]. */
+/* The frames of code address ip: k with pool[ipf[k].off] .. + ipf[k].cnt. */
 static int ip_frames(op_stack_map *m, opprof_trace *tr, uint64_t ip, uint32_t *k_out)
 {
     if (op_map_get_u32(&m->ips, ip, k_out)) return 0;
-    if (m->nips == m->cap_ips) {
-        size_t cap = m->cap_ips ? m->cap_ips * 2 : 256;
-        uint32_t *off = realloc(m->off, cap * sizeof *off);
-        if (!off) return -1;
-        m->off = off;
-        uint32_t *cnt = realloc(m->cnt, cap * sizeof *cnt);
-        if (!cnt) return -1;
-        m->cnt = cnt;
-        m->cap_ips = cap;
-    }
+    if (op_grow(&m->ipf, &m->cap_ips, m->nips + 1, sizeof *m->ipf)) return -1;
     emit_ctx c = {m, tr, 0};
     size_t first = m->npool;
     op_symbolize_frames(ip, add_frame, &c);
     if (c.failed) return -1;
     uint32_t k = (uint32_t)m->nips++;
-    m->off[k] = (uint32_t)first;
-    m->cnt[k] = (uint32_t)(m->npool - first);
+    m->ipf[k].off = (uint32_t)first;
+    m->ipf[k].cnt = (uint32_t)(m->npool - first);
     if (op_map_put(&m->ips, ip, k)) return -1;
     *k_out = k;
     return 0;
@@ -84,9 +75,9 @@ static uint32_t new_stack(op_stack_map *m, opprof_trace *tr, const uint64_t *ips
     for (uint32_t i = 0; i < n; i++) {
         uint32_t k;
         if (ip_frames(m, tr, ips[i], &k) != 0) goto out;
-        if (op_grow(&ids, &cap, nids + m->cnt[k], sizeof *ids)) goto out;
-        memcpy(ids + nids, m->pool + m->off[k], m->cnt[k] * sizeof *ids);
-        nids += m->cnt[k];
+        if (op_grow(&ids, &cap, nids + m->ipf[k].cnt, sizeof *ids)) goto out;
+        memcpy(ids + nids, m->pool + m->ipf[k].off, m->ipf[k].cnt * sizeof *ids);
+        nids += m->ipf[k].cnt;
     }
     size_t skip = own_frames(tr, ids, nids);
     if (skip == nids) {
@@ -130,8 +121,7 @@ void op_stack_map_free(op_stack_map *m)
 {
     op_map_free(&m->entries);
     op_map_free(&m->ips);
-    free(m->off);
-    free(m->cnt);
+    free(m->ipf);
     free(m->pool);
     if (m->ready) op_strtab_free(&m->seqs);
     free(m->seq_stack);

@@ -12,8 +12,10 @@
 
 typedef struct op_stack_map {
     op_map entries;    /* stack entry address -> model stack (index + 1) */
-    op_map ips;        /* code address -> k: its frames are pool[off[k]] .. + cnt[k] */
-    uint32_t *off, *cnt;
+    op_map ips;        /* code address -> k: its frames are pool[ipf[k].off] .. + ipf[k].cnt */
+    struct op_ipframes {
+        uint32_t off, cnt;
+    } * ipf;
     size_t nips, cap_ips;
     uint32_t *pool;    /* frame string ids */
     size_t npool, cap_pool;

@@ -6,13 +6,14 @@
 
 #include "capture/agg.h"
 #include "capture/spill.h"
+#include "common/map.h"
+#include "common/vec.h"
 #include "model/collect.h"
 #include "model/collect_agg.h"
 #include "model/gaps.h"
 #include "model/recnames.h"
 #include "model/stacks.h"
 #include "model/stream.h"
-#include "common/vec.h"
 
 #define LOAD(p) OP_LOAD(p)
 
@@ -46,8 +47,7 @@ struct op_sdec {
     op_stack_map stacks; /* with_stack: the threads' stack entries as the trace's stacks */
     sthread **th;
     size_t nth, cap_th;
-    uint32_t *slots; /* thread index + 1 by key hash; 0 empty */
-    size_t nslots;
+    op_map index; /* thread state's address -> index in th */
     uint64_t recorded;
     int64_t mem_total;
     int begins;                  /* op_sdec_keep_begins: a begin becomes an event too */
@@ -92,33 +92,12 @@ void op_sdec_free(op_sdec *d)
         free(st);
     }
     free(d->th);
-    free(d->slots);
+    op_map_free(&d->index);
     op_vec_free(&d->order);
     op_stack_map_free(&d->stacks);
     opprof_trace_free(d->tr);
     op_recnames_fini(&d->names);
     free(d);
-}
-
-static size_t key_hash(const op_tstate *t, size_t mask)
-{
-    return (size_t)(((uint64_t)(uintptr_t)t * 0x9e3779b97f4a7c15ull) >> 32) & mask;
-}
-
-static int slots_grow(op_sdec *d)
-{
-    size_t n = d->nslots ? d->nslots * 2 : 64;
-    uint32_t *s = calloc(n, sizeof *s);
-    if (!s) return -1;
-    for (size_t i = 0; i < d->nth; i++) {
-        size_t j = key_hash(d->th[i]->key, n - 1);
-        while (s[j]) j = (j + 1) & (n - 1);
-        s[j] = (uint32_t)i + 1;
-    }
-    free(d->slots);
-    d->slots = s;
-    d->nslots = n;
-    return 0;
 }
 
 static sthread *thread_new(op_sdec *d, op_tstate *t)
@@ -153,21 +132,13 @@ static sthread *thread_new(op_sdec *d, op_tstate *t)
 
 static sthread *thread_of(op_sdec *d, op_tstate *t)
 {
-    if ((d->nth + 1) * 2 > d->nslots && slots_grow(d) != 0) return NULL;
-    size_t mask = d->nslots - 1, j = key_hash(t, mask);
-    for (; d->slots[j]; j = (j + 1) & mask)
-        if (d->th[d->slots[j] - 1]->key == t) return d->th[d->slots[j] - 1];
-    if (d->nth == d->cap_th) {
-        size_t cap = d->cap_th ? d->cap_th * 2 : 16;
-        sthread **a = realloc(d->th, cap * sizeof *a);
-        if (!a) return NULL;
-        d->th = a;
-        d->cap_th = cap;
-    }
+    uint32_t i;
+    if (op_map_get_u32(&d->index, (uint64_t)(uintptr_t)t, &i)) return d->th[i];
+    if (op_grow(&d->th, &d->cap_th, d->nth + 1, sizeof *d->th) || op_map_reserve(&d->index, d->nth + 1)) return NULL;
     sthread *st = thread_new(d, t);
     if (!st) return NULL;
+    op_map_put(&d->index, (uint64_t)(uintptr_t)t, d->nth); /* reserved: cannot fail */
     d->th[d->nth++] = st;
-    d->slots[j] = (uint32_t)d->nth;
     return st;
 }
 
@@ -447,11 +418,6 @@ const uint32_t *op_sdec_order(const op_sdec *d, size_t *n)
 {
     *n = d->order.n;
     return d->order.v;
-}
-
-uint64_t op_sdec_recorded(const op_sdec *d)
-{
-    return d->recorded;
 }
 
 int op_sdec_end_rest(op_sdec *d, uint64_t stop_ticks)

@@ -66,9 +66,6 @@ void op_sdec_clear(op_sdec *d);
 void op_sdec_keep_begins(op_sdec *d);
 const uint32_t *op_sdec_order(const op_sdec *d, size_t *n);
 
-/* Ranges and memory events read so far. */
-uint64_t op_sdec_recorded(const op_sdec *d);
-
 /* The session's trace: every thread's sums as rows, with tb the session's
  * final timebase, after op_sdec_end_rest. 0, or -1 when out of memory. */
 int op_sdec_finish(op_sdec *d, const op_timebase *tb, uint64_t stop_ticks, opprof_trace **out);

@@ -1,3 +1,4 @@
+#include "common/vec.h"
 #include "model/strtab.h"
 
 #include <stdlib.h>
@@ -70,16 +71,9 @@ uint32_t op_strtab_intern(op_strtab *t, const char *s, size_t len)
     const uint64_t *found = op_map_find_h(&t->ix, h, same, &p);
     if (found) return (uint32_t)*found;
     if (op_map_reserve(&t->ix, (size_t)t->count + 1) != 0) return UINT32_MAX;
-    if (t->count == t->cap) {
-        uint32_t cap = t->cap ? t->cap * 2 : 256;
-        char **strs = realloc(t->strs, cap * sizeof *strs);
-        if (!strs) return UINT32_MAX;
-        t->strs = strs;
-        uint32_t *lens = realloc(t->lens, cap * sizeof *lens);
-        if (!lens) return UINT32_MAX;
-        t->lens = lens;
-        t->cap = cap;
-    }
+    if (op_grow(&t->strs, &t->cap_strs, (size_t)t->count + 1, sizeof *t->strs) ||
+        op_grow(&t->lens, &t->cap_lens, (size_t)t->count + 1, sizeof *t->lens))
+        return UINT32_MAX;
     char *copy = arena_alloc(t, len + 1);
     if (!copy) return UINT32_MAX;
     if (len) memcpy(copy, s, len);

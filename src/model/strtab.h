@@ -11,7 +11,8 @@
 typedef struct op_strtab {
     char **strs;      /* id -> NUL-terminated string */
     uint32_t *lens;   /* id -> length */
-    uint32_t count, cap;
+    uint32_t count;
+    size_t cap_strs, cap_lens;
     op_map ix;        /* string hash -> id */
     char *arena;      /* current block */
     size_t arena_used, arena_cap;

@@ -4,19 +4,8 @@
 #include <string.h>
 
 #include "common/error.h"
+#include "common/vec.h"
 #include "model/model.h"
-
-static int grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap) return 0;
-    size_t n = *cap ? *cap : 64;
-    while (n < need) n *= 2;
-    void *q = realloc(*p, n * elem);
-    if (!q) return -1;
-    *p = q;
-    *cap = n;
-    return 0;
-}
 
 static void trace_free(opprof_trace *t);
 
@@ -55,7 +44,7 @@ int64_t op_trace_thread(opprof_trace *t, int64_t pid, int64_t tid)
     for (size_t i = 0; i < t->nthreads; i++)
         if (t->threads[i].pid == pid && t->threads[i].tid == tid) return (int64_t)i;
     if (t->nthreads >= OP_MAX_THREADS) return op_fail(OPPROF_E_RANGE, "more than %u threads", OP_MAX_THREADS), -1;
-    if (grow((void **)&t->threads, &t->cap_threads, t->nthreads + 1, sizeof *t->threads))
+    if (op_grow(&t->threads, &t->cap_threads, t->nthreads + 1, sizeof *t->threads))
         return op_fail(OPPROF_E_NOMEM, "out of memory"), -1;
     op_thread *th = &t->threads[t->nthreads];
     memset(th, 0, sizeof *th);
@@ -89,7 +78,7 @@ op_event *op_trace_add_event(opprof_trace *t, uint32_t thread, uint32_t name, in
                              int64_t dur_ns)
 {
     if (thread >= OP_MAX_THREADS) return NULL; /* op_trace_thread never gives one */
-    if (grow((void **)&t->ev, &t->cap_ev, t->nev + 1, sizeof *t->ev)) return NULL;
+    if (op_grow(&t->ev, &t->cap_ev, t->nev + 1, sizeof *t->ev)) return NULL;
     op_event *e = &t->ev[t->nev++];
     memset(e, 0, sizeof *e);
     e->thread = thread;
@@ -104,7 +93,7 @@ op_event *op_trace_add_event(opprof_trace *t, uint32_t thread, uint32_t name, in
 op_evx *op_evx_add(opprof_trace *t, op_event *e)
 {
     if (e->x) return &t->evx[e->x - 1];
-    if (t->nevx >= UINT32_MAX - 1 || grow((void **)&t->evx, &t->cap_evx, t->nevx + 1, sizeof *t->evx)) return NULL;
+    if (t->nevx >= UINT32_MAX - 1 || op_grow(&t->evx, &t->cap_evx, t->nevx + 1, sizeof *t->evx)) return NULL;
     op_evx *x = &t->evx[t->nevx++];
     memset(x, 0, sizeof *x);
     e->x = (uint32_t)t->nevx;
@@ -120,7 +109,7 @@ uint32_t op_event_depth(const opprof_trace *t, const op_event *e)
 
 op_mem_event *op_trace_add_mem(opprof_trace *t, uint32_t thread, int64_t ts_ns, uint64_t addr, int64_t bytes)
 {
-    if (grow((void **)&t->mem, &t->cap_mem, t->nmem + 1, sizeof *t->mem)) return NULL;
+    if (op_grow(&t->mem, &t->cap_mem, t->nmem + 1, sizeof *t->mem)) return NULL;
     op_mem_event *m = &t->mem[t->nmem++];
     memset(m, 0, sizeof *m);
     m->thread = thread;
@@ -135,7 +124,7 @@ op_mem_event *op_trace_add_mem(opprof_trace *t, uint32_t thread, int64_t ts_ns, 
 
 uint32_t op_trace_add_stack(opprof_trace *t, const uint32_t *frames, uint32_t nframes)
 {
-    if (grow((void **)&t->stacks, &t->cap_stacks, t->nstacks + 1, sizeof *t->stacks)) return 0;
+    if (op_grow(&t->stacks, &t->cap_stacks, t->nstacks + 1, sizeof *t->stacks)) return 0;
     uint32_t *copy = malloc((nframes ? nframes : 1) * sizeof *copy);
     if (!copy) return 0;
     if (nframes) memcpy(copy, frames, nframes * sizeof *copy);
@@ -162,7 +151,7 @@ uint32_t op_trace_copy_stack(opprof_trace *t, const opprof_trace *from, size_t k
 
 op_aggrow *op_trace_add_agg(opprof_trace *t)
 {
-    if (grow((void **)&t->agg, &t->cap_agg, t->nagg + 1, sizeof *t->agg)) return NULL;
+    if (op_grow(&t->agg, &t->cap_agg, t->nagg + 1, sizeof *t->agg)) return NULL;
     op_aggrow *r = &t->agg[t->nagg++];
     memset(r, 0, sizeof *r);
     return r;

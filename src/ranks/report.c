@@ -275,16 +275,12 @@ static int compare_ops(builder *b, const op_rank_trace *rt, size_t n)
             if (row.count == 0 || row.device_time_total_ns > row.cpu_time_total_ns) continue; /* device rows */
             uint32_t id = intern_raw(b, row.name, strlen(row.name));
             if (id >= nslot) {
-                size_t m = nslot ? nslot : 64;
-                while (m <= id) m *= 2;
-                uint32_t *s = realloc(slot, m * sizeof *s);
-                if (!s) {
+                size_t old = nslot;
+                if (op_grow(&slot, &nslot, (size_t)id + 1, sizeof *slot)) {
                     b->oom = 1;
                     break;
                 }
-                memset(s + nslot, 0, (m - nslot) * sizeof *s);
-                slot = s;
-                nslot = m;
+                memset(slot + old, 0, (nslot - old) * sizeof *slot);
             }
             if (!slot[id]) {
                 if (!room(b, &r->ops, &cap_ops, r->nops, sizeof *r->ops)) break;

@@ -15,7 +15,6 @@
 #include "export/pftrace.h"
 #include "export/pftrace_stream.h"
 #include "import/import.h"
-#include "model/order.h"
 
 size_t op_convert_batch = (size_t)1 << 20;
 

@@ -1,4 +1,4 @@
-/* A gzip stream decompressed on the fly with zlib (gzip.h), so a compressed
+/* A gzip stream decompressed on the fly with zlib (source.h), so a compressed
  * trace of any size is read with a fixed amount of memory. Concatenated members (what
  * `cat a.gz b.gz` gives) are read one after the other, as gzip(1) does. */
 #include <stdio.h>
@@ -7,7 +7,7 @@
 #include <zlib.h>
 
 #include "common/error.h"
-#include "import/gzip.h"
+#include "import/source.h"
 
 #define GZ_IN_CHUNK (64u * 1024u)
 

@@ -8,7 +8,6 @@
 #include "common/vec.h"
 #include "import/event.h"
 #include "import/json.h"
-#include "import/open.h"
 #include "import/source.h"
 #include "import/threads.h"
 #include "model/model.h"

@@ -1,5 +1,5 @@
-/* File, stdin and memory sources (open.h), each through the gzip sniffing
- * of gzip.h. */
+/* File, stdin and memory sources (source.h), each through the gzip
+ * sniffing of gzip.c. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -8,8 +8,7 @@
 #include <unistd.h>
 
 #include "common/error.h"
-#include "import/gzip.h"
-#include "import/open.h"
+#include "import/source.h"
 
 typedef struct fd_source {
     op_source base;

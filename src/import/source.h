@@ -24,4 +24,23 @@ struct op_source {
 ssize_t op_source_read(op_source *s, unsigned char *buf, size_t cap);
 void op_source_close(op_source *s);
 
+/* ---- opening a trace's bytes (open.c) ---- */
+
+/* Opens path ("-": stdin) and, when its first bytes are the gzip magic,
+ * decompresses it. On failure *out is NULL and the detail is set. */
+int op_source_open_path(const char *path, op_source **out);
+
+/* A source over memory it does not own; max_read > 0 limits each read (tests
+ * use it to cut the input at every possible place). gzip is detected too. */
+int op_source_open_memory(const void *buf, size_t len, size_t max_read, op_source **out);
+
+/* ---- gzip (gzip.c) ---- */
+
+/* Wraps raw (taking ownership) in a gzip decoder when its first two bytes are
+ * 1f 8b; otherwise returns raw itself. */
+int op_source_auto_gzip(op_source *raw, op_source **out);
+
+/* The gzip decoder itself: reads raw (taking ownership) decompressed. */
+int op_source_gzip(op_source *raw, op_source **out);
+
 #endif

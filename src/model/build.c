@@ -7,10 +7,9 @@
 #include "common/error.h"
 #include "common/map.h"
 #include "common/satmath.h"
-#include "common/vec.h"
 #include "common/sort.h"
+#include "common/vec.h"
 #include "model/model.h"
-#include "model/order.h"
 
 static int mem_before(const void *ctx, uint32_t a, uint32_t b)
 {

@@ -7,7 +7,6 @@
  * collector with its first reader and has its traces built; a program that
  * only records links none of it. */
 #include "common/error.h"
-#include "model/handle.h"
 #include "model/model.h"
 
 const opprof_trace *op_trace_model(const opprof_trace *t)
@@ -25,5 +24,5 @@ int op_trace_check(const opprof_trace *t, const char *who)
 /* Early (priority 101): a program's own constructor may run a session. */
 __attribute__((constructor(101))) static void lend_collector(void)
 {
-    op_session_lend(&op_model_collector);
+    op_session_lend(op_model_collector());
 }

@@ -1,12 +1,11 @@
-/* The collector (handle.h): reads a closed generation's records into a
- * model, then adds what the session knows and finishes it. */
+/* The collector (model.h: op_model_collector): reads a closed generation's
+ * records into a model, then adds what the session knows and finishes it. */
 #include <string.h>
 
 #include "common/error.h"
 #include "model/collect.h"
 #include "model/devmap.h"
 #include "model/distributed.h"
-#include "model/handle.h"
 #include "model/model.h"
 
 static int collect(const op_gen_done *g, opprof_trace **out)
@@ -35,4 +34,8 @@ static void mark_incomplete(opprof_trace *tr)
     tr->options |= OP_TRACE_INCOMPLETE;
 }
 
-const op_collector op_model_collector = {collect, finish, mark_incomplete};
+const op_collector *op_model_collector(void)
+{
+    static const op_collector c = {collect, finish, mark_incomplete};
+    return &c;
+}

@@ -160,6 +160,11 @@ enum {
 
 opprof_trace *op_trace_new(void);
 
+/* The collector the analysis library lends the session (session/handle.h,
+ * handle.c): every generation a session keeps becomes a model. gate.c
+ * lends it, from the file every reader of a trace calls first. */
+const op_collector *op_model_collector(void);
+
 /* The model behind a handle: t itself once it holds one; NULL for NULL and
  * for a bare handle (recorded before the analysis library was in the
  * process). Every function of opprof_trace.h that reads a trace asks for
@@ -235,6 +240,13 @@ int op_trace_finish(opprof_trace *t);
  * when out of memory. */
 typedef int (*op_batch_fn)(opprof_trace *t, void *ctx);
 int op_trace_batch_out(opprof_trace *t, uint32_t *const *open, size_t nopen, op_batch_fn fn, void *ctx);
+
+/* Puts t's events in the model's order (by start, the longer first, so
+ * that parents precede their children; equal ones in the order they were
+ * added) and moves the producer's memory event links (op_mem_event.enclosing)
+ * with them (order.c). 0, or -1 when out of memory (the events are left as
+ * they were). */
+int op_order_events(opprof_trace *t);
 
 /* True for categories that form the host call tree (rows with CPU time).
  * OPPROF_CAT_OTHER events are kept for timelines but are not operators. */

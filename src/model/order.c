@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "common/sort.h"
-#include "model/order.h"
+#include "model/model.h"
 
 static int ev_before(const op_event *a, const op_event *b)
 {

@@ -11,7 +11,7 @@
 
 #include "import/json.h"
 #include "import/number.h"
-#include "import/open.h"
+#include "import/source.h"
 
 /* The token stream of doc as text ("{ K:a S:b N:1 }"), or "ERR@off:msg". */
 static void tokens(const char *doc, size_t len, size_t max_read, size_t chunk, char *out, size_t cap)

@@ -12,18 +12,7 @@ int op_buf_grow(op_buf *b, size_t extra)
 {
     if (b->failed) return -1;
     if (extra > SIZE_MAX - 1 - b->n) return op_buf_fail(b);
-    size_t need = b->n + extra + 1; /* the NUL */
-    if (need <= b->cap) return 0;
-    size_t c = b->cap ? b->cap : 64;
-    while (c < need) {
-        if (c > SIZE_MAX / 2) return op_buf_fail(b);
-        c *= 2;
-    }
-    char *p = op_realloc(b->p, c);
-    if (!p) return op_buf_fail(b);
-    b->p = p;
-    b->cap = c;
-    return 0;
+    return op_grow(&b->p, &b->cap, b->n + extra + 1 /* the NUL */, 1) ? op_buf_fail(b) : 0;
 }
 
 int op_buf_fill(op_buf *b, char c, size_t n)

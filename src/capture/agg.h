@@ -19,7 +19,7 @@
 
 #include "capture/state.h"
 #include "opprof.h"
-#include "common/seam.h"
+#include "common/compiler.h"
 
 typedef struct op_aggslot {
     const opprof_site *site; /* NULL: empty */

@@ -9,7 +9,7 @@
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
-#include "common/seam.h"
+#include "common/compiler.h"
 #define OP_HAVE_CYCLE_COUNTER 1
 static inline uint64_t op_cycles(void)
 {

@@ -11,7 +11,7 @@
 #define OPPROF_CAPTURE_MEMTRACK_H
 
 #include <stdint.h>
-#include "common/seam.h"
+#include "common/compiler.h"
 
 enum { OP_MT_UNKNOWN = -1, OP_MT_DOUBLE = -2 };
 

@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "capture/state.h"
-#include "common/seam.h"
+#include "common/compiler.h"
 
 typedef struct op_own {
     op_tstate *t;   /* NULL: the thread does not record */

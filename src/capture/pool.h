@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #include "capture/format.h"
-#include "common/seam.h"
+#include "common/compiler.h"
 
 #define OP_CHUNK_BYTES ((size_t)1 << 20) /* 1 MiB per chunk */
 #define OP_PREFILL_CHUNKS 4              /* mapped at start: ~175k events without a page fault */

@@ -20,7 +20,7 @@
 #include <stdint.h>
 
 #include "capture/state.h"
-#include "common/seam.h"
+#include "common/compiler.h"
 
 /* One hand-off: a thread's chunks in order, each with its end published. */
 typedef struct op_spill_item {

@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "capture/state.h"
-#include "common/seam.h"
+#include "common/compiler.h"
 
 /* Makes the calling thread's state current for generation g: registers the
  * thread on first use, resets buffers left from an earlier session. NULL

@@ -4,7 +4,6 @@
 #define OPPROF_COMMON_ERROR_H
 
 #include "common/compiler.h"
-#include "common/seam.h"
 #include "opprof.h"
 
 /* Records a formatted detail for opprof_last_error() and returns status. */

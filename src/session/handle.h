@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #include "capture/clock.h"
-#include "common/seam.h"
+#include "common/compiler.h"
 #include "device/device.h"
 #include "opprof.h"
 

@@ -1,5 +1,5 @@
 /* What the flight recorder (src/live, in the analysis library) needs of the
- * session, exported to it (common/seam.h). */
+ * session, exported to it (OP_SEAM, common/compiler.h). */
 #ifndef OPPROF_SESSION_SESSION_H
 #define OPPROF_SESSION_SESSION_H
 
@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #include "capture/clock.h"
-#include "common/seam.h"
+#include "common/compiler.h"
 #include "opprof.h"
 
 /* opprof_start for the flight recorder: every thread records into a ring of

@@ -202,6 +202,15 @@ static void add_free_memory(const opprof_trace *t, group *g, int *sat)
     }
 }
 
+/* A host range's times and memory (or a row of ranges') into g, saturating. */
+static void add_host(group *g, int64_t self, int64_t total, int64_t mem, int64_t self_mem, int *sat)
+{
+    g->self_cpu = op_sat_add(g->self_cpu, self, sat);
+    g->cpu = op_sat_add(g->cpu, total, sat);
+    g->mem = op_sat_add(g->mem, mem, sat);
+    g->self_mem = op_sat_add(g->self_mem, self_mem, sat);
+}
+
 /* An aggregating session's rows (already in the order of their first
  * ranges): the same groups the events would make, by name, their sums
  * saturating as the events' do (OP_TRACE_SATURATED). */
@@ -224,11 +233,8 @@ static int group_sums(builder *b, int64_t *sum_self_cpu)
         if (gi < 0) return -1;
         group *g = &b->g[gi];
         g->count = op_sat_addu(g->count, r->count, sat);
-        g->self_cpu = op_sat_add(g->self_cpu, r->self_ns, sat);
-        g->cpu = op_sat_add(g->cpu, r->total_ns, sat);
+        add_host(g, r->self_ns, r->total_ns, r->mem, r->self_mem, sat);
         g->flops = op_sat_addu(g->flops, r->flops, sat);
-        g->mem = op_sat_add(g->mem, r->mem, sat);
-        g->self_mem = op_sat_add(g->self_mem, r->self_mem, sat);
     }
     if (t->agg_free_count && mem_group < 0 && (mem_group = new_group(b, NULL, NULL, 0, 0, KIND_MEMORY)) < 0) return -1;
     if (mem_group >= 0) {
@@ -266,12 +272,7 @@ static int group_events(builder *b, int64_t *sum_self_cpu)
         if (gi < 0) return -1;
         group *g = &b->g[gi];
         g->count++;
-        if (host) {
-            g->self_cpu = op_sat_add(g->self_cpu, e->self_ns, sat);
-            g->cpu = op_sat_add(g->cpu, e->dur_ns, sat);
-            g->mem = op_sat_add(g->mem, x->mem_total, sat);
-            g->self_mem = op_sat_add(g->self_mem, x->mem_self, sat);
-        }
+        if (host) add_host(g, e->self_ns, e->dur_ns, x->mem_total, x->mem_self, sat);
         g->self_dev = op_sat_add(g->self_dev, x->dev_self_ns, sat);
         g->dev = op_sat_add(g->dev, x->dev_total_ns, sat);
         g->flops = op_sat_addu(g->flops, x->flops, sat);

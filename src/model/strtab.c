@@ -43,7 +43,9 @@ static inline int same(const void *ctx, uint64_t id)
 int op_strtab_init(op_strtab *t)
 {
     memset(t, 0, sizeof *t);
-    return op_strtab_intern(t, "", 0) == 0 ? 0 : -1;
+    if (op_strtab_intern(t, "", 0) == 0) return 0;
+    op_strtab_free(t); /* what the first intern took before it failed */
+    return -1;
 }
 
 void op_strtab_free(op_strtab *t)

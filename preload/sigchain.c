@@ -3,9 +3,9 @@
  * Writing a trace takes locks and memory (the session lock, malloc, stdio),
  * none of which a signal handler may touch: the handler might have
  * interrupted the very thread that holds them. So the handler only notes the
- * signal and the thread it arrived on and writes one byte to a pipe. A
- * helper thread, started with the session and blocking every signal, wakes
- * on that byte, stops the session (the trace is marked incomplete) and
+ * signal and the thread it arrived on and posts a semaphore (sem_post is
+ * async-signal-safe). A helper thread, started with the session and blocking
+ * every signal, wakes on it, stops the session (the trace is marked incomplete) and
  * writes it through the usual atomic writers, while the interrupted thread
  * carries on undisturbed, so no lock it holds can stall the writing. Then the
  * helper gives the program its own dispositions back and sends the signal
@@ -23,14 +23,18 @@
  * forked child gets the program's dispositions back (it has no session).
  * Not interposed: sigset, sysv_signal, bsd_signal and the raw system call.
  * The handler the program's gets is re-sent by tgkill, so its siginfo names
- * this process as the sender. */
+ * this process as the sender.
+ *
+ * No descriptor: a program may close every descriptor above 2 at start
+ * (closefrom) and open its own files under the same numbers, so a wake-up
+ * pipe would end up writing a byte into one of the program's files. */
 #define _GNU_SOURCE
 #include "sigchain.h"
 
 #include <dlfcn.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -53,14 +57,15 @@ static struct {
     pid_t pid;                /* the process whose session it is */
     struct sigaction prev[2]; /* the program's dispositions, as it believes them to be */
     int ours[2];              /* our handler is the real disposition */
-    int pipe[2];
+    sem_t wake;               /* posted: a signal was caught, or the session ended */
+    int have_wake;
     pthread_t helper;
     int joined;
     _Atomic int caught;       /* the signal being written for, 0 none */
     _Atomic pid_t caught_tid;
     op_sigchain_fn fn;
     sigset_t fork_mask;
-} G = {.lock = PTHREAD_MUTEX_INITIALIZER, .pipe = {-1, -1}};
+} G = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static sigaction_fn g_real_sigaction;
 static signal_fn g_real_signal;
@@ -155,11 +160,7 @@ static NOINSTR void on_signal(int sig, siginfo_t *si, void *uc)
     if (getpid() == G.pid && atomic_load(&G.state) == CATCHING &&
         atomic_compare_exchange_strong(&G.caught, &expect, sig)) {
         atomic_store(&G.caught_tid, (pid_t)syscall(SYS_gettid));
-        char c = (char)sig;
-        ssize_t n;
-        do n = write(G.pipe[1], &c, 1);
-        while (n < 0 && errno == EINTR);
-        if (n != 1) { /* the helper cannot be woken: the program gets the signal now */
+        if (sem_post(&G.wake) != 0) { /* the helper cannot be woken: the program gets the signal now */
             atomic_store(&G.caught, 0);
             pass_on(k, sig, si, uc);
         }
@@ -202,13 +203,8 @@ static NOINSTR void release_locked(void)
 static NOINSTR void *helper_main(void *arg)
 {
     (void)arg;
-    char c = 0;
-    for (;;) {
-        ssize_t n = read(G.pipe[0], &c, 1);
-        if (n == 1) break;
-        if (n < 0 && errno == EINTR) continue;
-        return NULL;
-    }
+    while (sem_wait(&G.wake) != 0)
+        if (errno != EINTR) return NULL;
     int sig = atomic_load(&G.caught);
     if (!sig) return NULL; /* the session ended at exit without a signal */
     G.fn(sig);
@@ -240,10 +236,7 @@ static NOINSTR void fork_child(void)
     if (atomic_load(&G.state) == CATCHING)
         for (int k = 0; k < 2; k++) real_sigaction(k_sigs[k], &G.prev[k], NULL);
     if (atomic_load(&G.state) != OFF) atomic_store(&G.state, RELEASED);
-    for (int i = 0; i < 2; i++) {
-        if (G.pipe[i] >= 0) close(G.pipe[i]);
-        G.pipe[i] = -1;
-    }
+    if (G.have_wake) sem_init(&G.wake, 0, 0); /* the parent's helper is not here to wait on it */
     pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
     memcpy(&G.lock, &fresh, sizeof fresh);
     pthread_sigmask(SIG_SETMASK, &G.fork_mask, NULL);
@@ -256,7 +249,8 @@ int op_sigchain_install(op_sigchain_fn fn)
         errno = ENOSYS;
         return -1;
     }
-    if (pipe2(G.pipe, O_CLOEXEC) != 0) return -1;
+    if (sem_init(&G.wake, 0, 0) != 0) return -1;
+    G.have_wake = 1;
     G.fn = fn;
     G.pid = getpid();
     /* The helper blocks every signal, so that none is ever handled on it. */
@@ -266,9 +260,8 @@ int op_sigchain_install(op_sigchain_fn fn)
     int rc = pthread_create(&G.helper, NULL, helper_main, NULL);
     pthread_sigmask(SIG_SETMASK, &saved, NULL);
     if (rc != 0) {
-        close(G.pipe[0]);
-        close(G.pipe[1]);
-        G.pipe[0] = G.pipe[1] = -1;
+        sem_destroy(&G.wake);
+        G.have_wake = 0;
         errno = rc;
         return -1;
     }
@@ -291,12 +284,7 @@ void op_sigchain_end(void)
     int caught = atomic_load(&G.caught);
     if (!caught) release_locked();
     unlock(&saved);
-    if (!caught) {
-        char zero = 0; /* wakes the helper to leave; the pipe stays open for a handler racing with us */
-        ssize_t n;
-        do n = write(G.pipe[1], &zero, 1);
-        while (n < 0 && errno == EINTR);
-    }
+    if (!caught) (void)sem_post(&G.wake); /* wakes the helper to leave (caught is 0: it finds no signal) */
     G.joined = 1;
     pthread_join(G.helper, NULL);
 }

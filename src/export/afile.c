@@ -1,13 +1,17 @@
-/* Atomic replacement of a file through a temporary file and rename(2). */
-#define _GNU_SOURCE /* mkostemp, sync_file_range */
+/* Atomic replacement of a file through a temporary file and rename(2)
+ * (afile.h). */
+#define _GNU_SOURCE /* mkostemp, sync_file_range, O_TMPFILE, F_OFD_SETLK */
 #include "export/afile.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/error.h"
@@ -72,8 +76,10 @@ static int open_direct(op_afile *f, const char *path, int flags)
     do
         f->fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY | flags);
     while (f->fd < 0 && errno == EINTR);
-    if (f->fd < 0) {
+    if (f->fd < 0 || op_ownfd_set(&f->own, f->fd) != 0) {
         int e = errno;
+        if (f->fd >= 0) close(f->fd);
+        f->fd = -1;
         return op_fail(OPPROF_E_IO, "cannot write %s: %s", show(path).s, reason(e));
     }
     if (!(f->path = strdup(path))) {
@@ -85,10 +91,66 @@ static int open_direct(op_afile *f, const char *path, int flags)
     return OPPROF_OK;
 }
 
-int op_afile_open(op_afile *f, const char *path)
+/* A name's length as kept in temporary names (.NAME.PID.XXXXXX within 255 bytes). */
+static int kept_len(const char *base)
+{
+    size_t blen = strlen(base);
+    return (int)(blen <= 255 && blen > 236 ? 236 : blen);
+}
+
+/* A write lock on the whole file, held as long as the descriptor is open:
+ * what tells a sweep (below) that a live writer, maybe in another pid
+ * namespace, still has the file. 0 when taken. */
+static int lock_file(int fd)
+{
+    struct flock lk;
+    memset(&lk, 0, sizeof lk);
+    lk.l_type = F_WRLCK;
+    lk.l_whence = SEEK_SET;
+    return fcntl(fd, F_OFD_SETLK, &lk);
+}
+
+/* Removes the temporary files that writers of base in dir left when their
+ * process crashed, called _exit or was killed: only names of the form
+ * .BASE.PID.XXXXXX, regular files of this user, whose process is gone and
+ * whose lock no one holds. */
+static void sweep_stale(const char *dir, const char *base)
+{
+    char prefix[300];
+    int pl = snprintf(prefix, sizeof prefix, ".%.*s.", kept_len(base), base);
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strncmp(e->d_name, prefix, (size_t)pl) != 0) continue;
+        char *end;
+        long pid = strtol(e->d_name + pl, &end, 10);
+        if (end == e->d_name + pl || pid <= 0 || *end != '.' || strlen(end + 1) != 6) continue;
+        if (pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue;
+        int fd = openat(dirfd(d), e->d_name, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+        if (fd < 0) continue;
+        struct stat st;
+        if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() && lock_file(fd) == 0)
+            (void)unlinkat(dirfd(d), e->d_name, 0);
+        close(fd);
+    }
+    closedir(d);
+}
+
+/* Six characters for a temporary name that the next try changes. */
+static unsigned name_bits(void)
+{
+    static _Atomic unsigned counter;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ((unsigned)ts.tv_nsec ^ (unsigned)(ts.tv_sec * 2654435761u) ^ (counter++ * 40503u)) & 0xffffffu;
+}
+
+static int open_file(op_afile *f, const char *path, int named)
 {
     memset(f, 0, sizeof *f);
     f->fd = -1;
+    f->own.fd = -1;
     if (!path || !*path) return op_fail(OPPROF_E_INVAL, "no output path given");
     struct stat st;
     int exists = stat(path, &st) == 0;
@@ -117,24 +179,44 @@ int op_afile_open(op_afile *f, const char *path)
     base = base ? base + 1 : path;
     int rc = OPPROF_OK;
     char *dir = NULL;
+    mode_t mode = exists ? (st.st_mode & 07777) : (0666 & ~current_umask());
     if (!*base) {
         rc = op_fail(OPPROF_E_INVAL, "cannot write %s: the path names a directory", show(path).s);
-    } else if (!(dir = dir_of(path)) || !(f->path = strdup(path)) ||
-               !(f->tmp = malloc(strlen(dir) + strlen(base) + 16))) {
+    } else if (strlen(base) > 255) {
+        rc = op_fail(OPPROF_E_IO, "cannot write %s: %s", show(path).s, reason(ENAMETOOLONG));
+    } else if (!(dir = dir_of(path)) || !(f->path = strdup(path))) {
         rc = op_fail(OPPROF_E_NOMEM, "out of memory");
     } else {
-        /* Hidden, in the same directory, so that rename stays on one file
-         * system. A name near the 255-byte limit is shortened so that its
-         * temporary name fits; a name over the limit fails here, before any
-         * writing, as it would at the rename. */
-        size_t blen = strlen(base);
-        int keep = (int)(blen <= 255 && blen > 247 ? 247 : blen);
-        sprintf(f->tmp, "%s/.%.*s.XXXXXX", dir, keep, base);
-        f->fd = mkostemp(f->tmp, O_CLOEXEC);
-        if (f->fd < 0) {
+        /* In the same directory, so that the rename stays on one file
+         * system. Without a name when the file system allows: nothing is
+         * left behind by a process that dies before the commit. */
+        if (!named) {
+            f->fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, mode);
+            f->anon = f->fd >= 0;
+            /* EISDIR, EOPNOTSUPP, EINVAL: no O_TMPFILE here; named instead */
+            if (f->fd < 0 && errno != EISDIR && errno != EOPNOTSUPP && errno != EINVAL) named = -1;
+        }
+        if (f->fd < 0 && named >= 0) {
+            /* Hidden, with the writer's pid: sweep_stale can tell when it is left over. */
+            sweep_stale(dir, base);
+            if (!(f->tmp = malloc(strlen(dir) + strlen(base) + 40))) {
+                rc = op_fail(OPPROF_E_NOMEM, "out of memory");
+            } else {
+                sprintf(f->tmp, "%s/.%.*s.%lld.XXXXXX", dir, kept_len(base), base, (long long)getpid());
+                f->fd = mkostemp(f->tmp, O_CLOEXEC);
+                if (f->fd >= 0) {
+                    (void)lock_file(f->fd);
+                    (void)fchmod(f->fd, mode); /* mkostemp makes 0600: the mode open(2) would give */
+                }
+            }
+        }
+        if (rc == OPPROF_OK && (f->fd < 0 || op_ownfd_set(&f->own, f->fd) != 0)) {
             int e = errno;
             rc = op_fail(OPPROF_E_IO, "cannot write %s: cannot create a file in %s: %s", show(f->path).s, show(dir).s,
                          reason(e));
+            if (f->fd >= 0) close(f->fd);
+            if (f->tmp && f->fd >= 0) unlink(f->tmp);
+            f->fd = -1;
         }
     }
     free(resolved);
@@ -145,16 +227,65 @@ int op_afile_open(op_afile *f, const char *path)
         f->path = f->tmp = NULL;
         return rc;
     }
-    /* mkostemp makes 0600: keep the mode of the file replaced, else give
-     * the one open(2) would. */
-    (void)fchmod(f->fd, exists ? (st.st_mode & 07777) : (0666 & ~current_umask()));
+    if (f->anon) (void)fchmod(f->fd, mode); /* the umask applied at open; the replaced file's mode stays */
+    return OPPROF_OK;
+}
+
+int op_afile_open(op_afile *f, const char *path)
+{
+    return open_file(f, path, 0);
+}
+
+int op_afile_open_named(op_afile *f, const char *path)
+{
+    return open_file(f, path, 1);
+}
+
+/* When the program has closed opprof's descriptor (and maybe opened a file
+ * that took its number), the file is opened again by its name, if it has
+ * one and it is still the same file, at the offset written so far. The old
+ * number is the program's and is never touched again. */
+static int reclaim(op_afile *f)
+{
+    if (op_ownfd_ours(&f->own)) return OPPROF_OK;
+    uint64_t dev = f->own.dev, ino = f->own.ino;
+    f->fd = f->own.fd = -1;
+    const char *name = f->direct ? f->path : f->tmp;
+    if (!name) {
+        f->err = EBADF;
+        return op_fail(OPPROF_E_IO,
+                       "cannot write %s: the program closed opprof's descriptor of its temporary file while it was "
+                       "written (the previous file is kept)",
+                       show(f->path).s);
+    }
+    int fd;
+    do
+        fd = open(name, O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
+    while (fd < 0 && errno == EINTR);
+    struct stat st;
+    int same = fd >= 0 && fstat(fd, &st) == 0 && (uint64_t)st.st_dev == dev && (uint64_t)st.st_ino == ino;
+    if (same && S_ISREG(st.st_mode) && lseek(fd, (off_t)f->written, SEEK_SET) < 0) same = 0;
+    if (!same) {
+        if (fd >= 0) close(fd);
+        f->err = EBADF;
+        return op_fail(OPPROF_E_IO,
+                       "cannot write %s: the program closed opprof's descriptor, and %s is no longer the file it "
+                       "was (the previous file is kept)",
+                       show(f->path).s, show(name).s);
+    }
+    if (!f->direct) (void)lock_file(fd);
+    (void)op_ownfd_set(&f->own, fd);
+    f->fd = fd;
+    f->reopened++;
     return OPPROF_OK;
 }
 
 int op_afile_write(op_afile *f, const void *p, size_t n)
 {
+    int rc = reclaim(f);
+    if (rc != OPPROF_OK) return rc;
     size_t done = 0;
-    int rc = op_write_all_fd(f->fd, p, n, &done);
+    rc = op_write_all_fd(f->fd, p, n, &done);
     f->written += (uint64_t)done;
     if (rc != 0) {
         int e = errno;
@@ -177,20 +308,81 @@ static void release(op_afile *f)
     free(f->tmp);
     f->path = f->tmp = NULL;
     f->fd = -1;
+    f->own.fd = -1;
 }
 
 void op_afile_abort(op_afile *f)
 {
-    if (f->fd >= 0) close(f->fd);
+    op_ownfd_close(&f->own); /* a number the program took stays open */
     if (f->tmp) unlink(f->tmp);
     release(f);
 }
 
+/* Gives the nameless temporary file the name `to`: 0, or -1 with errno
+ * (EEXIST: a file has that name). Through /proc, else AT_EMPTY_PATH (which
+ * needs CAP_DAC_READ_SEARCH). */
+static int link_anon(int fd, const char *to)
+{
+    char proc[64];
+    snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+    if (linkat(AT_FDCWD, proc, AT_FDCWD, to, AT_SYMLINK_FOLLOW) == 0) return 0;
+    int e = errno;
+    if (e == EEXIST) return -1;
+    if (linkat(fd, "", AT_FDCWD, to, AT_EMPTY_PATH) == 0) return 0;
+    errno = errno == EEXIST ? EEXIST : e;
+    return -1;
+}
+
+/* The nameless file becomes the target: linked at its name when there is
+ * none yet, else linked at a hidden name and renamed over it. 0, or the
+ * errno with *what naming the step. */
+static int name_anon(op_afile *f, const char **what)
+{
+    if (link_anon(f->fd, f->path) == 0) return 0;
+    if (errno != EEXIST) {
+        *what = "link";
+        return errno;
+    }
+    char *dir = dir_of(f->path);
+    const char *base = strrchr(f->path, '/');
+    base = base ? base + 1 : f->path;
+    if (!dir || !(f->tmp = malloc(strlen(dir) + strlen(base) + 48))) {
+        free(dir);
+        *what = "link";
+        return ENOMEM;
+    }
+    int e = EEXIST;
+    for (int i = 0; i < 100 && e == EEXIST; i++) {
+        sprintf(f->tmp, "%s/.%.*s.%lld.%06x", dir, kept_len(base), base, (long long)getpid(), name_bits());
+        e = link_anon(f->fd, f->tmp) == 0 ? 0 : errno;
+    }
+    free(dir);
+    if (e) {
+        free(f->tmp);
+        f->tmp = NULL;
+        *what = "link";
+        return e;
+    }
+    if (rename(f->tmp, f->path) != 0) {
+        *what = "rename";
+        return errno; /* the caller removes f->tmp */
+    }
+    free(f->tmp);
+    f->tmp = NULL;
+    return 0;
+}
+
 int op_afile_commit(op_afile *f, int do_fsync)
 {
+    int rc = reclaim(f);
+    if (rc != OPPROF_OK) {
+        if (f->tmp && !f->direct) unlink(f->tmp);
+        release(f);
+        return rc;
+    }
     if (f->direct) {
-        int rc = close(f->fd) == 0 ? OPPROF_OK
-                                   : op_fail(OPPROF_E_IO, "cannot write %s: %s", show(f->path).s, strerror(errno));
+        rc = close(f->fd) == 0 ? OPPROF_OK
+                               : op_fail(OPPROF_E_IO, "cannot write %s: %s", show(f->path).s, strerror(errno));
         release(f);
         return rc;
     }
@@ -200,19 +392,20 @@ int op_afile_commit(op_afile *f, int do_fsync)
         e = errno;
         what = "fsync";
     }
+    if (!what && f->anon) e = name_anon(f, &what);
     if (close(f->fd) != 0 && !what) {
         e = errno;
         what = "close";
     }
-    f->fd = -1;
-    if (!what && rename(f->tmp, f->path) != 0) {
+    f->fd = f->own.fd = -1;
+    if (!what && !f->anon && rename(f->tmp, f->path) != 0) {
         e = errno;
         what = "rename";
     }
     if (what) {
-        int rc = op_fail(OPPROF_E_IO, "cannot write %s: %s: %s (the previous file is kept)", show(f->path).s, what,
-                         reason(e));
-        unlink(f->tmp);
+        rc = op_fail(OPPROF_E_IO, "cannot write %s: %s: %s (the previous file is kept)", show(f->path).s, what,
+                     reason(e));
+        if (f->tmp) unlink(f->tmp);
         release(f);
         return rc;
     }

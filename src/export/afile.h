@@ -1,17 +1,31 @@
 /* Atomic file replacement: write a temporary file in the target's directory,
  * fsync it, rename it over the target. A reader sees the old file or the new
  * one, never a part; a failure leaves the old file as it was and no
- * temporary file behind. */
+ * temporary file behind.
+ *
+ * The temporary file has no name (O_TMPFILE) until it is committed, so a
+ * crash, _exit or kill -9 leaves nothing. A file written for long (a
+ * streamed trace: op_afile_open_named) has a hidden name instead,
+ * .NAME.PID.XXXXXX, so that it can be opened again when the program closes
+ * opprof's descriptor (see common/ownfd.h); one left by a process that is
+ * gone is removed when the next writer of NAME opens it. Every write checks
+ * that the descriptor is still the file's: a descriptor the program took
+ * over is never written or closed. */
 #ifndef OPPROF_EXPORT_AFILE_H
 #define OPPROF_EXPORT_AFILE_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/ownfd.h"
+
 typedef struct op_afile {
-    int fd;
+    int fd;     /* own.fd */
+    op_ownfd own;
     char *path; /* the target */
-    char *tmp;  /* the temporary file, NULL once renamed or removed */
+    char *tmp;  /* the temporary file's name, NULL once renamed or removed, or while it has none */
+    int anon;   /* the temporary file has no name (O_TMPFILE) */
+    unsigned reopened; /* times the program took the descriptor and the file was opened again */
     uint64_t written;
     uint64_t synced; /* bytes whose write-back has been started */
     int direct;      /* the target is a device or a pipe: written in place */
@@ -23,6 +37,11 @@ typedef struct op_afile {
  * file it names is replaced, as writing through it would); a target that is
  * not a regular file (/dev/stdout, a named pipe) is written in place. */
 int op_afile_open(op_afile *f, const char *path);
+
+/* The same with a temporary file that has a name from the start, which
+ * op_afile_write opens again when the program closed opprof's descriptor:
+ * for a file written while the program runs. */
+int op_afile_open_named(op_afile *f, const char *path);
 
 /* Writes all of p[0..n), retrying short writes; a failure (ENOSPC, EFBIG,
  * EIO) is returned with a detail naming the path, errno text and offset. */

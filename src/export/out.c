@@ -46,15 +46,25 @@ static int start(op_out *o, int gzip, int level)
     return OPPROF_OK;
 }
 
-int op_out_open_path(op_out *o, const char *path, int gzip, int level, int do_fsync)
+static int open_path(op_out *o, const char *path, int gzip, int level, int do_fsync, int named)
 {
     memset(o, 0, sizeof *o);
     o->to_file = 1;
     o->do_fsync = do_fsync;
-    int rc = op_afile_open(&o->file, path);
+    int rc = named ? op_afile_open_named(&o->file, path) : op_afile_open(&o->file, path);
     if (rc != OPPROF_OK) return rc;
     if ((rc = start(o, gzip, level)) != OPPROF_OK) op_out_discard(o);
     return rc;
+}
+
+int op_out_open_path(op_out *o, const char *path, int gzip, int level, int do_fsync)
+{
+    return open_path(o, path, gzip, level, do_fsync, 0);
+}
+
+int op_out_open_path_named(op_out *o, const char *path, int gzip, int level)
+{
+    return open_path(o, path, gzip, level, 1, 1);
 }
 
 int op_out_open_stream(op_out *o, FILE *f, int gzip, int level)

@@ -24,6 +24,10 @@ int op_path_is_gz(const char *path);
 
 /* gzip: 0 plain, 1 compressed with zlib at `level` (1..9). */
 int op_out_open_path(op_out *o, const char *path, int gzip, int level, int do_fsync);
+/* A file written while the program runs (a streamed trace): its temporary
+ * file has a name, so that it survives the program closing opprof's
+ * descriptor (op_afile_open_named); fsync'd at the end. */
+int op_out_open_path_named(op_out *o, const char *path, int gzip, int level);
 int op_out_open_stream(op_out *o, FILE *f, int gzip, int level);
 
 /* Flushes and, for a file, commits it; on any failure (now or earlier) the

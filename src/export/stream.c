@@ -116,7 +116,7 @@ int op_stream_open(const char *path)
     /* The name picks the format and the compression, as for an export. */
     W.pftrace = op_pf_path(path);
     W.gz = op_path_is_gz(path);
-    int rc = op_out_open_path(&W.out, path, W.gz, 1, 1);
+    int rc = op_out_open_path_named(&W.out, path, W.gz, 1);
     if (rc != OPPROF_OK) return rc;
     snprintf(W.path, sizeof W.path, "%s", path);
     W.opened = 1;

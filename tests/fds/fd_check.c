@@ -109,6 +109,29 @@ static void check_logs(void)
     free(o);
 }
 
+/* Calls of name in the trace at path. */
+static size_t calls_in(const char *path, const char *name)
+{
+    opprof_trace *t = NULL;
+    if (opprof_trace_load(path, &t) != OPPROF_OK) fail_msg("%s: %s", path, opprof_last_error());
+    size_t n = 0;
+    for (size_t i = 0; i < opprof_trace_event_count(t); i++) {
+        opprof_event e;
+        assert_int_equal(opprof_trace_event(t, i, &e), OPPROF_OK);
+        n += !strcmp(e.name, name);
+    }
+    opprof_trace_free(t);
+    return n;
+}
+
+/* No temporary file of opprof's is left in the case's folder. */
+static void check_no_leftovers(void)
+{
+    char cmd[900];
+    snprintf(cmd, sizeof cmd, "ls -A '%s' | grep -q '^\\.'", g_case);
+    if (system(cmd) == 0) fail_msg("a hidden file is left in %s", g_case);
+}
+
 static char *err_text(void)
 {
     char err[800];
@@ -127,6 +150,34 @@ static void plain_exec_keeps_the_logs(void **state)
     assert_non_null(e);
     if (!strstr(e, "work")) fail_msg("no table with work on stderr:\n%s", e);
     free(e);
+}
+
+static void streamed_trace(const char *name)
+{
+    new_case(name);
+    char trace[800];
+    in_case(trace, sizeof trace, name);
+    const char *args[] = {"--trace", trace, NULL};
+    assert_int_equal(wait_exit(spawn(args, 0), 60), 0);
+    check_logs();
+    char *e = err_text();
+    if (e && *e) fail_msg("stderr:\n%s", e);
+    free(e);
+    size_t work = calls_in(trace, "work");
+    if (work != 2000) fail_msg("%s: %zu calls of work, want 2000", trace, work);
+    check_no_leftovers();
+}
+
+static void trace_json_goes_to_its_file(void **state)
+{
+    (void)state;
+    streamed_trace("cf.json");
+}
+
+static void trace_pftrace_goes_to_its_file(void **state)
+{
+    (void)state;
+    streamed_trace("cf.pftrace");
 }
 
 static int setup(void **state)
@@ -149,6 +200,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(plain_exec_keeps_the_logs),
+        cmocka_unit_test(trace_json_goes_to_its_file),
+        cmocka_unit_test(trace_pftrace_goes_to_its_file),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

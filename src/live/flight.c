@@ -19,7 +19,8 @@
 #include "capture/clock.h"
 #include "common/error.h"
 #include "live/flight.h"
-#include "live/ondemand.h"
+#include "live/listener.h"
+#include "live/odsock.h"
 #include "opprof_trace.h"
 #include "session/session.h"
 
@@ -325,6 +326,72 @@ static void restore_signal(void)
     W.sig = 0;
 }
 
+static int flight_running(void)
+{
+    return atomic_load_explicit(&W.running, memory_order_acquire);
+}
+
+static int flight_dump_sync(const char *path, const char *reason, char *written, size_t cap)
+{
+    if (!flight_running()) return op_fail(OPPROF_E_NO_SESSION, "the flight recorder is not running");
+    sync_req r = {path, reason, written, cap, 0, 0, NULL};
+    pthread_mutex_lock(&g_lock);
+    if (W.quit) { /* the writer has left, or is leaving: no one would answer */
+        pthread_mutex_unlock(&g_lock);
+        return op_fail(OPPROF_E_NO_SESSION, "the flight recorder is stopping");
+    }
+    sync_req **tail = &W.queue;
+    while (*tail) tail = &(*tail)->next;
+    *tail = &r;
+    pthread_mutex_unlock(&g_lock);
+    wake_writer();
+    pthread_mutex_lock(&g_lock);
+    while (!r.done) pthread_cond_wait(&g_done, &g_lock);
+    pthread_mutex_unlock(&g_lock);
+    if (r.rc != OPPROF_OK && !*opprof_last_error()) op_fail(r.rc, "the dump failed (see stderr)");
+    return r.rc;
+}
+
+/* ---- the trigger ---- */
+
+/* opprof trigger PID --dump: the listener's request (listener.c). */
+static void serve_dump(int c, const char *req, unsigned long n)
+{
+    char v[4096], path[4096] = "", written[4096];
+    if (op_od_get(req, "trace", v, sizeof v)) op_od_expand(v, n, path, sizeof path);
+    if (!flight_running()) {
+        op_listen_reply_error(c, OPPROF_E_NO_SESSION, "process %lld: the flight recorder is stopping",
+                              (long long)getpid());
+        return;
+    }
+    int rc = flight_dump_sync(path[0] ? path : NULL, "trigger", written, sizeof written);
+    if (rc != OPPROF_OK) {
+        op_listen_reply_error(c, rc, "the dump failed: %s", opprof_last_error());
+        return;
+    }
+    char out[4200];
+    snprintf(out, sizeof out, "ok\nwrote %s\n", written);
+    op_listen_reply(c, out);
+}
+
+/* A recording asked of a process that runs the flight recorder only. */
+static void refuse_record(int c, const char *req, unsigned long n)
+{
+    (void)req;
+    (void)n;
+    op_listen_reply_error(c, OPPROF_E_UNSUPPORTED,
+                          "process %lld runs the flight recorder, not on demand: dump it (opprof trigger %lld --dump)",
+                          (long long)getpid(), (long long)getpid());
+}
+
+static const char *flight_state(void)
+{
+    return flight_running() ? "flight" : NULL;
+}
+
+static const op_listen_op k_ops[] = {{"dump", serve_dump, 0}, {"record", refuse_record, 1}, {NULL, NULL, 0}};
+static const op_listen_service k_service = {OP_LISTEN_FLIGHT, "flight", flight_state, NULL, k_ops};
+
 /* ---- the API ---- */
 
 int opprof_flight_config_init_size(opprof_flight_config *c, size_t struct_size)
@@ -432,42 +499,16 @@ int opprof_flight_start(const opprof_flight_config *c)
         (void)opprof_flight_stop();
         return rc;
     }
-    if (op_listener_acquire(OP_LISTEN_FLIGHT) != OPPROF_OK) /* dumps still come from the other routes */
+    if (op_listener_acquire(&k_service) != OPPROF_OK) /* dumps still come from the other routes */
         fprintf(stderr, "opprof: flight recorder: no trigger socket: %s\n", opprof_last_error());
     op_clear_error();
     return OPPROF_OK;
 }
 
-int op_flight_running(void)
-{
-    return atomic_load_explicit(&W.running, memory_order_acquire);
-}
-
-int op_flight_dump_sync(const char *path, const char *reason, char *written, size_t cap)
-{
-    if (!op_flight_running()) return op_fail(OPPROF_E_NO_SESSION, "the flight recorder is not running");
-    sync_req r = {path, reason, written, cap, 0, 0, NULL};
-    pthread_mutex_lock(&g_lock);
-    if (W.quit) { /* the writer has left, or is leaving: no one would answer */
-        pthread_mutex_unlock(&g_lock);
-        return op_fail(OPPROF_E_NO_SESSION, "the flight recorder is stopping");
-    }
-    sync_req **tail = &W.queue;
-    while (*tail) tail = &(*tail)->next;
-    *tail = &r;
-    pthread_mutex_unlock(&g_lock);
-    wake_writer();
-    pthread_mutex_lock(&g_lock);
-    while (!r.done) pthread_cond_wait(&g_done, &g_lock);
-    pthread_mutex_unlock(&g_lock);
-    if (r.rc != OPPROF_OK && !*opprof_last_error()) op_fail(r.rc, "the dump failed (see stderr)");
-    return r.rc;
-}
-
 int opprof_flight_dump(const char *path)
 {
     char written[4096];
-    return op_flight_dump_sync(path, "opprof_flight_dump", written, sizeof written);
+    return flight_dump_sync(path, "opprof_flight_dump", written, sizeof written);
 }
 
 int opprof_flight_dump_async(void)

@@ -124,3 +124,10 @@ int op_od_get(const char *req, const char *key, char *buf, size_t cap)
     }
     return 0;
 }
+
+void op_od_expand(const char *in, unsigned long n, char *out, size_t cap)
+{
+    const char *at = strstr(in, "{n}");
+    if (!at) snprintf(out, cap, "%s", in);
+    else snprintf(out, cap, "%.*s%lu%s", (int)(at - in), in, n, at + 3);
+}

@@ -1,5 +1,6 @@
 /* Where the on-demand sockets live and how a request or a reply crosses
- * them: shared by the listener (ondemand.c) and the trigger (trigger.c). */
+ * them: shared by the listener (listener.c), its services (ondemand.c,
+ * flight.c) and the trigger (trigger.c). */
 #ifndef OPPROF_LIVE_ODSOCK_H
 #define OPPROF_LIVE_ODSOCK_H
 
@@ -30,5 +31,8 @@ int op_od_read_all(int fd, size_t max, int timeout_ms, char **out, size_t *len);
 /* The value of "key=" on its own line of a request, copied into buf; 0 when
  * absent. */
 int op_od_get(const char *req, const char *key, char *buf, size_t cap);
+
+/* A requested path with its first "{n}" replaced by the trigger's number. */
+void op_od_expand(const char *in, unsigned long n, char *out, size_t cap);
 
 #endif

@@ -1,4 +1,4 @@
-/* The trigger: the client side of on demand (ondemand.c). It finds the
+/* The trigger: the client side of the listener (listener.c). It finds the
  * process's socket among its user's folders, says clearly why when it
  * cannot (no such process, another user's, not accepting triggers), sends
  * one request and relays the reply. */

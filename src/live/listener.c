@@ -1,0 +1,323 @@
+/* The listener: a thread on a Unix socket of this process, serving triggers
+ * (trigger.c) from the same user, for the services that registered their
+ * requests (listener.h): on demand records for a while, the flight recorder
+ * dumps its rings, while the program runs on.
+ *
+ * One request is served at a time. While one is served, the listener still
+ * answers pings (opprof trigger --list) and turns other requests away with
+ * "busy" (op_listener_wait), so that a second trigger never waits unseen.
+ * The thread blocks every signal: the program's signals go to the
+ * program's threads. */
+#define _GNU_SOURCE
+#include "live/listener.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "common/error.h"
+#include "live/odsock.h"
+#include "opprof.h"
+
+#define REQUEST_MAX (64 * 1024)
+#define NSERVICES 2 /* one per OP_LISTEN_* bit */
+
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER; /* everything in L */
+static pthread_once_t g_fork_once = PTHREAD_ONCE_INIT;
+
+static struct {
+    int reasons;       /* OP_LISTEN_* */
+    int fd;            /* listening socket */
+    int wake[2];       /* a byte here: stop */
+    pthread_t thread;
+    pid_t pid;
+    char path[256];
+    unsigned long seq; /* triggers served */
+    const op_listen_service *svc[NSERVICES]; /* by bit; kept after release for fork */
+} L = {.fd = -1, .wake = {-1, -1}};
+
+static int bit_index(int reason)
+{
+    return reason == OP_LISTEN_FLIGHT ? 1 : 0;
+}
+
+/* ---- replies ---- */
+
+void op_listen_reply(int c, const char *text)
+{
+    (void)op_od_write_all(c, text, strlen(text));
+}
+
+void op_listen_reply_error(int c, int status, const char *fmt, ...)
+{
+    char msg[1200], line[1300];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    snprintf(line, sizeof line, "error %d %s\n", status, msg);
+    op_listen_reply(c, line);
+}
+
+/* The running services' modes, in bit order, joined by commas. */
+static void mode_names(char *out, size_t cap)
+{
+    size_t k = 0;
+    out[0] = '\0';
+    for (int i = 0; i < NSERVICES; i++) {
+        const op_listen_service *s = L.svc[i];
+        if (!s || !(L.reasons & s->reason)) continue;
+        int n = snprintf(out + k, cap - k, "%s%s", k ? "," : "", s->mode);
+        if (n < 0 || (size_t)n >= cap - k) break;
+        k += (size_t)n;
+    }
+}
+
+static void reply_ping(int c)
+{
+    char comm[64] = "?", line[256], mode[64];
+    FILE *f = fopen("/proc/self/comm", "r");
+    if (f) {
+        if (fgets(comm, sizeof comm, f)) comm[strcspn(comm, "\n")] = '\0';
+        fclose(f);
+    }
+    const char *state = NULL;
+    pthread_mutex_lock(&g_lock);
+    mode_names(mode, sizeof mode);
+    for (int i = 0; i < NSERVICES && !state; i++) {
+        const op_listen_service *s = L.svc[i];
+        if (s && (L.reasons & s->reason) && s->state) state = s->state();
+    }
+    pthread_mutex_unlock(&g_lock);
+    snprintf(line, sizeof line, "ok\npid=%lld\nmode=%s\nstate=%s\ncomm=%s\n", (long long)getpid(), mode,
+             state ? state : "idle", comm);
+    op_listen_reply(c, line);
+}
+
+/* ---- one connection ---- */
+
+/* Accepts one connection from the same user (or root); -1 for none. */
+static int accept_peer(void)
+{
+    int c = accept4(L.fd, NULL, NULL, SOCK_CLOEXEC);
+    if (c < 0) return -1;
+    struct ucred cr;
+    socklen_t len = sizeof cr;
+    if (getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cr, &len) != 0 || (cr.uid != geteuid() && cr.uid != 0)) {
+        op_listen_reply_error(c, OPPROF_E_PERM, "process %lld serves only its own user (uid %u)", (long long)getpid(),
+                              (unsigned)geteuid());
+        close(c);
+        return -1;
+    }
+    return c;
+}
+
+static char *read_request(int c)
+{
+    char *req = NULL;
+    if (op_od_read_all(c, REQUEST_MAX, 2000, &req, NULL) != 0) return NULL;
+    return req;
+}
+
+/* While a request is served: answer pings, turn the rest away. */
+static void serve_busy(void)
+{
+    int c = accept_peer();
+    if (c < 0) return;
+    char *req = read_request(c);
+    char op[16] = "";
+    if (req) op_od_get(req, "op", op, sizeof op);
+    if (!strcmp(op, "ping")) reply_ping(c);
+    else if (req)
+        op_listen_reply_error(c, OPPROF_E_ACTIVE, "process %lld is busy with another trigger; try again when it is done",
+                              (long long)getpid());
+    free(req);
+    close(c);
+}
+
+int op_listener_wait(int timeout_ms)
+{
+    struct pollfd p[2] = {{L.wake[0], POLLIN, 0}, {L.fd, POLLIN, 0}};
+    int pr = poll(p, 2, timeout_ms);
+    if (pr < 0 && errno != EINTR) return 1;
+    if (pr > 0 && (p[0].revents & POLLIN)) return 1;
+    if (pr > 0 && (p[1].revents & POLLIN)) serve_busy();
+    return 0;
+}
+
+/* The handler of op: a running service's own first, else a refusal. */
+static const op_listen_op *find_op(const char *op)
+{
+    const op_listen_op *refusal = NULL;
+    pthread_mutex_lock(&g_lock);
+    for (int i = 0; i < NSERVICES; i++) {
+        const op_listen_service *s = L.svc[i];
+        if (!s || !(L.reasons & s->reason)) continue;
+        for (const op_listen_op *o = s->ops; o->op; o++) {
+            if (strcmp(o->op, op) != 0) continue;
+            if (!o->refusal) {
+                pthread_mutex_unlock(&g_lock);
+                return o;
+            }
+            if (!refusal) refusal = o;
+        }
+    }
+    pthread_mutex_unlock(&g_lock);
+    return refusal;
+}
+
+static void dispatch(int c, const char *req)
+{
+    char op[16] = "";
+    op_od_get(req, "op", op, sizeof op);
+    if (!strcmp(op, "ping")) {
+        reply_ping(c);
+        return;
+    }
+    const op_listen_op *o = find_op(op);
+    if (!o) {
+        op_listen_reply_error(c, OPPROF_E_PARSE, "unknown request '%s' (ping, record, dump)", op);
+        return;
+    }
+    pthread_mutex_lock(&g_lock);
+    unsigned long n = ++L.seq;
+    pthread_mutex_unlock(&g_lock);
+    o->serve(c, req, n);
+}
+
+static void *listener_main(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        struct pollfd p[2] = {{L.wake[0], POLLIN, 0}, {L.fd, POLLIN, 0}};
+        int pr = poll(p, 2, -1);
+        if (pr < 0 && errno == EINTR) continue;
+        if (pr < 0 || (p[0].revents & POLLIN)) break;
+        if (!(p[1].revents & POLLIN)) continue;
+        int c = accept_peer();
+        if (c < 0) continue;
+        char *req = read_request(c);
+        if (!req) op_listen_reply_error(c, OPPROF_E_PARSE, "no request within 2 s");
+        else dispatch(c, req);
+        free(req);
+        close(c);
+    }
+    return NULL;
+}
+
+/* ---- start and stop ---- */
+
+static void close_all(void)
+{
+    if (L.fd >= 0) close(L.fd);
+    for (int i = 0; i < 2; i++)
+        if (L.wake[i] >= 0) close(L.wake[i]);
+    L.fd = L.wake[0] = L.wake[1] = -1;
+}
+
+/* A forked child has no listener thread: the socket stays the parent's. */
+static void fork_child(void)
+{
+    if (L.reasons) close_all();
+    L.reasons = 0;
+    for (int i = 0; i < NSERVICES; i++)
+        if (L.svc[i] && L.svc[i]->forked) L.svc[i]->forked();
+    pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+    memcpy(&g_lock, &fresh, sizeof fresh);
+}
+
+static void install_fork(void)
+{
+    pthread_atfork(NULL, NULL, fork_child);
+}
+
+static int start_locked(void)
+{
+    char dir[200];
+    int rc = op_od_dir_make(dir, sizeof dir);
+    if (rc != 0) return rc;
+    if (op_od_sock_path(dir, getpid(), L.path, sizeof L.path) != 0)
+        return op_fail(OPPROF_E_IO, "socket path too long in %s", dir);
+    if (pipe2(L.wake, O_CLOEXEC) != 0) return op_fail(OPPROF_E_IO, "pipe: %s", strerror(errno));
+    L.fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_un a;
+    memset(&a, 0, sizeof a);
+    a.sun_family = AF_UNIX;
+    memcpy(a.sun_path, L.path, strlen(L.path) + 1); /* op_od_sock_path checked that it fits */
+    unlink(L.path); /* a process of the same pid before us, gone */
+    if (L.fd < 0 || bind(L.fd, (struct sockaddr *)&a, sizeof a) != 0 || chmod(L.path, 0600) != 0 ||
+        listen(L.fd, 8) != 0) {
+        rc = op_fail(OPPROF_E_IO, "cannot listen on %s: %s", L.path, strerror(errno));
+        close_all();
+        return rc;
+    }
+    sigset_t all, saved;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &saved);
+    int e = pthread_create(&L.thread, NULL, listener_main, NULL);
+    pthread_sigmask(SIG_SETMASK, &saved, NULL);
+    if (e != 0) {
+        unlink(L.path);
+        close_all();
+        return op_fail(OPPROF_E_IO, "cannot start the listener thread: %s", strerror(e));
+    }
+    L.pid = getpid();
+    return OPPROF_OK;
+}
+
+int op_listener_acquire(const op_listen_service *s)
+{
+    pthread_once(&g_fork_once, install_fork);
+    pthread_mutex_lock(&g_lock);
+    int rc = OPPROF_OK;
+    if (!L.reasons) rc = start_locked();
+    if (rc == OPPROF_OK) {
+        L.svc[bit_index(s->reason)] = s;
+        L.reasons |= s->reason;
+    }
+    pthread_mutex_unlock(&g_lock);
+    return rc;
+}
+
+void op_listener_release(int reason)
+{
+    pthread_mutex_lock(&g_lock);
+    int had = L.reasons;
+    L.reasons &= ~reason;
+    int stop = had && !L.reasons && L.pid == getpid();
+    pthread_mutex_unlock(&g_lock);
+    if (!stop) return;
+    char b = 1;
+    ssize_t w;
+    do w = write(L.wake[1], &b, 1);
+    while (w < 0 && errno == EINTR);
+    pthread_join(L.thread, NULL);
+    pthread_mutex_lock(&g_lock);
+    unlink(L.path);
+    close_all();
+    pthread_mutex_unlock(&g_lock);
+}
+
+int op_listener_has(int reason)
+{
+    pthread_mutex_lock(&g_lock);
+    int has = (L.reasons & reason) != 0;
+    pthread_mutex_unlock(&g_lock);
+    return has;
+}
+
+/* At exit: the socket file goes with the process. */
+__attribute__((destructor)) static void on_exit_listener(void)
+{
+    if (L.reasons && L.pid == getpid()) op_listener_release(OP_LISTEN_ON_DEMAND | OP_LISTEN_FLIGHT);
+}

@@ -10,7 +10,9 @@
 #include <stdint.h>
 #include <dirent.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -88,6 +90,29 @@ static void test_keeper_maps_fresh_chunks_ahead_of_the_recording_thread(void **s
     assert_int_equal(keepers(), 1);
 }
 
+/* Full-size chunks are mapped two to a 2 MiB-aligned block (one huge page
+ * where the kernel offers them) and handed out faulted in. */
+static void test_full_chunks_come_faulted_in_from_2mib_blocks(void **state)
+{
+    (void)state;
+    long page = sysconf(_SC_PAGESIZE);
+    assert_true(page > 0);
+    size_t npages = OP_CHUNK_BYTES / (size_t)page;
+    unsigned char *vec = malloc(npages);
+    assert_non_null(vec);
+    op_chunk *c[6];
+    for (int i = 0; i < 6; i++) {
+        c[i] = op_chunk_new();
+        assert_non_null(c[i]);
+        uintptr_t off = (uintptr_t)c[i] & (((uintptr_t)2 << 20) - 1);
+        assert_true(off == 0 || off == OP_CHUNK_BYTES);
+        assert_int_equal(mincore(c[i], OP_CHUNK_BYTES, vec), 0);
+        for (size_t p = 0; p < npages; p++) assert_true(vec[p] & 1);
+    }
+    for (int i = 0; i < 6; i++) op_chunks_free(c[i]);
+    free(vec);
+}
+
 static void test_one_keeper_serves_every_session(void **state)
 {
     (void)state;
@@ -154,6 +179,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_keeper_maps_fresh_chunks_ahead_of_the_recording_thread),
+        cmocka_unit_test(test_full_chunks_come_faulted_in_from_2mib_blocks),
         cmocka_unit_test(test_one_keeper_serves_every_session),
         cmocka_unit_test(test_forked_child_starts_its_own_keeper),
     };

@@ -109,6 +109,7 @@ static int merge_runs(opprof_trace *t, size_t nruns, int32_t *pos)
         free(h);
         return -1;
     }
+    op_advise_huge(out, n * sizeof *out);
     size_t m = 0;
     r[0].at = 0;
     for (size_t i = 1; i < n; i++)

@@ -1,4 +1,6 @@
 /* Building a trace: the producers' appends (readers: read.c). */
+#define _GNU_SOURCE
+#include <sys/mman.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +56,20 @@ int64_t op_trace_thread(opprof_trace *t, int64_t pid, int64_t tid)
     return (int64_t)t->nthreads++;
 }
 
+/* model.h */
+void op_advise_huge(void *p, size_t bytes)
+{
+#ifdef MADV_HUGEPAGE
+    const uintptr_t huge = (uintptr_t)2 << 20;
+    if (bytes < 2 * huge) return;
+    uintptr_t a = ((uintptr_t)p + huge - 1) & ~(huge - 1), b = ((uintptr_t)p + bytes) & ~(huge - 1);
+    if (b > a) (void)madvise((void *)a, b - a, MADV_HUGEPAGE);
+#else
+    (void)p;
+    (void)bytes;
+#endif
+}
+
 int op_trace_reserve_events(opprof_trace *t, size_t n)
 {
     if (n <= t->cap_ev) return 0;
@@ -62,6 +78,7 @@ int op_trace_reserve_events(opprof_trace *t, size_t n)
     if (!ev) return -1;
     t->ev = ev;
     t->cap_ev = n;
+    op_advise_huge(ev, n * sizeof *ev);
     return 0;
 }
 
@@ -78,7 +95,9 @@ op_event *op_trace_add_event(opprof_trace *t, uint32_t thread, uint32_t name, in
                              int64_t dur_ns)
 {
     if (thread >= OP_MAX_THREADS) return NULL; /* op_trace_thread never gives one */
+    size_t cap = t->cap_ev;
     if (op_grow(&t->ev, &t->cap_ev, t->nev + 1, sizeof *t->ev)) return NULL;
+    if (t->cap_ev != cap) op_advise_huge(t->ev, t->cap_ev * sizeof *t->ev);
     op_event *e = &t->ev[t->nev++];
     memset(e, 0, sizeof *e);
     e->thread = thread;
@@ -93,7 +112,9 @@ op_event *op_trace_add_event(opprof_trace *t, uint32_t thread, uint32_t name, in
 op_evx *op_evx_add(opprof_trace *t, op_event *e)
 {
     if (e->x) return &t->evx[e->x - 1];
+    size_t cap = t->cap_evx;
     if (t->nevx >= UINT32_MAX - 1 || op_grow(&t->evx, &t->cap_evx, t->nevx + 1, sizeof *t->evx)) return NULL;
+    if (t->cap_evx != cap) op_advise_huge(t->evx, t->cap_evx * sizeof *t->evx);
     op_evx *x = &t->evx[t->nevx++];
     memset(x, 0, sizeof *x);
     e->x = (uint32_t)t->nevx;

@@ -27,7 +27,7 @@ static const cli_option OPTIONS[] = {
     {"--duration", "TIME", CLI_OPT_STRING, FIELD(duration), 0, 0, NULL,
      "record this long: 5s (default), 250ms, 2m, 1h" CLI_EXAMPLE("opprof trigger 4242 --duration 10s")},
     {"--steps", "N", CLI_OPT_LONG, FIELD(steps), 1, LONG_MAX, NULL,
-     "record until the program has made N more opprof_step calls" CLI_EXAMPLE("opprof trigger 4242 --steps 20")},
+     "record the next N whole steps (opprof_step), as ProfilerStep#1..N" CLI_EXAMPLE("opprof trigger 4242 --steps 20")},
     {"--timeout", "TIME", CLI_OPT_STRING, FIELD(timeout), 0, 0, NULL,
      "with --steps: stop after this long if the steps do not come (default 10m)"},
     {"--trace", "FILE", CLI_OPT_STRING, FIELD(trace), 0, 0, NULL,

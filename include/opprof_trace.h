@@ -731,8 +731,9 @@ OPPROF_API int opprof_on_demand_stop(void);
 
 typedef struct opprof_trigger_request {
     int64_t duration_ns;  /* record this long (when steps is 0; 0: 5 s) */
-    int64_t steps;        /* or until the program has made this many opprof_step calls (counted
-                             each millisecond: steps shorter than that may overshoot by a few) */
+    int64_t steps;        /* or this many whole steps (opprof_step): the one under way is not
+                             counted, the next are ProfilerStep#1..N; ends early when the program
+                             exits (what was recorded, marked cut short), or when the caller goes */
     int64_t timeout_ns;   /* with steps: give up after this long (0: 10 minutes) */
     const char *trace;    /* Chrome trace to write (.gz: compressed); "{n}" is the trigger's number */
     const char *table;    /* key-averages table to write; "-": into the caller's out stream */

@@ -145,14 +145,24 @@ static void serve_busy(void)
     close(c);
 }
 
-int op_listener_wait(int timeout_ms)
+int op_listener_wait(int timeout_ms, int c, int event)
 {
-    struct pollfd p[2] = {{L.wake[0], POLLIN, 0}, {L.fd, POLLIN, 0}};
-    int pr = poll(p, 2, timeout_ms);
-    if (pr < 0 && errno != EINTR) return 1;
-    if (pr > 0 && (p[0].revents & POLLIN)) return 1;
-    if (pr > 0 && (p[1].revents & POLLIN)) serve_busy();
-    return 0;
+    /* The client has sent its request and shut its side: only a hangup
+     * (POLLHUP, reported whatever the events asked) says it is gone. */
+    struct pollfd p[4] = {{L.wake[0], POLLIN, 0}, {L.fd, POLLIN, 0}, {c, 0, 0}, {event, POLLIN, 0}};
+    int pr = poll(p, event >= 0 ? 4 : 3, timeout_ms);
+    if (pr < 0 && errno != EINTR) return OP_WAIT_STOP;
+    if (pr <= 0) return OP_WAIT_TIME;
+    if (p[0].revents & POLLIN) return OP_WAIT_STOP;
+    if (p[2].revents & (POLLHUP | POLLERR)) return OP_WAIT_HANGUP;
+    if (event >= 0 && (p[3].revents & POLLIN)) {
+        char buf[64];
+        while (read(event, buf, sizeof buf) > 0) {
+        }
+        return OP_WAIT_EVENT;
+    }
+    if (p[1].revents & POLLIN) serve_busy();
+    return OP_WAIT_TIME;
 }
 
 /* The handler of op: a running service's own first, else a refusal. */

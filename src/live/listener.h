@@ -36,10 +36,18 @@ void op_listener_release(int reason);
 /* 1 while the service of reason is registered. */
 int op_listener_has(int reason);
 
-/* For a request being served: waits up to timeout_ms, answering pings and
- * turning other requests away ("busy") meanwhile. 1 when the listener is
- * told to stop (or cannot wait), else 0. */
-int op_listener_wait(int timeout_ms);
+/* What op_listener_wait saw. */
+enum {
+    OP_WAIT_TIME = 0,   /* the time passed, or another request was answered */
+    OP_WAIT_STOP = 1,   /* the listener is told to stop (the program exits), or cannot wait */
+    OP_WAIT_HANGUP = 2, /* the client of the request being served is gone */
+    OP_WAIT_EVENT = 3   /* event (a pipe) has bytes, now read */
+};
+
+/* For a request being served on connection c: waits up to timeout_ms,
+ * answering pings and turning other requests away ("busy") meanwhile, and
+ * watching c for the client's hangup and event (-1: none) for a byte. */
+int op_listener_wait(int timeout_ms, int c, int event);
 
 /* Replies on a connection: text, or "error STATUS message". */
 void op_listen_reply(int c, const char *text);

@@ -3,6 +3,8 @@
  * program runs on. While it records, the listener answers pings and turns
  * other requests away (op_listener_wait). */
 #define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -29,30 +31,75 @@ static struct {
     _Atomic int recording; /* read by pings while a recording runs */
 } D;
 
-/* Waits until the recording should end: the duration has passed, the
- * program has made `steps` steps, or the listener is told to stop. Returns 1
- * when cut short. */
-static int wait_recording(int64_t duration_ns, int64_t steps, int64_t timeout_ns)
+/* A --steps recording: the program's thread that makes the trace ready
+ * at a step hands it here (op_session_start_taking), and a byte on the
+ * pipe wakes the listener. */
+static struct {
+    int64_t steps;       /* the schedule's context: N */
+    int want;            /* the listener still waits for the trace */
+    opprof_trace *ready; /* handed over, not yet taken */
+    int ev[2];           /* a byte: ready is set */
+} T = {.ev = {-1, -1}}; /* under g_lock, but steps (read-only while a session runs) */
+
+/* The schedule of a --steps recording: the step under way when the trigger
+ * came (0) is not counted; steps 1..N are recorded as ProfilerStep#1..N and
+ * handed out when step N ends. */
+static opprof_action steps_schedule(int64_t step, void *ctx)
 {
-    int64_t t0 = op_mono_ns(), step0 = opprof_step_num();
+    int64_t n = *(const int64_t *)ctx;
+    if (step < 1 || step > n) return OPPROF_ACTION_NONE;
+    return step < n ? OPPROF_ACTION_RECORD : OPPROF_ACTION_RECORD_AND_SAVE;
+}
+
+/* On the stepping thread, outside the session lock. */
+static void steps_take(opprof_trace *tr)
+{
+    pthread_mutex_lock(&g_lock);
+    int keep = T.want && !T.ready;
+    if (keep) {
+        T.ready = tr;
+        char b = 1;
+        ssize_t w;
+        do w = write(T.ev[1], &b, 1);
+        while (w < 0 && errno == EINTR);
+    }
+    pthread_mutex_unlock(&g_lock);
+    if (!keep) opprof_trace_free(tr); /* the trigger gave up on it */
+}
+
+/* How a recording ended. */
+enum { END_DONE, END_TIMEOUT, END_EXIT, END_HANGUP };
+
+/* Waits until the recording should end: the duration has passed, the
+ * program's N steps are handed over, the timeout passed (steps), the
+ * listener is told to stop (the program exits) or the client is gone. */
+static int wait_recording(int c, int64_t duration_ns, int64_t steps, int64_t timeout_ns)
+{
+    int64_t t0 = op_mono_ns();
     for (;;) {
         int64_t now = op_mono_ns(), left;
         if (steps > 0) {
-            if (opprof_step_num() - step0 >= steps) return 0;
-            if (now - t0 >= timeout_ns) return 1;
-            left = 1000000; /* steps are polled each millisecond */
+            pthread_mutex_lock(&g_lock);
+            int done = T.ready != NULL;
+            pthread_mutex_unlock(&g_lock);
+            if (done) return END_DONE;
+            left = timeout_ns - (now - t0);
+            if (left <= 0) return END_TIMEOUT;
         } else {
             left = duration_ns - (now - t0);
-            if (left <= 0) return 0;
+            if (left <= 0) return END_DONE;
+            /* The last millisecond by sleeping, so the end is not late by poll's rounding. */
+            if (left < 2000000) {
+                struct timespec ts = {0, (long)left};
+                nanosleep(&ts, NULL);
+                continue;
+            }
+            left -= 1000000;
         }
-        int ms = (int)((left + 999999) / 1000000);
-        /* The last millisecond by sleeping, so the end is not late by poll's rounding. */
-        if (left < 2000000) {
-            struct timespec ts = {0, (long)left};
-            nanosleep(&ts, NULL);
-            continue;
-        }
-        if (op_listener_wait(ms - 1)) return 1;
+        int64_t ms = (left + 999999) / 1000000;
+        int w = op_listener_wait(ms > 1000 ? 1000 : (int)ms, c, steps > 0 ? T.ev[0] : -1);
+        if (w == OP_WAIT_STOP) return END_EXIT;
+        if (w == OP_WAIT_HANGUP) return END_HANGUP;
     }
 }
 
@@ -113,33 +160,98 @@ static void serve_record(int c, const char *req, unsigned long n)
         op_listen_reply_error(c, OPPROF_E_INVAL, "bad request: duration_ns, steps and timeout_ns must be positive");
         return;
     }
-    cfg.schedule.enabled = 0;
+    if (steps > 0 && op_session_steps_seen() == 0) {
+        op_listen_reply_error(c, OPPROF_E_UNSUPPORTED,
+                              "process %lld has not called opprof_step() since it started: there are no steps to "
+                              "count; record a time instead (--duration)",
+                              (long long)getpid());
+        return;
+    }
     cfg.on_trace_ready = NULL;
     cfg.user = NULL;
     cfg.record_shapes |= shapes;
-    int rc = opprof_start(&cfg);
-    if (rc != OPPROF_OK) {
+    int rc;
+    if (steps > 0) {
+        memset(&cfg.schedule, 0, sizeof cfg.schedule);
+        cfg.schedule.enabled = 1;
+        cfg.schedule.fn = steps_schedule;
+        cfg.schedule.fn_ctx = &T.steps;
+        if (pipe2(T.ev, O_CLOEXEC | O_NONBLOCK) != 0) {
+            op_listen_reply_error(c, OPPROF_E_IO, "process %lld: pipe: %s", (long long)getpid(), strerror(errno));
+            return;
+        }
+        pthread_mutex_lock(&g_lock);
+        T.steps = steps;
+        T.want = 1;
+        T.ready = NULL;
+        pthread_mutex_unlock(&g_lock);
+        rc = op_session_start_taking(&cfg, steps_take);
+    } else {
+        cfg.schedule.enabled = 0;
+        rc = opprof_start(&cfg);
+    }
+    opprof_trace *t = NULL;
+    int end = END_DONE, started = rc == OPPROF_OK;
+    int64_t t0 = op_mono_ns(), took = 0, whole = 0;
+    if (started) {
+        atomic_store(&D.recording, 1);
+        end = wait_recording(c, duration, steps, timeout);
+        if (steps > 0) whole = opprof_step_num() - 1; /* steps ended since the first whole one began */
+        if (end == END_DONE && steps == 0) rc = opprof_stop(&t);
+        else rc = end == END_DONE ? opprof_stop(NULL) : opprof_stop_incomplete(&t);
+        took = op_mono_ns() - t0;
+    }
+    if (steps > 0) { /* a trace handed over after all is the whole one */
+        pthread_mutex_lock(&g_lock);
+        if (T.ready && end == END_HANGUP) {
+            opprof_trace_free(T.ready);
+        } else if (T.ready) {
+            opprof_trace_free(t);
+            t = T.ready;
+            end = END_DONE;
+            whole = steps;
+        }
+        T.ready = NULL;
+        T.want = 0;
+        for (int i = 0; i < 2; i++) close(T.ev[i]);
+        T.ev[0] = T.ev[1] = -1;
+        pthread_mutex_unlock(&g_lock);
+    }
+    atomic_store(&D.recording, 0);
+    if (!started) {
         op_listen_reply_error(c, rc, "process %lld cannot record now: %s", (long long)getpid(),
-                    rc == OPPROF_E_ACTIVE ? "a session is already running (its own, or the flight recorder)"
-                                          : opprof_last_error());
+                              rc == OPPROF_E_ACTIVE ? "a session is already running (its own, or the flight recorder)"
+                                                    : opprof_last_error());
         return;
     }
-    atomic_store(&D.recording, 1);
-    int64_t t0 = op_mono_ns();
-    int cut = wait_recording(duration, steps, timeout);
-    opprof_trace *t = NULL;
-    rc = cut ? opprof_stop_incomplete(&t) : opprof_stop(&t);
-    int64_t took = op_mono_ns() - t0;
-    atomic_store(&D.recording, 0);
-    if (rc != OPPROF_OK || !t) {
-        op_listen_reply_error(c, rc ? rc : OPPROF_E_NO_SESSION, "the recording failed: %s", opprof_last_error());
+    if (rc != OPPROF_OK && !t) {
+        op_listen_reply_error(c, rc, "the recording failed: %s", opprof_last_error());
+        return;
+    }
+    if (end == END_HANGUP) { /* no one to write for */
         opprof_trace_free(t);
+        return;
+    }
+    char cut[200] = "";
+    if (whole < 0) whole = 0;
+    if (end == END_EXIT && steps > 0)
+        snprintf(cut, sizeof cut, " (cut short: the program exited after %lld of %lld steps)", (long long)whole,
+                 (long long)steps);
+    else if (end == END_EXIT)
+        snprintf(cut, sizeof cut, " (cut short: the program exited)");
+    else if (end == END_TIMEOUT)
+        snprintf(cut, sizeof cut, " (cut short: %lld of %lld steps within the timeout)", (long long)whole,
+                 (long long)steps);
+    if (!t) {
+        op_listen_reply_error(c, OPPROF_E_NO_SESSION, "nothing recorded%s", cut[0] ? cut + 1 : "");
         return;
     }
     char *text = NULL, head[9000];
     size_t tlen = 0;
-    int k = snprintf(head, sizeof head, "ok\nrecorded %.3f s, %zu events%s\n", (double)took / 1e9,
-                     opprof_trace_event_count(t), cut ? " (cut short)" : "");
+    char what[64] = "";
+    if (steps > 0 && end == END_DONE) snprintf(what, sizeof what, ", steps 1-%lld", (long long)steps);
+    int k = snprintf(head, sizeof head, "ok\nrecorded %.3f s, %zu events%s%s\n", (double)took / 1e9,
+                     opprof_trace_event_count(t), what, cut);
     if (trace[0]) {
         rc = opprof_export_chrome_trace(t, trace);
         if (rc != OPPROF_OK) {

@@ -10,6 +10,7 @@
  * record_function is. */
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,10 +88,13 @@ static struct {
     uint64_t serial;              /* sessions started so far */
     uint32_t ring;                /* flight recorder: chunks per thread's ring, 0 for none */
     void (*on_step)(int64_t step); /* flight recorder: told of each step that ends */
+    void (*take)(opprof_trace *tr); /* a triggered session: owns each trace made ready at a step */
     unsigned readers;             /* live reads of the ring in progress (op_session_live_begin) */
     int status;                   /* first failure inside a transition */
     int stopping_incomplete;      /* the stop in progress is opprof_stop_incomplete's */
 } S;
+
+static _Atomic int64_t g_steps_seen; /* opprof_step calls, with a session or not */
 
 static int64_t mono_clock(void *ctx)
 {
@@ -341,7 +345,8 @@ static void step_range_begin(void)
     S.step_site = site;
 }
 
-static int start_session(const opprof_config *user_cfg, uint32_t ring, void (*on_step)(int64_t))
+static int start_session(const opprof_config *user_cfg, uint32_t ring, void (*on_step)(int64_t),
+                         void (*take)(opprof_trace *))
 {
     if (!user_cfg) return op_fail(OPPROF_E_INVAL, "opprof_start: config is NULL (use opprof_config_init)");
     opprof_config full; /* the program's fields, and defaults for those its struct does not have */
@@ -398,6 +403,7 @@ static int start_session(const opprof_config *user_cfg, uint32_t ring, void (*on
     S.record_steps = S.cfg.schedule.enabled; /* torch 1.13: step annotations only with a schedule */
     S.ring = ring;
     S.on_step = on_step;
+    S.take = take;
     if (ring) {
         S.cfg.schedule.enabled = 0; /* the ring records all the time */
         S.record_steps = 1;
@@ -419,12 +425,22 @@ static int start_session(const opprof_config *user_cfg, uint32_t ring, void (*on
 
 int opprof_start(const opprof_config *cfg)
 {
-    return start_session(cfg, 0, NULL);
+    return start_session(cfg, 0, NULL, NULL);
 }
 
 int op_session_start_ring(const opprof_config *cfg, uint32_t ring_chunks, void (*on_step)(int64_t step))
 {
-    return start_session(cfg, ring_chunks < 2 ? 2 : ring_chunks, on_step);
+    return start_session(cfg, ring_chunks < 2 ? 2 : ring_chunks, on_step, NULL);
+}
+
+int op_session_start_taking(const opprof_config *cfg, void (*take)(opprof_trace *tr))
+{
+    return start_session(cfg, 0, NULL, take);
+}
+
+int64_t op_session_steps_seen(void)
+{
+    return atomic_load_explicit(&g_steps_seen, memory_order_relaxed);
 }
 
 void op_session_watch(const char *name, void (*fn)(uint64_t t0, uint64_t t1))
@@ -507,6 +523,7 @@ int opprof_stop_incomplete(opprof_trace **out)
 
 int opprof_step(void)
 {
+    atomic_fetch_add_explicit(&g_steps_seen, 1, memory_order_relaxed);
     pthread_mutex_lock(&g_lock);
     if (!S.active) {
         pthread_mutex_unlock(&g_lock);
@@ -525,9 +542,14 @@ int opprof_step(void)
          * the next cycle starts recording: so do we, without the lock. */
         opprof_trace_ready_fn ready = S.cfg.on_trace_ready;
         void *user = S.cfg.user;
+        void (*take)(opprof_trace *) = S.take;
         pthread_mutex_unlock(&g_lock);
-        if (ready) ready(tr, user);
-        opprof_trace_free(tr);
+        if (take) {
+            take(tr); /* the trigger's listener writes it, on its own thread */
+        } else {
+            if (ready) ready(tr, user);
+            opprof_trace_free(tr);
+        }
         pthread_mutex_lock(&g_lock);
         if (!S.active || S.serial != serial) { /* the callback stopped the session */
             pthread_mutex_unlock(&g_lock);

@@ -18,6 +18,16 @@
  * step that just ended. */
 OP_SEAM int op_session_start_ring(const opprof_config *cfg, uint32_t ring_chunks, void (*on_step)(int64_t step));
 
+/* opprof_start for a triggered session (live/ondemand.c): each trace its
+ * schedule makes ready at a step is handed to take, which owns it (and is
+ * called on the stepping thread, outside the session lock), instead of to
+ * on_trace_ready, so the files are written on the listener's thread. */
+OP_SEAM int op_session_start_taking(const opprof_config *cfg, void (*take)(opprof_trace *tr));
+
+/* How many times opprof_step was called in this process, with a session or
+ * not: a program that never calls it has no steps to wait for. */
+OP_SEAM int64_t op_session_steps_seen(void);
+
 /* The program's config (any struct_size, include/opprof.h) as the
  * library's full struct: its fields, defaults for those it does not have;
  * fn names the caller in a refusal. */

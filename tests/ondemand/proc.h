@@ -5,6 +5,8 @@
 #define OPPROF_TESTS_ONDEMAND_PROC_H
 
 #include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
 #include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +36,33 @@ static inline int proc_wait(pid_t pid)
     int st;
     if (waitpid(pid, &st, 0) != pid) return -1;
     return WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 1000 + WTERMSIG(st) : -1;
+}
+
+static inline int64_t proc_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* proc_wait with a deadline: -2 (and the process killed) when it has not
+ * ended within ms. */
+static inline int proc_wait_ms(pid_t pid, long ms)
+{
+    int64_t end = proc_now_ms() + ms;
+    for (;;) {
+        int st;
+        pid_t r = waitpid(pid, &st, WNOHANG);
+        if (r == pid) return WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 1000 + WTERMSIG(st) : -1;
+        if (r < 0) return -1;
+        if (proc_now_ms() >= end) {
+            kill(pid, SIGKILL);
+            waitpid(pid, &st, 0);
+            return -2;
+        }
+        struct timespec ts = {0, 5000000L};
+        nanosleep(&ts, NULL);
+    }
 }
 
 static inline void proc_sleep_ms(long ms)

@@ -180,6 +180,9 @@ typedef struct op_chunk {
      * the retired-data arena that holds this copy of an exited thread's
      * last records (capture/arena.h). */
     struct op_arena *arena;
+    /* Flight recorder: the clock when its thread left it (or exited), so
+     * that the exited threads' oldest chunks go first (ring_exited.c). */
+    uint64_t left;
     op_word words[];
 } op_chunk;
 

@@ -25,6 +25,12 @@
  * taker calls the low-water hook (the keeper, keeper.h). */
 #define OP_KEEP_AHEAD_CHUNKS 8
 
+/* A full-size chunk of the pool's, not a first one or an arena copy. */
+static inline int op_chunk_is_full(const op_chunk *c)
+{
+    return !c->arena && c->nwords == (OP_CHUNK_BYTES - sizeof(op_chunk)) / sizeof(op_word);
+}
+
 /* A full-size chunk, and a thread's small first one: from the pool, or
  * newly mapped; NULL when no memory is left. */
 op_chunk *op_chunk_new(void);

@@ -30,7 +30,9 @@ static void forget_open(op_tstate *t, const op_chunk *c)
         if (t->stack[i].rec >= lo && t->stack[i].rec < hi) t->stack[i].rec = NULL;
 }
 
-/* Unlinks the ring's oldest chunk; the caller holds ring_busy. */
+/* Unlinks the ring's oldest chunk; the caller holds ring_busy. ring_n
+ * counts the full-size chunks only: the thread's small first chunk is
+ * extra until the ring first wraps, then given back. */
 static op_chunk *take_oldest(op_tstate *t)
 {
     op_chunk *c = t->head;
@@ -38,7 +40,7 @@ static op_chunk *take_oldest(op_tstate *t)
     forget_open(t, c);
     atomic_store_explicit(&c->next, NULL, memory_order_relaxed);
     atomic_store_explicit(&c->end, NULL, memory_order_relaxed);
-    t->ring_n--;
+    if (op_chunk_is_full(c)) t->ring_n--;
     return c;
 }
 
@@ -48,14 +50,18 @@ int op_ring_advance(op_tstate *t, op_word *cur)
     atomic_store_explicit(&t->ring_busy, 1, memory_order_seq_cst);
     if (t->ring_n >= t->ring_max && t->head != t->tail &&
         atomic_load_explicit(&op_g.ring_freeze, memory_order_seq_cst) == 0) {
-        /* Chunks added while frozen go back to the pool first. */
-        while (t->ring_n > t->ring_max && atomic_load_explicit(&t->head->next, memory_order_relaxed) != t->tail)
+        /* Chunks added while frozen, and the small first chunk, go back to
+         * the pool first: the ring is ring_max full-size chunks. */
+        while (atomic_load_explicit(&t->head->next, memory_order_relaxed) != t->tail &&
+               (t->ring_n > t->ring_max || !op_chunk_is_full(t->head)))
             op_chunks_free(take_oldest(t));
-        c = take_oldest(t);
+        if (t->ring_n >= t->ring_max && op_chunk_is_full(t->head)) c = take_oldest(t);
     }
     atomic_store_explicit(&t->ring_busy, 0, memory_order_release);
     if (!c && !(c = op_chunk_new())) return -1;
     t->ring_n++;
+    /* When the thread left this chunk: the exited threads' oldest go first. */
+    t->tail->left = op_now(t);
     op_chunk_link(t, cur, c);
     return 0;
 }

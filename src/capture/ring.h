@@ -17,4 +17,12 @@ int op_ring_advance(op_tstate *t, op_word *cur);
 void op_ring_freeze(void);
 void op_ring_thaw(void);
 
+/* The rings of threads that exit while the recorder runs, under one budget
+ * (ring_exited.c); each with the registry lock held. A thread attached
+ * to a ring generation; a thread of one exited (its tail retired, its
+ * exit_ticks set); generation g's exited states were reaped. */
+void op_ring_attached(op_tstate *t);
+void op_ring_exited(op_tstate *t);
+void op_ring_reaped(uint64_t g);
+
 #endif

@@ -91,6 +91,7 @@ typedef struct op_tstate {
     int64_t pid, tid;
     char name[32];
     struct op_tstate *next;   /* registry list */
+    struct op_tstate *prev;   /* the one before, NULL first: exited threads leave it one by one */
     uint32_t ring_max;        /* flight recorder: chunks in the ring, 0 when not a ring */
     uint32_t ring_n;          /* chunks linked now */
     _Atomic int ring_busy;    /* moving the ring's head (ring.c) */

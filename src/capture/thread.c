@@ -12,6 +12,7 @@
 #include "capture/agg.h"
 #include "capture/arena.h"
 #include "capture/pool.h"
+#include "capture/ring.h"
 #include "capture/thread.h"
 
 static pthread_mutex_t g_reg_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -76,12 +77,16 @@ static void state_free(op_tstate *t)
 
 static void unlink_state(op_tstate *t)
 {
-    for (op_tstate **p = &g_reg_head; *p; p = &(*p)->next) {
-        if (*p == t) {
-            *p = t->next;
-            return;
-        }
-    }
+    if (t->prev) t->prev->next = t->next;
+    else g_reg_head = t->next;
+    if (t->next) t->next->prev = t->prev;
+}
+
+void op_registry_drop(op_tstate *t)
+{
+    unlink_state(t);
+    op_chunks_free(t->head);
+    state_free(t);
 }
 
 static void on_thread_exit(void *arg)
@@ -97,6 +102,8 @@ static void on_thread_exit(void *arg)
         retire_tail(t);
         /* The running session still needs its events: the collector frees it. */
         atomic_store_explicit(&t->dead, 1, memory_order_release);
+        /* A flight recorder's exited threads share one budget: this may free it. */
+        if (t->ring_max) op_ring_exited(t);
     } else {
         unlink_state(t);
         op_chunks_free(t->head);
@@ -127,16 +134,11 @@ op_tstate *op_registry_first(void)
 
 void op_registry_reap(uint64_t g)
 {
-    for (op_tstate **p = &g_reg_head; *p;) {
-        op_tstate *t = *p;
-        if (atomic_load_explicit(&t->dead, memory_order_acquire) && t->gen == g) {
-            *p = t->next;
-            op_chunks_free(t->head);
-            state_free(t);
-        } else {
-            p = &t->next;
-        }
+    for (op_tstate *t = g_reg_head, *next; t; t = next) {
+        next = t->next;
+        if (atomic_load_explicit(&t->dead, memory_order_acquire) && t->gen == g) op_registry_drop(t);
     }
+    op_ring_reaped(g);
 }
 
 /* Forgets the input tuples of the thread's last session (record.c): their
@@ -163,7 +165,7 @@ static int reset_for(op_tstate *t, uint64_t g)
     t->lim = t->head->words + t->head->nwords;
     atomic_store_explicit(&t->cur, t->head->words, memory_order_relaxed);
     t->ring_max = op_g.ring_chunks;
-    t->ring_n = 1;
+    t->ring_n = op_chunk_is_full(t->head); /* full-size chunks only (ring.c) */
     t->depth = 0;
     t->overflow = 0;
     t->budget = 0;
@@ -214,6 +216,8 @@ op_tstate *op_thread_attach(uint64_t g)
         t->tid = (int64_t)syscall(SYS_gettid);
         pthread_getname_np(pthread_self(), t->name, sizeof t->name);
         t->next = g_reg_head;
+        t->prev = NULL;
+        if (g_reg_head) g_reg_head->prev = t;
         g_reg_head = t;
         op_tls = t;
         pthread_setspecific(g_key, t);
@@ -225,6 +229,8 @@ op_tstate *op_thread_attach(uint64_t g)
     if (reset_for(t, g) != 0) {
         t->gen = 0;
         t = NULL;
+    } else if (t->ring_max) {
+        op_ring_attached(t); /* the exited threads' share shrinks */
     }
     pthread_mutex_unlock(&g_reg_lock);
     return t;

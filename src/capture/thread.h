@@ -34,6 +34,10 @@ OP_SEAM op_tstate *op_registry_first(void);
 /* Frees the states of exited threads that generation g has collected. */
 OP_SEAM void op_registry_reap(uint64_t g);
 
+/* Takes an exited thread's state out of the registry and frees it with
+ * its chunks; the registry lock is held (ring_exited.c). */
+void op_registry_drop(op_tstate *t);
+
 /* The calling thread never records: a streamed trace's writer and its
  * helpers run during the session, and their own allocations are not the
  * program's. */

@@ -279,7 +279,9 @@ int op_collect(uint64_t gen, const op_timebase *tb, uint64_t stop_ticks, uint32_
     if (rc == 0 && !(opts & OP_OPT_AGG) && op_trace_reserve_events(tr, events_bound(gen)) != 0) rc = -1;
     for (op_tstate *t = op_registry_first(); t && rc == 0; t = t->next)
         if (t->gen == gen) rc = collect_thread(&cl, t, stop_ticks);
-    op_registry_reap(gen);
+    /* A live read (a flight recorder's dump) leaves the exited threads for
+     * the next: their rings go under the recorder's budget (capture/ring.h). */
+    if (gen != op_gen_load_acquire()) op_registry_reap(gen);
     op_registry_unlock();
     op_collect_agg_sort(tr);
     op_trace_fit_events(tr);

@@ -216,10 +216,16 @@ static void open_gen(void)
 }
 
 /* The records of generation gen, read by no one: exited threads' states
- * go, as after a collect. */
+ * go, and the pages of the chunks the pool will not keep, as after a
+ * collect (a stopped flight recorder's rings). */
 static void drop_gen(uint64_t gen)
 {
+    unsigned seen = 0;
     op_registry_lock();
+    for (op_tstate *t = op_registry_first(); t; t = t->next)
+        if (t->gen == gen)
+            for (op_chunk *c = t->head; c; c = atomic_load_explicit(&c->next, memory_order_acquire))
+                op_chunk_decoded(c, &seen);
     op_registry_reap(gen);
     op_registry_unlock();
 }
@@ -251,10 +257,10 @@ static int close_gen(int keep, opprof_trace **out)
             if (!S.status) S.status = rc;
             rc = OPPROF_OK;
         }
-    } else if (col) {
+    } else if (col && keep) {
         rc = col->collect(&g, &tr);
     } else {
-        drop_gen(gen);
+        drop_gen(gen); /* nothing to build a trace for: no reading, no model */
     }
     if (S.ring) op_ring_thaw();
     if (!S.step_site) step_sites_recycle(); /* an open step range keeps them (a stop racing with a step) */
@@ -488,6 +494,9 @@ static int stop_session(opprof_trace **out, int incomplete)
     }
     step_range_end();
     unsigned i = 0;
+    /* A flight recorder's stop: what its rings hold goes unread (a dump was
+     * the time to keep it), so a stop costs no reading however much they hold. */
+    if (S.ring && !out && !S.cfg.on_trace_ready) S.keeping = 0;
     S.stopping_incomplete = incomplete;
     opprof_trace *tr = run_ops(op_sched_transition(S.action, OP_SCHED_EXIT), &i);
     S.stopping_incomplete = 0;

@@ -615,7 +615,10 @@ OPPROF_API int64_t opprof_clock_offset_at(const opprof_distributed_info *d, int6
 /* The ranks' traces (in any order) in one: rank r's threads in process r
  * (pid = r, named "rank r"), times on rank 0's clock, from the earliest
  * rank's start. A trace's rank is its distributedInfo's, or its position in
- * traces when it has none; OPPROF_E_INVAL when two traces are one rank. */
+ * traces when it has none; OPPROF_E_INVAL when two traces are one rank,
+ * OPPROF_E_RANGE when their times on rank 0's clock (base times and clock
+ * offsets applied) span more than 2^61 ns, the bound of times read from files
+ * (so does opprof_ranks_report_new). */
 OPPROF_API int opprof_ranks_merge(const opprof_trace *const *traces, size_t n, opprof_trace **out);
 
 /* The cross-rank comparison of the same traces. */

@@ -50,6 +50,10 @@ static int str_field(op_json *j, op_raw_event *ev, op_jtok t, op_field f, op_spa
         mark_bad(ev, f, j->off, what);
         return op_json_skip(j, t) == OP_JT_ERROR ? -1 : 0;
     }
+    if ((f == OP_F_NAME || f == OP_F_ARG_NAME) && j->n > OP_IMPORT_MAX_NAME) {
+        mark_bad(ev, f, j->off, "is longer than 1 MiB");
+        return 0;
+    }
     if (keep_text(j, ev, sp) != 0) return -1;
     mark_ok(ev, f);
     return 0;

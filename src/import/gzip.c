@@ -21,6 +21,7 @@ typedef struct gz_source {
     int raw_eof;
     int pending;      /* a failure found after some output: reported on the next read */
     uint64_t raw_off; /* compressed bytes handed to zlib so far */
+    uint64_t out_off; /* bytes inflated so far, bounded by op_inflate_over */
     unsigned char in[GZ_IN_CHUNK];
 } gz_source;
 
@@ -109,6 +110,13 @@ static ssize_t gz_read(op_source *s, unsigned char *buf, size_t cap)
     g->z.avail_out = (uInt)cap;
     ssize_t rc = gz_inflate(g, cap);
     size_t got = cap - g->z.avail_out;
+    g->out_off += got;
+    if (rc >= 0 && op_inflate_over(g->out_off, gz_pos(g))) {
+        char what[160];
+        snprintf(what, sizeof what, "the gzip stream inflates to more than %d times the bytes read so far (a decompression bomb?)",
+                 OP_INFLATE_RATIO);
+        rc = gz_fail(g, OPPROF_E_RANGE, what);
+    }
     if (rc < 0) g->pending = (int)rc;
     return got ? (ssize_t)got : rc;
 }

@@ -15,7 +15,10 @@
 #include "import/source.h"
 
 #define OP_JSON_MAX_DEPTH 256
-#define OP_JSON_MAX_TOKEN ((size_t)256 << 20) /* longest string or number kept contiguous */
+/* The longest string or number kept contiguous: what one token can make the
+ * reader hold. Far past a real trace's (a long "Call stack" or args text is
+ * KiBs), and small enough that a file of such tokens costs little. */
+#define OP_JSON_MAX_TOKEN ((size_t)16 << 20)
 
 typedef enum op_jtok {
     OP_JT_ERROR = -1,

@@ -13,6 +13,7 @@
 #include "common/error.h"
 #include "common/pfschema.h"
 #include "common/satmath.h"
+#include "common/vec.h"
 #include "import/import.h"
 
 int op_pf_fail(pf_reader *r, int status, const unsigned char *p, const char *fmt, ...)
@@ -45,18 +46,22 @@ int op_pf_sniff(const unsigned char *b, size_t n)
     return i < n && b[i] != '{' && b[i] != '[';
 }
 
-static pf_seq *seq_of(pf_reader *r, uint64_t id)
+/* The state of sequence id, made when create (NULL when out of memory or
+ * past PF_MAX_SEQS, failure recorded; or, without create, when it has none). */
+static pf_seq *seq_of(pf_reader *r, uint64_t id, int create)
 {
     uint32_t k;
     if (op_map_get_u32(&r->seq_ix, id, &k)) return &r->seqs[k];
-    if (r->nseqs == r->cap_seqs) {
-        size_t c = r->cap_seqs ? r->cap_seqs * 2 : 8;
-        pf_seq *s = realloc(r->seqs, c * sizeof *s);
-        if (!s) return NULL;
-        r->seqs = s;
-        r->cap_seqs = c;
+    if (!create) return NULL;
+    if (r->nseqs >= PF_MAX_SEQS) {
+        op_pf_fail(r, OPPROF_E_RANGE, r->pkt, "more than %zu packet sequences", PF_MAX_SEQS);
+        return NULL;
     }
-    if (op_map_put(&r->seq_ix, id, (uint32_t)r->nseqs) != 0) return NULL;
+    if (op_grow(&r->seqs, &r->cap_seqs, r->nseqs + 1, sizeof *r->seqs) != 0 ||
+        op_map_put(&r->seq_ix, id, (uint32_t)r->nseqs) != 0) {
+        op_pf_fail(r, OPPROF_E_NOMEM, r->pkt, "out of memory");
+        return NULL;
+    }
     pf_seq *s = &r->seqs[r->nseqs++];
     memset(s, 0, sizeof *s);
     return s;
@@ -68,7 +73,27 @@ static void seq_clear(pf_seq *s)
     op_map_free(&s->cats);
     op_map_free(&s->anns);
     op_map_free(&s->strs);
+    free(s->clk);
     memset(s, 0, sizeof *s);
+}
+
+pf_clock *op_pf_clock(pf_seq *s, unsigned id)
+{
+    for (size_t i = 0; i < s->nclk; i++)
+        if (s->clk[i].id == id) return &s->clk[i];
+    return NULL;
+}
+
+/* Clock 64 + id of s, made (zeroed) when new; NULL when out of memory. */
+static pf_clock *clock_add(pf_seq *s, unsigned id)
+{
+    pf_clock *k = op_pf_clock(s, id);
+    if (k) return k;
+    if (op_grow(&s->clk, &s->cap_clk, s->nclk + 1, sizeof *s->clk) != 0) return NULL;
+    k = &s->clk[s->nclk++];
+    memset(k, 0, sizeof *k);
+    k->id = (uint8_t)id;
+    return k;
 }
 
 /* "Sequence-scoped" clocks (64..127) are the ones a file of its own can
@@ -96,16 +121,24 @@ static int clock_snapshot(pf_reader *r, pf_seq *s, op_pbr cs)
             }
             if (rc < 0) return op_pf_fail(r, OPPROF_E_PARSE, c.p, "clock snapshot: %s", why);
             int scoped = id >= PF_CLOCK_SEQ_FIRST && id < PF_CLOCK_SEQ_FIRST + 64;
+            uint64_t ns;
+            /* Times, as a packet's: within 2^61 ns, so that the offset between two fits. */
+            if ((pass == 0 && !scoped && !have_ref) || (pass == 1 && scoped)) {
+                if ((scoped ? __builtin_mul_overflow(ts, unit, &ns) : (ns = ts, 0)) || ns > (uint64_t)OP_TIME_LIMIT_NS)
+                    return op_pf_fail(r, OPPROF_E_PARSE, f.sub.p, "clock snapshot: clock %" PRIu64 "'s time is out of "
+                                      "range (more than 2^61 ns, about 73 years, from 0)", id);
+            }
             if (pass == 0 && !scoped && !have_ref) {
-                ref = (int64_t)ts;
+                ref = (int64_t)ns;
                 have_ref = 1;
             } else if (pass == 1 && scoped) {
-                pf_clock *k = &s->clk[id - PF_CLOCK_SEQ_FIRST];
+                pf_clock *k = clock_add(s, (unsigned)(id - PF_CLOCK_SEQ_FIRST));
+                if (!k) return op_pf_fail(r, OPPROF_E_NOMEM, f.sub.p, "out of memory");
                 k->valid = 1;
                 k->incremental = incr != 0;
                 k->unit = unit;
-                k->value = ts * unit;
-                k->offset = have_ref ? ref - (int64_t)(ts * unit) : 0;
+                k->value = ns;
+                k->offset = have_ref ? ref - (int64_t)ns : 0;
             }
         }
         if (rc < 0) return op_pf_fail(r, OPPROF_E_PARSE, it.p, "clock snapshot: %s", why);
@@ -169,6 +202,8 @@ static int interned_entry(pf_reader *r, pf_seq *s, uint32_t kind, op_pbr e)
         }
     }
     if (rc < 0) return op_pf_fail(r, OPPROF_E_PARSE, e.p, "interned data: %s", why);
+    if (kind == PF_ID_EVENT_NAMES && n > OP_IMPORT_MAX_NAME)
+        return op_pf_fail(r, OPPROF_E_PARSE, name, "interned data: an event name longer than 1 MiB");
     if (!name) name = (const unsigned char *)"";
     uint32_t v;
     op_map *m;
@@ -248,6 +283,8 @@ static int track_descriptor(pf_reader *r, op_pbr d)
                 else if (g.field == PF_THD_NAME && g.wire == OP_PB_LEN) {
                     tname = g.sub.p;
                     tname_n = (size_t)(g.sub.end - g.sub.p);
+                    if (tname_n > OP_IMPORT_MAX_NAME)
+                        return op_pf_fail(r, OPPROF_E_PARSE, tname, "thread descriptor: a name longer than 1 MiB");
                 }
             }
             if (rc < 0) return op_pf_fail(r, OPPROF_E_PARSE, th.p, "thread descriptor: %s", why);
@@ -278,8 +315,8 @@ static int packet_time(pf_reader *r, pf_seq *s, uint64_t ts, int has_clock, uint
     if (!has_clock) clock = s->def_clock;
     uint64_t v = ts;
     if (clock >= PF_CLOCK_SEQ_FIRST && clock < PF_CLOCK_SEQ_FIRST + 64) {
-        pf_clock *k = &s->clk[clock - PF_CLOCK_SEQ_FIRST];
-        if (!k->valid)
+        pf_clock *k = op_pf_clock(s, clock - PF_CLOCK_SEQ_FIRST);
+        if (!k || !k->valid)
             return op_pf_fail(r, OPPROF_E_PARSE, r->pkt, "a timestamp on clock %u, which no snapshot of its sequence "
                               "defines", clock);
         uint64_t d;
@@ -350,9 +387,11 @@ int op_pf_packet(pf_reader *r, op_pbr body)
     if (rc < 0) return op_pf_fail(r, OPPROF_E_PARSE, body.p, "trace packet: %s", why);
     /* Perfetto's compressing service writes nothing else in such a packet. */
     if (has_z) return op_pf_compressed(r, z);
-    pf_seq *s = seq_of(r, seq_id);
-    if (!s) return op_pf_fail(r, OPPROF_E_NOMEM, r->pkt, "out of memory");
-    if (flags & PF_SEQ_INCREMENTAL_STATE_CLEARED) seq_clear(s);
+    /* State only for a sequence that sets some: clearing one that has none is nothing. */
+    pf_seq *s = seq_of(r, seq_id, has_cs || has_def || has_in);
+    if (!s && r->status) return -1;
+    if (s && (flags & PF_SEQ_INCREMENTAL_STATE_CLEARED)) seq_clear(s);
+    if (!s) s = &r->none;
     if (has_cs && clock_snapshot(r, s, cs) != 0) return -1;
     if (has_def && defaults(r, s, def) != 0) return -1;
     if (has_in && interned(r, s, in) != 0) return -1;

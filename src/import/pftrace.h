@@ -41,19 +41,34 @@ typedef struct pf_track {
     size_t nopen, cap;
 } pf_track;
 
+/* The most packet sequences a file may have. Perfetto gives one to each
+ * writer (a thread of a producer), so real traces have tens to thousands;
+ * each costs the reader about 250 bytes, so the bound keeps a small hostile
+ * file of one-packet sequences from costing more than about 16 MiB. */
+#define PF_MAX_SEQS ((size_t)1 << 16)
+
 typedef struct pf_clock {
+    uint8_t id; /* 0..63: the sequence-scoped clock 64 + id */
     uint8_t valid, incremental;
     uint64_t value, unit;
     int64_t offset; /* to the trace's clock */
 } pf_clock;
 
+/* A sequence's state, made by the first packet that sets some (a clock
+ * snapshot, defaults, interned data): a packet of a sequence that has none
+ * reads an empty one (pf_reader.none), so that a sequence costs nothing
+ * until it says something, and its clocks only as many as it defines. */
 typedef struct pf_seq {
     op_map names, cats, anns, strs; /* iid -> strtab id, category, PF_ANN_*, strtab id */
     uint32_t def_clock;
     int has_def_track;
     uint64_t def_track;
-    pf_clock clk[64]; /* the sequence-scoped clocks 64..127 */
+    pf_clock *clk; /* the sequence-scoped clocks (64..127) its snapshots defined */
+    size_t nclk, cap_clk;
 } pf_seq;
+
+/* The sequence-scoped clock 64 + id of s, NULL when none is defined. */
+pf_clock *op_pf_clock(pf_seq *s, unsigned id);
 
 typedef struct pf_reader {
     opprof_trace *t;
@@ -62,6 +77,7 @@ typedef struct pf_reader {
     op_map call_stacks; /* "Call stack" texts read (import/callstack.h) */
     pf_seq *seqs;
     size_t nseqs, cap_seqs;
+    pf_seq none; /* what a sequence without state of its own reads: always empty */
     pf_track *tracks;
     size_t ntracks, cap_tracks;
     int64_t t_min, t_max;
@@ -82,6 +98,7 @@ typedef struct pf_reader {
     void *z; /* the inflate stream (a z_stream) */
     unsigned char *zbuf;
     size_t zcap;
+    uint64_t z_out; /* bytes inflated from earlier batches, bounded by op_inflate_over */
     int status;
     uint64_t err_off;
     char err[200];

@@ -7,6 +7,7 @@
 
 #include "common/error.h"
 #include "common/pfschema.h"
+#include "common/satmath.h"
 #include "import/callstack.h"
 #include "import/pftrace.h"
 #include "import/value_text.h"
@@ -83,6 +84,8 @@ static int fields(pf_reader *r, pf_seq *s, op_pbr te, pf_te *e)
             e->name_p = f.sub.p;
             e->name_n = (size_t)(f.sub.end - f.sub.p);
             e->has_name = 1;
+            if (e->name_n > OP_IMPORT_MAX_NAME)
+                return op_pf_fail(r, OPPROF_E_PARSE, f.sub.p, "track event: a name longer than 1 MiB");
         } else if (f.field == PF_TE_CATEGORY_IIDS && !ncat++) { /* the first category decides */
             if (category_iid(r, s, &f, te.p, e) != 0) return -1;
         } else if (f.field == PF_TE_CATEGORIES && f.wire == OP_PB_LEN && !ncat++) {
@@ -319,6 +322,13 @@ static int metadata(pf_reader *r, op_pbr te)
     if ((have & 2) && v[1]) t->options |= OP_TRACE_INCOMPLETE;
     if (have & 4) t->dist_rank = op_pb_int(v[2]);
     if (have & 8) t->dist_world = op_pb_int(v[3]);
+    /* clock values are times: kept in the range where they add up, as the JSON reader does */
+    for (int k = 4; k < NKEYS - 1; k++) {
+        int64_t x = op_pb_int(v[k]);
+        if ((have & (1u << k)) && (x > OP_TIME_LIMIT_NS || x < -OP_TIME_LIMIT_NS))
+            return op_pf_fail(r, OPPROF_E_PARSE, te.p,
+                              "distributedInfo \"%s\" is out of range (more than 2^61 ns from 0)", keys[k]);
+    }
     opprof_clock_sync *cs[2] = {&t->clock_start, &t->clock_end};
     for (int k = 0; k < 2; k++) {
         unsigned need = 7u << (4 + 3 * k);

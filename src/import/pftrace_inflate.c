@@ -2,6 +2,7 @@
  * (gzip is accepted too) of Trace.packet fields, which are read as if they
  * stood in the file in place of the packet that holds them. Inflated
  * bytes are bounded (PF_MAX_INFLATED), a batch inside a batch is refused,
+ * and so is what all of a file's batches inflate to (op_inflate_over),
  * and every failure names the file's byte where the compressed bytes
  * start and, for what is wrong inside, the inflated byte. */
 #include <inttypes.h>
@@ -28,6 +29,7 @@ static int inflate_all(pf_reader *r, op_pbr z, size_t *n)
         return op_pf_fail(r, OPPROF_E_NOMEM, z.p, "out of memory");
     }
     size_t in_len = (size_t)(z.end - z.p), got = 0;
+    uint64_t file_bytes = r->pkt_off + (uint64_t)(z.end - r->pkt); /* the file read so far, this batch included */
     s->next_in = (Bytef *)z.p;
     s->avail_in = (uInt)in_len; /* a packet is at most PF_MAX_PACKET bytes */
     for (;;) {
@@ -46,6 +48,9 @@ static int inflate_all(pf_reader *r, op_pbr z, size_t *n)
         s->avail_out = (uInt)(r->zcap - got);
         int rc = inflate(s, Z_NO_FLUSH);
         got = r->zcap - s->avail_out;
+        if (op_inflate_over(r->z_out + got, file_bytes))
+            return op_pf_fail(r, OPPROF_E_RANGE, z.p, "compressed packets inflate to more than %d times the bytes "
+                              "read so far (a decompression bomb?)", OP_INFLATE_RATIO);
         if (rc == Z_STREAM_END) break;
         if (rc == Z_OK) continue;
         if (rc == Z_MEM_ERROR) return op_pf_fail(r, OPPROF_E_NOMEM, z.p, "out of memory");
@@ -56,6 +61,7 @@ static int inflate_all(pf_reader *r, op_pbr z, size_t *n)
                           s->msg ? s->msg : "zlib error");
     }
     *n = got;
+    r->z_out += got;
     return 0;
 }
 

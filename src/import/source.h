@@ -24,6 +24,28 @@ struct op_source {
 ssize_t op_source_read(op_source *s, unsigned char *buf, size_t cap);
 void op_source_close(op_source *s);
 
+/* ---- what an input can cost ---- */
+
+/* Decompression bombs: a compressed input (gzip, a .pftrace's
+ * compressed_packets) may inflate to OP_INFLATE_FLOOR bytes, then to at
+ * most OP_INFLATE_RATIO times the compressed bytes read so far. Deflate
+ * shrinks at best about 1000:1; real traces 5-15:1 (Kineto's JSON 10-13,
+ * opprof's .pftrace batches 6-7), so only a crafted file is refused, and the
+ * work and memory a small file can ask for are bounded by its size. */
+#define OP_INFLATE_FLOOR ((uint64_t)64 << 20)
+#define OP_INFLATE_RATIO 64
+
+/* 1 when out bytes inflated from in compressed ones pass the bound above. */
+static inline int op_inflate_over(uint64_t out, uint64_t in)
+{
+    return out > OP_INFLATE_FLOOR && (out - OP_INFLATE_FLOOR) / OP_INFLATE_RATIO > in;
+}
+
+/* The longest operator or thread name a reader keeps: far past any real
+ * one (a templated kernel's name is a few KiB); a longer one is refused with
+ * its byte, instead of being interned at any size. */
+#define OP_IMPORT_MAX_NAME ((size_t)1 << 20)
+
 /* ---- opening a trace's bytes (open.c) ---- */
 
 /* Opens path ("-": stdin) and, when its first bytes are the gzip magic,

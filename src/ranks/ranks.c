@@ -13,6 +13,49 @@ static int by_rank(const void *a, const void *b)
     return (x->rank > y->rank) - (x->rank < y->rank);
 }
 
+/* A time of r on rank 0's clock; 1 when it saturates or lies beyond 2^62 ns
+ * from 0, where differences between two such times no longer fit. */
+static int rank_time_checked(const op_rank_trace *r, int64_t t_ns, int64_t *out)
+{
+    int sat = 0;
+    int64_t wall = op_sat_add(r->t->base_time_ns, t_ns, &sat);
+    int64_t off = opprof_clock_offset_at(&r->d, wall);
+    int64_t v = op_sat_add(wall, off, &sat);
+    *out = v;
+    return sat || off == INT64_MAX || off == INT64_MIN || v > 2 * OP_TIME_LIMIT_NS || v < -2 * OP_TIME_LIMIT_NS;
+}
+
+/* Each rank's times on rank 0's clock are a monotone function of its own
+ * (its offset is constant or linear in time, clamped), so its first and last
+ * times bound all of them. The merged trace's times (from the earliest rank's
+ * start) must stay within 2^61 ns, as times read from files do: then every
+ * time, difference and end of the merge and the report fits in 64 bits. Files
+ * whose times are each within that bound can still break it together (a
+ * base time and a clock offset of 2^61 each on one rank, -2^61 on another). */
+static int check_span(const op_rank_trace *r, size_t n)
+{
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (size_t i = 0; i < n; i++) {
+        int64_t a, b;
+        if (rank_time_checked(&r[i], 0, &a) || rank_time_checked(&r[i], r[i].t->duration_ns, &b))
+            return op_fail(OPPROF_E_RANGE,
+                           "rank %lld: its times on rank 0's clock (base time plus clock offset) lie more than "
+                           "2^62 ns from 0", (long long)r[i].rank);
+        if (a > b) {
+            int64_t x = a;
+            a = b;
+            b = x;
+        }
+        if (a < lo) lo = a;
+        if (b > hi) hi = b;
+        if (hi - lo > OP_TIME_LIMIT_NS)
+            return op_fail(OPPROF_E_RANGE,
+                           "rank %lld: the ranks' times on rank 0's clock (base time plus clock offset) span more "
+                           "than 2^61 ns (about 73 years)", (long long)r[i].rank);
+    }
+    return OPPROF_OK;
+}
+
 int op_ranks_order(const opprof_trace *const *traces, size_t n, op_rank_trace **out)
 {
     *out = NULL;
@@ -41,6 +84,10 @@ int op_ranks_order(const opprof_trace *const *traces, size_t n, op_rank_trace **
         }
     }
     for (size_t i = 0; i < n; i++) r[i].origin_ns = op_rank_time(&r[i], 0);
+    if (check_span(r, n) != OPPROF_OK) {
+        free(r);
+        return OPPROF_E_RANGE;
+    }
     *out = r;
     return OPPROF_OK;
 }

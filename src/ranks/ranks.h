@@ -18,7 +18,10 @@ typedef struct op_rank_trace {
 
 /* The traces in rank order: a trace's rank is its distributedInfo's, or its
  * position when it has none. *out is freed with free(). OPPROF_E_INVAL
- * (with a detail) when two traces claim one rank or none is given. */
+ * (with a detail) when two traces claim one rank or none is given;
+ * OPPROF_E_RANGE when the ranks' times, each on rank 0's clock, span more
+ * than 2^61 ns (OP_TIME_LIMIT_NS), so that every time relative to the
+ * earliest (op_ranks_origin) fits as read times do. */
 int op_ranks_order(const opprof_trace *const *traces, size_t n, op_rank_trace **out);
 
 /* A time of the trace (start_ns form) on rank 0's clock, ns since the epoch:

@@ -1,7 +1,7 @@
 /* Hostile traces the reader accepts, each with its documented behaviour
  * (tests/import/accepted, written by tests/import/malformed/generate.py;
  * the refused ones are in tests/import/malformed with their messages), and a
- * string longer than the reader's 256 MiB bound, made here from a small
+ * string longer than the reader's 16 MiB bound, made here from a small
  * gzip stream. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -170,7 +170,7 @@ static void test_gzip_zero_padding_is_ignored(void **state)
 }
 
 /* '[{"name": "' and 300 MiB of 'a' that never end, gzip'd into well under
- * a megabyte: refused with OPPROF_E_RANGE once the string passes 256 MiB,
+ * a megabyte: refused with OPPROF_E_RANGE once the string passes 16 MiB,
  * the most the reader ever holds of one token. */
 static void test_string_past_the_token_bound(void **state)
 {
@@ -205,7 +205,7 @@ static void test_string_past_the_token_bound(void **state)
     assert_int_equal(rc, OPPROF_E_RANGE);
     assert_null(t);
     const char *err = opprof_last_error();
-    if (!strstr(err, "<buffer>: byte ") || !strstr(err, "longer than 256 MiB")) fail_msg("detail: %s", err);
+    if (!strstr(err, "<buffer>: byte ") || !strstr(err, "longer than 16 MiB")) fail_msg("detail: %s", err);
 }
 
 int main(void)

@@ -96,7 +96,7 @@ static int wait_recording(int c, int64_t duration_ns, int64_t steps, int64_t tim
             }
             left -= 1000000;
         }
-        int64_t ms = (left + 999999) / 1000000;
+        int64_t ms = left / 1000000 + (left % 1000000 != 0); /* rounded up; a timeout of INT64_MAX fits */
         int w = op_listener_wait(ms > 1000 ? 1000 : (int)ms, c, steps > 0 ? T.ev[0] : -1);
         if (w == OP_WAIT_STOP) return END_EXIT;
         if (w == OP_WAIT_HANGUP) return END_HANGUP;

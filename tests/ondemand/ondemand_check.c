@@ -241,6 +241,41 @@ static void list_shows_and_cleans(void **state)
     assert_int_equal(access(stale, F_OK), -1);
 }
 
+/* A duration or a timeout of INT64_MAX ns (opprof_trigger takes any
+ * positive one): recorded until the program ends, which writes what it has;
+ * the wait's rounding to milliseconds overflowed (UBSan). */
+static void trigger_for_ever(void **state)
+{
+    (void)state;
+    for (int k = 0; k < 2; k++) {
+        pid_t pid = start_target("1", 1, k ? "ever_steps" : "ever");
+        assert_true(proc_wait_listening(pid));
+        char trace[600];
+        path_in(trace, sizeof trace, k ? "ever_steps.json" : "ever.json");
+        opprof_trigger_request r;
+        opprof_trigger_request_init(&r);
+        if (k) {
+            r.steps = 1000000000;
+            r.timeout_ns = INT64_MAX;
+        } else {
+            r.duration_ns = INT64_MAX;
+        }
+        r.trace = trace;
+        char *reply = NULL;
+        size_t rlen = 0;
+        FILE *f = open_memstream(&reply, &rlen);
+        int rc = opprof_trigger(pid, &r, f);
+        fclose(f);
+        print_message("trigger: %d, reply: %s", rc, reply ? reply : "");
+        free(reply);
+        assert_int_equal(proc_wait(pid), 7); /* its own exit, not a sanitizer's */
+        assert_int_equal(rc, OPPROF_OK);
+        size_t n;
+        (void)work_span(trace, &n);
+        assert_true(n > 100);
+    }
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -262,6 +297,7 @@ int main(void)
         cmocka_unit_test(trigger_refuses_clearly),
         cmocka_unit_test(trigger_from_another_user_fails),
         cmocka_unit_test(list_shows_and_cleans),
+        cmocka_unit_test(trigger_for_ever),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -30,7 +30,7 @@
 typedef struct exec_opts {
     const char *table, *trace, *stacks, *sort, *format, *metric, *activities;
     long row_limit, group_by_stack, stack_depth, max_events;
-    int with_stack, memory, on_demand;
+    int with_stack, memory, on_demand, no_compensate;
     const char *flight, *slow_step, *slow, *flight_file, *flight_signal;
     cli_list exclude;
 } exec_opts;
@@ -61,6 +61,9 @@ static const cli_option OPTIONS[] = {
      "source files, comma-separated; repeatable"},
     {"--stack-depth", "N", CLI_OPT_LONG, FIELD(stack_depth), 1, 128, NULL, "frames per stack (default 32)"},
     {"--memory", NULL, CLI_OPT_FLAG, FIELD(memory), 0, 0, NULL, "profile memory (preloads libopprof_malloc.so too)"},
+    {"--no-compensate", NULL, CLI_OPT_FLAG, FIELD(no_compensate), 0, 0, NULL,
+     "keep the hooks' own cost in the table: by default it is measured at" CLI_CONT
+     "start and taken out of each function's times (the footer says how much)"},
     {"--activities", "LIST", CLI_OPT_STRING, FIELD(activities), 0, 0, "cpu|cuda|cpu,cuda",
      "what is recorded: cpu (default), or cpu,cuda: the program's kernels," CLI_CONT
      "copies and CUDA calls too (CUPTI), charged to the operator or NVTX range" CLI_CONT
@@ -190,6 +193,7 @@ static int export_options(const exec_opts *o)
     if (o->max_events) bad = bad || set("OPPROF_MAX_EVENTS", num);
     if (o->with_stack) bad = bad || set("OPPROF_WITH_STACK", "1");
     if (o->memory) bad = bad || set("OPPROF_PROFILE_MEMORY", "1");
+    bad = bad || set("OPPROF_EXEC_COMPENSATE", o->no_compensate ? "0" : "1");
     if (o->activities) bad = bad || set("OPPROF_ACTIVITIES", o->activities);
     const char *table = o->table;
     if (!table && !o->stacks && !o->trace) table = "-";

@@ -286,6 +286,22 @@ typedef struct opprof_config {
      * writer. NULL: no streaming. opprof_start refuses it with a schedule or
      * CUDA activity. */
     const char *stream_trace;
+    /* Overhead compensation (as TAU does it): what one recorded call of
+     * the program's instrumentation costs that its clock reads cannot leave
+     * out, in nanoseconds, taken out of the sums of a session that sums
+     * (aggregate, or stream_trace's tables). overhead_inside_ns is the part
+     * between a range's own two clock reads: each range's duration loses
+     * it. overhead_outside_ns is the part around them, which the enclosing
+     * range pays: each range loses the whole call's cost (inside + outside)
+     * for every range recorded within it, so that a caller's self time
+     * loses the outside part per child. A range's figure never goes below
+     * 0. opprof_calibrate_overhead (opprof_trace.h) measures both; opprof
+     * exec applies them by default. 0, 0 (the default): nothing is taken
+     * out, and API sessions' tables stay PyTorch's. Tables of a session
+     * that keeps events are not compensated; the trace says whether they
+     * were (opprof_trace_overhead_compensation) and the table's footer. */
+    double overhead_inside_ns;
+    double overhead_outside_ns;
 } opprof_config;
 
 #define OPPROF_DEFAULT_MAX_EVENTS (16u * 1024u * 1024u)

@@ -131,6 +131,10 @@ static inline uint64_t opprof_trace_aggregated_disabled_(const opprof_trace *t) 
 #define opprof_trace_aggregated opprof_trace_aggregated_disabled_
 static inline int opprof_trace_streamed_disabled_(const opprof_trace *t) { return OPPROF_E_UNSUPPORTED; }
 #define opprof_trace_streamed opprof_trace_streamed_disabled_
+static inline int opprof_trace_overhead_compensation_disabled_(const opprof_trace *t, double *inside_ns,
+    double *outside_ns)
+    { if (inside_ns) *inside_ns = 0; if (outside_ns) *outside_ns = 0; return 0; }
+#define opprof_trace_overhead_compensation opprof_trace_overhead_compensation_disabled_
 static inline uint64_t opprof_trace_dropped_disabled_(const opprof_trace *t) { return 0; }
 #define opprof_trace_dropped opprof_trace_dropped_disabled_
 static inline size_t opprof_trace_top_calls_disabled_(const opprof_trace *t, size_t n, const char **names,
@@ -263,6 +267,10 @@ static inline int opprof_config_from_env_size_disabled_(opprof_config *cfg, size
     return OPPROF_OK;
 }
 #define opprof_config_from_env_size opprof_config_from_env_size_disabled_
+static inline int opprof_calibrate_overhead_disabled_(const opprof_config *cfg, void (*call)(void *ctx),
+    void (*bare)(void *ctx), void *ctx, double *inside_ns, double *outside_ns)
+    { return OPPROF_E_UNSUPPORTED; }
+#define opprof_calibrate_overhead opprof_calibrate_overhead_disabled_
 static inline int opprof_config_from_string_size_disabled_(opprof_config *cfg, size_t cfg_size, opprof_env *env,
     size_t env_size, const char *settings)
     { return opprof_config_from_env_size_disabled_(cfg, cfg_size, env, env_size); }

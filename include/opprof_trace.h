@@ -72,6 +72,12 @@ OPPROF_API uint64_t opprof_trace_aggregated(const opprof_trace *t);
  * aggregated one does. Else 0. */
 OPPROF_API int opprof_trace_streamed(const opprof_trace *t);
 
+/* 1 when the trace's sums had the instrumentation's cost taken out
+ * (opprof_config.overhead_inside_ns and overhead_outside_ns), with the
+ * figures applied in *inside_ns and *outside_ns (either may be NULL); else
+ * 0 and zeros. */
+OPPROF_API int opprof_trace_overhead_compensation(const opprof_trace *t, double *inside_ns, double *outside_ns);
+
 /* Events that were attempted but not recorded (cap reached). */
 OPPROF_API uint64_t opprof_trace_dropped(const opprof_trace *t);
 
@@ -463,6 +469,20 @@ OPPROF_API int opprof_config_from_env_size(opprof_config *cfg, size_t cfg_size, 
  * (but for the rank). */
 OPPROF_API int opprof_config_from_string_size(opprof_config *cfg, size_t cfg_size, opprof_env *env, size_t env_size,
                                               const char *settings);
+/* Measures what one instrumented call costs, for overhead compensation
+ * (opprof_config.overhead_inside_ns and overhead_outside_ns): call(ctx)
+ * must make one recorded call the way the program's are made (e.g. the
+ * -finstrument-functions hooks around an empty function), and bare(ctx)
+ * the same call without the instrumentation. Short sessions of cfg's kind
+ * (sums when cfg->aggregate, else records; no outputs) time blocks of
+ * calls against blocks of bare calls, and read the recorded duration of
+ * the calls: the fastest block of several gives each figure. OPPROF_OK
+ * with both figures set (each at least 0), OPPROF_E_ACTIVE while a session
+ * is active, or the failure of a session or of the table (e.g. call
+ * recorded nothing: OPPROF_E_INVAL). */
+OPPROF_API int opprof_calibrate_overhead(const opprof_config *cfg, void (*call)(void *ctx), void (*bare)(void *ctx),
+                                         void *ctx, double *inside_ns, double *outside_ns);
+
 static inline int opprof_config_from_env(opprof_config *cfg, opprof_env *env)
 {
     return opprof_config_from_env_size(cfg, sizeof *cfg, env, sizeof *env);

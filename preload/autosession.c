@@ -31,6 +31,11 @@
  *                                 with OPPROF_WITH_STACK, else the call tree
  *                                 (from sums by call path, without events)
  *   OPPROF_EXEC_STACKS_METRIC=M   their metric (self_cpu_time_total)
+ *   OPPROF_EXEC_COMPENSATE=0|1    overhead compensation (default 1): the
+ *                                 hooks' cost per call, measured at start
+ *                                 (opprof_calibrate_overhead on an empty
+ *                                 function through these hooks), taken out
+ *                                 of the table's sums
  *
  * Each output is written when a trace is ready (at exit, at a signal, or at
  * the end of each schedule cycle), replacing the file atomically. Only the
@@ -63,7 +68,7 @@ static struct {
     void *env_user;
     opprof_trace_handler trace; /* --trace */
     char trace_path[4096], table[4096], sort_by[64], stacks[4096], metric[64], format[8];
-    int row_limit, group_by_stack_n, with_stack, scheduled;
+    int row_limit, group_by_stack_n, with_stack, scheduled, compensate;
     size_t events_seen;
 } S = {.state_lock = PTHREAD_MUTEX_INITIALIZER, .out_lock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -209,6 +214,44 @@ static NOINSTR int setup_trace(void)
     return 0;
 }
 
+/* The calibration's call: an empty function through the hooks, as the
+ * program's instrumented functions are called (the hooks are this
+ * library's exported ones, reached as the program reaches them). */
+__attribute__((noinline, no_instrument_function)) static void calibration_probe(void)
+{
+    __asm__ volatile("" ::: "memory");
+}
+
+static NOINSTR void probe_bare(void *ctx)
+{
+    (void)ctx;
+    calibration_probe();
+}
+
+void __cyg_profile_func_enter(void *fn, void *call_site);
+void __cyg_profile_func_exit(void *fn, void *call_site);
+
+static NOINSTR void probe_call(void *ctx)
+{
+    (void)ctx;
+    __cyg_profile_func_enter((void *)calibration_probe, NULL);
+    calibration_probe();
+    __cyg_profile_func_exit((void *)calibration_probe, NULL);
+}
+
+/* opprof exec's default: the sums lose what the hooks cost (the table's
+ * footer says how much). */
+static NOINSTR void calibrate(opprof_config *cfg)
+{
+    double in = 0, out = 0;
+    if (opprof_calibrate_overhead(cfg, probe_call, probe_bare, NULL, &in, &out) != OPPROF_OK) {
+        complain("overhead compensation left out");
+        return;
+    }
+    cfg->overhead_inside_ns = in;
+    cfg->overhead_outside_ns = out;
+}
+
 __attribute__((constructor, no_instrument_function)) static void on_load(void)
 {
     const char *on = getenv("OPPROF_EXEC");
@@ -232,6 +275,7 @@ __attribute__((constructor, no_instrument_function)) static void on_load(void)
         env_str(S.format, sizeof S.format, "OPPROF_EXEC_FORMAT", "table");
         S.row_limit = env_int("OPPROF_EXEC_ROW_LIMIT", 10);
         S.group_by_stack_n = env_int("OPPROF_EXEC_GROUP_BY_STACK_N", 0);
+        S.compensate = env_int("OPPROF_EXEC_COMPENSATE", 1);
     }
     if (want && opprof_function_exclude(getenv("OPPROF_EXCLUDE")) != OPPROF_OK) {
         complain("--exclude");
@@ -254,6 +298,9 @@ __attribute__((constructor, no_instrument_function)) static void on_load(void)
         cfg.stream_trace = S.trace_path;
     /* The call tree's folded stacks from sums keyed by call path. */
     if (S.stacks[0] && !cfg.with_stack && (cfg.aggregate || cfg.stream_trace)) cfg.aggregate = OPPROF_AGGREGATE_PATHS;
+    /* Only sums are compensated: a session that keeps events hands them out
+     * as recorded. */
+    if (S.exec && S.compensate && (cfg.aggregate || cfg.stream_trace)) calibrate(&cfg);
     cfg.on_trace_ready = ready;
     cfg.user = NULL;
     if (opprof_start(&cfg) != OPPROF_OK) {

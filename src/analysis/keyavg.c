@@ -404,6 +404,8 @@ int opprof_key_averages_new(const opprof_trace *t, const opprof_avg_options *opt
     ka->trace_options = t->options;
     ka->dropped = t->dropped;
     ka->attempted = t->attempted;
+    ka->comp_inside_ns = t->comp_inside_ns;
+    ka->comp_outside_ns = t->comp_outside_ns;
     if (group_events(&b, &ka->sum_self_cpu_ns) == 0 && make_rows(&b, ka) == 0) rc = OPPROF_OK;
     if (b.saturated) ka->trace_options |= OP_TRACE_SATURATED;
     builder_free(&b);

@@ -21,6 +21,8 @@ struct opprof_key_averages {
     uint32_t trace_options;   /* the trace's OP_TRACE_* bits: which columns exist */
     uint64_t dropped;         /* events the capture could not keep */
     uint64_t attempted;       /* events it was asked for, 0 when unknown */
+    double comp_inside_ns;    /* overhead compensation the sums had (0 0: none) */
+    double comp_outside_ns;
     opprof_avg_options opt;
 };
 

@@ -299,6 +299,11 @@ static int build(const opprof_key_averages *ka, const char *sort_by, int row_lim
     }
     if (ka->trace_options & OP_TRACE_SATURATED)
         op_buf_puts(b, "Saturated: some sums passed the 64-bit range and are shown at its limit\n");
+    if (ka->comp_inside_ns > 0 || ka->comp_outside_ns > 0)
+        op_buf_printf(b,
+                      "Overhead compensation: %.1f ns per recorded call taken out (%.1f ns of each range's own "
+                      "time, %.1f ns of its caller's)\n",
+                      ka->comp_inside_ns + ka->comp_outside_ns, ka->comp_inside_ns, ka->comp_outside_ns);
     if (ka->dropped) {
         op_buf_printf(b, "Dropped events: %" PRIu64, ka->dropped);
         if (ka->attempted) op_buf_printf(b, " of %" PRIu64, ka->attempted);

@@ -1,4 +1,5 @@
 /* Online key averages on the recording thread (agg.h). */
+#include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -61,6 +62,14 @@ static const uint64_t *keep_shapes(op_agg *a, const uint64_t *w, uint32_t n)
     return p;
 }
 
+static _Atomic uint64_t g_comp_inside, g_comp_call;
+
+void op_agg_compensate(uint64_t inside, uint64_t call)
+{
+    atomic_store_explicit(&g_comp_inside, inside, memory_order_relaxed);
+    atomic_store_explicit(&g_comp_call, call, memory_order_relaxed);
+}
+
 int op_agg_reset(op_tstate *t)
 {
     op_agg *a = t->agg;
@@ -80,6 +89,9 @@ int op_agg_reset(op_tstate *t)
     a->free_count = 0;
     a->free_bytes = 0;
     a->free_first = 0;
+    a->nbegun = 0;
+    a->comp_inside = atomic_load_explicit(&g_comp_inside, memory_order_relaxed);
+    a->comp_call = atomic_load_explicit(&g_comp_call, memory_order_relaxed);
     return 0;
 }
 
@@ -236,6 +248,8 @@ static inline void begin_keyed(op_tstate *t, const opprof_site *site, const oppr
     OP_STORE(&o->slot, s);
     OP_STORE(&o->child, 0);
     OP_STORE(&o->first, (uint64_t)fresh);
+    OP_STORE(&o->n0, t->agg->nbegun);
+    OP_STORE(&t->agg->nbegun, t->agg->nbegun + 1);
     OP_STORE(&o->flops, (t->opts & OP_OPT_FLOPS) && site->flops ? hook_flops(site, in, n) : 0);
     OP_STORE(&o->self_mem, 0);
     OP_STORE(&o->child_mem, 0);
@@ -261,7 +275,7 @@ void op_agg_begin_keyed(op_tstate *t, const opprof_site *site, const opprof_inpu
 static void close_one(op_agg *a, uint32_t d, uint64_t ts)
 {
     op_aggopen *o = &a->open[d];
-    uint64_t dur = ts - o->t0;
+    uint64_t dur = op_agg_comp_dur(a, o, ts - o->t0);
     op_aggslot *s = o->slot;
     if (OP_LIKELY(s != NULL)) {
         OP_STORE(&s->count, s->count + 1);

@@ -43,6 +43,7 @@ typedef struct op_aggopen {
     uint64_t t0;
     uint64_t child;   /* ticks of the children that ended */
     uint64_t first;   /* the slot's first range */
+    uint64_t n0;      /* ranges the thread began before this one (overhead compensation) */
     uint64_t flops;   /* from the site's hook at begin, or opprof_end_flops */
     int64_t self_mem, child_mem; /* bytes while innermost; the children's totals */
 } op_aggopen;
@@ -63,6 +64,11 @@ typedef struct op_agg {
      * word; kept until the next session, for the collector */
     uint64_t *sp, *slim;
     uint64_t *sblocks;
+    /* Overhead compensation (op_agg_compensate): ranges begun so far, and
+     * the ticks each range loses of its own (inside) and per range begun
+     * within it (a whole call); both 0 when off, which changes nothing. */
+    uint64_t nbegun;
+    uint64_t comp_inside, comp_call;
     op_aggopen open[]; /* OP_MAX_DEPTH entries; the depth is the thread's */
 } op_agg;
 
@@ -75,6 +81,24 @@ typedef struct op_agg {
 /* Maps or empties the thread's tables for a new session; 0 or -1. */
 OP_SEAM int op_agg_reset(op_tstate *t);
 OP_SEAM void op_agg_free(op_tstate *t);
+
+/* Overhead compensation for the sums of the threads whose tables are
+ * reset from now on (op_agg_reset: a session's threads, a streamed
+ * writer's replay): inside and call in ticks, 0 0 for none. */
+void op_agg_compensate(uint64_t inside, uint64_t call);
+
+/* A range's duration with the instrumentation's cost taken out: its own
+ * inside part, and a whole call per range begun within it (never below 0). */
+static inline uint64_t op_agg_comp(uint64_t dur, uint64_t inside, uint64_t call, uint64_t within)
+{
+    uint64_t sub = inside + within * call;
+    return dur > sub ? dur - sub : 0;
+}
+
+static inline uint64_t op_agg_comp_dur(const op_agg *a, const op_aggopen *o, uint64_t dur)
+{
+    return op_agg_comp(dur, a->comp_inside, a->comp_call, a->nbegun - o->n0 - 1);
+}
 
 /* The aggregating begin and end, all cases (record.c's slow paths in this
  * mode): inputs for the site's FLOPs hook (with_flops), ra the public
@@ -129,6 +153,8 @@ static inline void op_agg_begin_fast(op_tstate *t, const opprof_site *site, cons
     OP_STORE(&o->slot, s);
     OP_STORE(&o->child, 0);
     OP_STORE(&o->first, 0);
+    OP_STORE(&o->n0, a->nbegun);
+    OP_STORE(&a->nbegun, a->nbegun + 1);
     OP_STORE(&t->depth, d + 1);
     OP_STORE(&o->t0, op_cycles());
 }
@@ -141,7 +167,7 @@ static inline int op_agg_end_fast(op_tstate *t, const opprof_site *site, uint64_
     op_aggopen *o = &t->agg->open[d - 1];
     if (OP_UNLIKELY(o->site != site || o->first || !o->slot)) return op_agg_end(t, site, ts, 0, 0);
     op_aggslot *s = o->slot;
-    uint64_t dur = ts - o->t0;
+    uint64_t dur = op_agg_comp_dur(t->agg, o, ts - o->t0);
     OP_STORE(&s->count, s->count + 1);
     OP_STORE(&s->total, s->total + dur);
     OP_STORE(&s->self, s->self + (dur - o->child));

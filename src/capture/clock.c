@@ -76,3 +76,13 @@ void op_timebase_finish(op_timebase *tb)
     int64_t dm = m - g_ref_mono;
     tb->mult = dt ? (uint64_t)(((unsigned __int128)(uint64_t)dm << 32) / dt) : (1ull << 32);
 }
+
+double op_clock_ticks_per_ns(void)
+{
+    if (!op_clock_cycles_usable()) return 1.0;
+    uint64_t t;
+    int64_t m;
+    sample(&t, &m);
+    while (m - g_ref_mono < 2000000) sample(&t, &m);
+    return (double)(t - g_ref_ticks) / (double)(m - g_ref_mono);
+}

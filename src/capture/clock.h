@@ -64,6 +64,11 @@ void op_timebase_start(op_timebase *tb, int ticks_are_ns, uint64_t now_ticks);
  * process has (at least 2 ms, waited for if the process is younger). */
 OP_SEAM void op_timebase_finish(op_timebase *tb);
 
+/* op_cycles() ticks per nanosecond now, against the same baseline as
+ * op_timebase_finish (1 without a cycle counter): for figures given in
+ * nanoseconds that the hot path applies in ticks. */
+double op_clock_ticks_per_ns(void);
+
 static inline int64_t op_timebase_ns(const op_timebase *tb, uint64_t ticks)
 {
     if (tb->ticks_are_ns) return (int64_t)(ticks - tb->tick0);

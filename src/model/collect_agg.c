@@ -87,7 +87,9 @@ int op_collect_agg_thread(opprof_trace *tr, op_tstate *t, const op_timebase *tb,
     int64_t child_mem = 0;
     for (uint32_t d = depth; d-- > 0;) {
         const op_aggopen *o = &a->open[d];
-        uint64_t t0 = OP_LOAD(&o->t0), dur = close_ticks - t0;
+        uint64_t t0 = OP_LOAD(&o->t0);
+        uint64_t dur = op_agg_comp(close_ticks - t0, a->comp_inside, a->comp_call,
+                                   OP_LOAD(&a->nbegun) - OP_LOAD(&o->n0) - 1);
         op_aggslot *s = OP_LOAD(&o->slot);
         uint64_t mine = OP_LOAD(&o->child) + child;
         int64_t self_mem = OP_LOAD(&o->self_mem), mem = self_mem + OP_LOAD(&o->child_mem) + child_mem;

@@ -19,6 +19,8 @@ static int finish(opprof_trace *tr, const op_gen_done *g)
     if (rc != OPPROF_OK) return rc;
     tr->duration_ns = g->duration_ns;
     tr->step_num = g->step_num;
+    tr->comp_inside_ns = g->comp_inside_ns;
+    tr->comp_outside_ns = g->comp_outside_ns;
     /* The trace carries the folder its handlers write to: they read it there
      * and never call back up into the session. */
     if (g->output_dir && *g->output_dir) {

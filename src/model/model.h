@@ -126,6 +126,8 @@ struct opprof_trace {
     int64_t base_time_ns;     /* wall clock of start_ns == 0 */
     int64_t duration_ns;      /* session length; 0 when unknown */
     int64_t step_num;         /* -1 none */
+    double comp_inside_ns;    /* overhead compensation taken out of the sums (0 0: none) */
+    double comp_outside_ns;
     uint32_t output_dir;      /* strtab id: the live session's output_dir, where handlers write; 0 none */
     uint64_t dropped;         /* events the capture could not keep */
     uint64_t attempted;       /* events the capture was asked for (0 when unknown) */

@@ -60,6 +60,15 @@ uint64_t opprof_trace_aggregated(const opprof_trace *t)
     return n;
 }
 
+int opprof_trace_overhead_compensation(const opprof_trace *t, double *inside_ns, double *outside_ns)
+{
+    t = op_trace_model(t);
+    double in = t ? t->comp_inside_ns : 0, out = t ? t->comp_outside_ns : 0;
+    if (inside_ns) *inside_ns = in;
+    if (outside_ns) *outside_ns = out;
+    return in > 0 || out > 0;
+}
+
 uint64_t opprof_trace_dropped(const opprof_trace *t)
 {
     t = op_trace_model(t);

@@ -33,6 +33,8 @@ typedef struct op_gen_done {
     int64_t duration_ns;
     const char *output_dir; /* the session's, NULL or "" for none */
     const op_dev_take *dev; /* device activity and NVTX ranges (finish only) */
+    double comp_inside_ns;  /* overhead compensation the sums had applied; 0 0: none */
+    double comp_outside_ns;
 } op_gen_done;
 
 typedef struct op_collector {

@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "capture/agg.h"
+#include "capture/clock.h"
 #include "capture/keeper.h"
 #include "capture/memtrack.h"
 #include "capture/pool.h"
@@ -92,6 +94,7 @@ static struct {
     unsigned readers;             /* live reads of the ring in progress (op_session_live_begin) */
     int status;                   /* first failure inside a transition */
     int stopping_incomplete;      /* the stop in progress is opprof_stop_incomplete's */
+    int comp_applied;             /* the sums take the overhead out (compensate) */
 } S;
 
 static _Atomic int64_t g_steps_seen; /* opprof_step calls, with a session or not */
@@ -197,6 +200,23 @@ static void stream_begin(void)
     atomic_store_explicit(&op_g.remaining, (int64_t)S.cfg.max_events, memory_order_relaxed);
 }
 
+/* Overhead compensation, for the sums only (a session that keeps events
+ * hands its records out as they were): the figures in ticks for the
+ * tables reset from now on, the session's threads' and a stream writer's
+ * replay. */
+static void compensate(void)
+{
+    int sums = (S.opts & (OP_OPT_AGG | OP_OPT_STREAM)) != 0;
+    double in = sums ? S.cfg.overhead_inside_ns : 0, out = sums ? S.cfg.overhead_outside_ns : 0;
+    S.comp_applied = in > 0 || out > 0;
+    if (!S.comp_applied) {
+        op_agg_compensate(0, 0);
+        return;
+    }
+    double tpn = op_g.clock ? 1.0 : op_clock_ticks_per_ns();
+    op_agg_compensate((uint64_t)(in * tpn + 0.5), (uint64_t)((in + out) * tpn + 0.5));
+}
+
 /* Opens a new recording generation; the session lock is held. */
 static void open_gen(void)
 {
@@ -210,6 +230,7 @@ static void open_gen(void)
     atomic_store_explicit(&op_g.remaining, uncapped ? INT64_MAX / 4 : (int64_t)S.cfg.max_events, memory_order_relaxed);
     uint64_t now = op_g.clock ? (uint64_t)op_g.clock(op_g.clock_ctx) : op_cycles();
     op_timebase_start(&S.tb, op_g.clock != NULL, now);
+    compensate();
     S.gen = ++S.gen_counter;
     if (S.opts & OP_OPT_STREAM) stream_begin();
     op_gen_store(S.gen);
@@ -247,6 +268,10 @@ static int close_gen(int keep, opprof_trace **out)
     const op_collector *col = op_session_collector();
     op_gen_done g = {.gen = gen, .tb = &S.tb, .stop_ticks = stop, .opts = S.opts, .step_num = S.step_num,
                      .duration_ns = op_timebase_ns(&S.tb, stop), .output_dir = S.output_dir};
+    if (S.comp_applied && (S.opts & (OP_OPT_AGG | OP_OPT_STREAM))) {
+        g.comp_inside_ns = S.cfg.overhead_inside_ns;
+        g.comp_outside_ns = S.cfg.overhead_outside_ns;
+    }
     opprof_trace *tr = NULL;
     int rc = OPPROF_OK;
     if (S.ring) op_ring_freeze(); /* a thread still in its last record must not overwrite what is read */
@@ -363,6 +388,10 @@ static int start_session(const opprof_config *user_cfg, uint32_t ring, void (*on
         return op_fail(OPPROF_E_INVAL, "opprof_start: unknown activity bits 0x%x", (unsigned)cfg->activities);
     rc = opprof_schedule_check(&cfg->schedule);
     if (rc != OPPROF_OK) return rc;
+    if (!(cfg->overhead_inside_ns >= 0 && cfg->overhead_inside_ns <= 1e6) ||
+        !(cfg->overhead_outside_ns >= 0 && cfg->overhead_outside_ns <= 1e6))
+        return op_fail(OPPROF_E_INVAL, "opprof_start: overhead_inside_ns %g and overhead_outside_ns %g must lie in 0..1e6",
+                       cfg->overhead_inside_ns, cfg->overhead_outside_ns);
     /* Here, in the program's call: a thread's first record, which sets its
      * stack table up, may come from inside a malloc interposer. */
     if (cfg->with_stack && op_stack_load() != 0)

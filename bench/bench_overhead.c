@@ -70,12 +70,15 @@ static double shapes_ns(long n)
 /* Stops the session and checks that every range of the block was kept;
  * the stop's ns per event (the model built from the records, which a
  * session that keeps events pays at its stop). */
+static double g_stop_cpu_ns; /* the last stop's thread CPU time per event */
+
 static double stop_expect(long n)
 {
     opprof_trace *t = NULL;
-    double t0 = now_s();
+    double t0 = now_s(), c0 = thread_cpu_s();
     int rc = opprof_stop(&t);
     double ns = (now_s() - t0) * 1e9 / (double)n;
+    g_stop_cpu_ns = (thread_cpu_s() - c0) * 1e9 / (double)n;
     if (rc != 0 || (long)opprof_trace_event_count(t) != n) {
         fprintf(stderr, "bench_overhead: expected %ld events, got %zu\n", n, opprof_trace_event_count(t));
         exit(1);
@@ -185,8 +188,8 @@ int main(int argc, char **argv)
     long n = 200000;
     int rounds = 30;
     if (block_args("bench_overhead", argc, argv, &n, &rounds) != 0) return 2;
-    series fl = {0}, pl = {0}, sh = {0}, off = {0}, one = {0}, two = {0}, ratio2 = {0}, stp = {0};
-    series *all[] = {&fl, &pl, &sh, &off, &one, &two, &ratio2, &stp};
+    series fl = {0}, pl = {0}, sh = {0}, off = {0}, one = {0}, two = {0}, ratio2 = {0}, stp = {0}, stpc = {0};
+    series *all[] = {&fl, &pl, &sh, &off, &one, &two, &ratio2, &stp, &stpc};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++) all[i]->v = calloc((size_t)rounds, sizeof(double));
 
     /* The recording thread's CPU time too: on a loaded machine it shows
@@ -199,7 +202,7 @@ int main(int argc, char **argv)
     double c2 = thread_cpu_s();
     double fresh = plain_ns(n);
     double c3 = thread_cpu_s();
-    double fresh_stop = stop_expect(n);
+    double fresh_stop = stop_expect(n), fresh_stop_cpu = g_stop_cpu_ns;
 
     pair_start(n);
     size_t bytes_plain = 0, bytes_shapes = 0;
@@ -211,6 +214,7 @@ int main(int argc, char **argv)
         series_add(&pl, plain_ns(n));
         bytes_plain = buffer_bytes();
         series_add(&stp, stop_expect(n));
+        series_add(&stpc, g_stop_cpu_ns);
 
         start(1);
         series_add(&sh, shapes_ns(n));
@@ -238,7 +242,9 @@ int main(int argc, char **argv)
            (c3 - c2) / (c1 - c0), "-", "-");
     printf("%-44s %9.2f %9s %9s %9s %9s\n", "opprof_stop, events kept, first session", fresh_stop, "-", "-", "-",
            "<= 30 ns");
+    printf("%-44s %9.2f %9s %9s %9s %9s\n", "  its thread CPU time", fresh_stop_cpu, "-", "-", "-", "-");
     row("opprof_stop, events kept (ns per event)", &stp, 0, 0, "<= 30 ns");
+    row("  its thread CPU time", &stpc, 0, 0, "-");
     row("2 threads at once, per thread", &two, 0, 0, "-");
     row("  ratio to 1 thread in the same round", &ratio2, 0, 0, "<= 1.20");
     printf("%-44s %9.1f %9s %9s %9s %9s\n", "bytes per event, no shapes", (double)bytes_plain / (double)n, "-", "-", "-", "<= 32");

@@ -273,12 +273,11 @@ typedef struct opprof_config {
     int reserved_; /* 0 */
     /* Streams the trace to this file while the session records: Chrome JSON
      * (.json, .json.gz compressed) or Perfetto's protobuf (.pftrace,
-     * .pftrace.gz; a slice's begin is written when it is read, its end when
-     * it is done): a background thread writes each thread's full
-     * chunks of records as they fill, so memory stays a few MiB per thread
-     * plus the writer's queue (64 MiB; a thread that gets that far ahead
-     * waits for the writer, and the wait is not charged to its ranges), no
-     * cap applies and nothing is dropped, for any length of run. The file is
+     * .pftrace.gz): a background thread copies each thread's full chunks
+     * of records to a spool file beside it as they fill (no thread ever
+     * waits for it), so memory stays a few MiB per thread, no cap applies
+     * and nothing is dropped, for any length of run; the file is decoded
+     * and written from the spool when the session stops. The file is
      * whole once the session stops (opprof_stop, or opprof_stop_incomplete
      * from a signal handler's helper). The trace handed out then holds sums,
      * as with aggregate (opprof_trace_streamed says so): tables, not events.

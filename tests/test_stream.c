@@ -329,8 +329,8 @@ static void long_run(const char *name)
     assert_int_equal(opprof_stop(&t), OPPROF_OK);
     op_spill_limit(0);
     uint64_t mapped = op_capture_chunks_mapped() - mapped0;
-    print_message("%d calls: %llu chunks handed over, %llu at most queued, %llu waits, %llu chunks mapped\n", CALLS,
-                  (unsigned long long)st.handed, (unsigned long long)st.peak_queued, (unsigned long long)st.waits,
+    print_message("%d calls: %llu chunks handed over, %llu at most queued, %llu deferred, %llu chunks mapped\n", CALLS,
+                  (unsigned long long)st.handed, (unsigned long long)st.peak_queued, (unsigned long long)st.deferred,
                   (unsigned long long)mapped);
     assert_true(st.handed >= 40);
     assert_true(st.peak_queued <= 5); /* 4 MiB of 1 MiB chunks, and the one that passed it */
@@ -484,6 +484,39 @@ static void test_write_failure_is_reported(void **state)
     write_failure(link);
 }
 
+/* A queue that takes one hand-off at a time (a disk that cannot keep up):
+ * the threads never wait; what the queue refused goes with their next
+ * hand-off, and every call is in the sums and in the file. */
+static void test_full_queue_defers_and_loses_nothing(void **state)
+{
+    (void)state;
+    char path[600];
+    path_in(path, sizeof path, "deferred.pftrace");
+    op_spill_limit(1);
+    opprof_config cfg;
+    opprof_config_init(&cfg);
+    cfg.stream_trace = path;
+    assert_int_equal(opprof_start(&cfg), OPPROF_OK);
+    pthread_t th[NTHREADS];
+    g_per_thread = PER_THREAD;
+    for (int i = 0; i < NTHREADS; i++) assert_int_equal(pthread_create(&th[i], NULL, worker, NULL), 0);
+    for (int i = 0; i < NTHREADS; i++) pthread_join(th[i], NULL);
+    op_spill_stats st;
+    op_spill_stats_get(&st);
+    opprof_trace *t = NULL;
+    assert_int_equal(opprof_stop(&t), OPPROF_OK);
+    op_spill_limit(0);
+    print_message("%llu hand-offs, %llu deferred\n", (unsigned long long)st.handed, (unsigned long long)st.deferred);
+    uint64_t a = count_of(t, "A");
+    assert_true(a >= NTHREADS * PER_THREAD);
+    opprof_trace *back = NULL;
+    assert_int_equal(opprof_trace_load(path, &back), OPPROF_OK);
+    assert_int_equal(count_of(back, "A"), a);
+    assert_int_equal(count_of(back, "C"), count_of(t, "C"));
+    opprof_trace_free(back);
+    opprof_trace_free(t);
+}
+
 /* A child forked while the parent streams has no session; it may stream
  * its own, and each file is whole. */
 static void test_fork_child_streams_its_own(void **state)
@@ -546,6 +579,7 @@ int main(void)
         cmocka_unit_test(test_threads_exit_and_record_through_stop),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_write_failure_is_reported),
+        cmocka_unit_test(test_full_queue_defers_and_loses_nothing),
         cmocka_unit_test(test_fork_child_streams_its_own),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -47,14 +47,7 @@ static int make_room(op_tstate *t, uint32_t words)
     op_word *cur = atomic_load_explicit(&t->cur, memory_order_relaxed);
     if (cur + words <= t->lim) return 0;
     if (t->ring_max) return op_ring_advance(t, cur);
-    if (t->opts & OP_OPT_STREAM) {
-        uint64_t from;
-        int rc = op_spill_advance(t, cur, &from);
-        /* It waited for the writer (in a fresh chunk, with room for both):
-         * the profiler's time, before the record that asked. */
-        if (rc == 1) op_thread_gap(t, from);
-        return rc < 0 ? -1 : 0;
-    }
+    if (t->opts & OP_OPT_STREAM) return op_spill_advance(t, cur);
     op_chunk *c = op_chunk_new();
     if (!c) return -1;
     op_chunk_link(t, cur, c);

@@ -6,18 +6,17 @@
 #include "capture/thread.h"
 
 #define QCAP 4096u                          /* items: at most this many hand-offs wait */
-#define DEFAULT_MAX_BYTES ((size_t)64 << 20) /* then the recording threads wait */
+#define DEFAULT_MAX_BYTES ((size_t)64 << 20) /* then hand-offs are deferred */
 
 static struct {
     pthread_mutex_t lock;
     pthread_cond_t more; /* an item, or the queue closed */
-    pthread_cond_t room; /* the writer took items, or the queue closed */
     op_spill_item q[QCAP];
     unsigned head, n;
     size_t bytes, max_bytes;
     uint64_t gen; /* the generation that hands off; 0 when closed */
     op_spill_stats st;
-} Q = {.lock = PTHREAD_MUTEX_INITIALIZER, .more = PTHREAD_COND_INITIALIZER, .room = PTHREAD_COND_INITIALIZER};
+} Q = {.lock = PTHREAD_MUTEX_INITIALIZER, .more = PTHREAD_COND_INITIALIZER};
 
 static size_t chain_bytes(const op_chunk *c)
 {
@@ -36,7 +35,6 @@ static void fork_child(void)
 {
     pthread_mutex_init(&Q.lock, NULL);
     pthread_cond_init(&Q.more, NULL);
-    pthread_cond_init(&Q.room, NULL);
     Q.gen = 0;
     Q.head = Q.n = 0;
     Q.bytes = 0;
@@ -66,11 +64,12 @@ void op_spill_open(uint64_t gen, size_t max_bytes)
     pthread_mutex_unlock(&Q.lock);
 }
 
-/* Queues t's chunks; 0, or -1 when the queue is closed or has no slot. */
+/* Queues t's chunks; 0, or -1 when the queue is closed, has no slot or
+ * holds more than its limit (the caller keeps them). */
 static int enqueue(op_tstate *t, op_chunk *chunks)
 {
     pthread_mutex_lock(&Q.lock);
-    int ok = Q.gen == t->gen && Q.n < QCAP;
+    int ok = Q.gen == t->gen && Q.n < QCAP && Q.bytes <= Q.max_bytes;
     if (ok) {
         Q.q[(Q.head + Q.n) % QCAP] = (op_spill_item){t, chunks};
         Q.n++;
@@ -78,26 +77,14 @@ static int enqueue(op_tstate *t, op_chunk *chunks)
         Q.st.handed++;
         if (Q.n > Q.st.peak_queued) Q.st.peak_queued = Q.n;
         pthread_cond_signal(&Q.more);
+    } else if (Q.gen == t->gen) {
+        Q.st.deferred++;
     }
     pthread_mutex_unlock(&Q.lock);
     return ok ? 0 : -1;
 }
 
-/* Waits while the writer is too far behind; 1 when it waited. */
-static int wait_for_room(uint64_t gen)
-{
-    int waited = 0;
-    pthread_mutex_lock(&Q.lock);
-    while (Q.gen == gen && (Q.bytes > Q.max_bytes || Q.n >= QCAP)) {
-        if (!waited) Q.st.waits++;
-        waited = 1;
-        pthread_cond_wait(&Q.room, &Q.lock);
-    }
-    pthread_mutex_unlock(&Q.lock);
-    return waited;
-}
-
-int op_spill_advance(op_tstate *t, op_word *cur, uint64_t *waited_from)
+int op_spill_advance(op_tstate *t, op_word *cur)
 {
     op_chunk *c = op_chunk_new();
     if (!c) return -1;
@@ -114,14 +101,16 @@ int op_spill_advance(op_tstate *t, op_word *cur, uint64_t *waited_from)
         }
     }
     /* The session stopped meanwhile (its collector reads the list) or the
-     * queue is full of small hand-offs: linked as without streaming. */
+     * queue is full: linked as without streaming, handed over with the
+     * next hand-off. */
     if (!handed) op_chunk_link(t, cur, c);
     op_registry_unlock();
-    if (handed) {
-        *waited_from = op_now(t);
-        if (wait_for_room(t->gen)) return 1;
-    }
     return 0;
+}
+
+op_chunk *op_spill_chunk(void)
+{
+    return op_chunk_new();
 }
 
 int op_spill_take(op_spill_item *out)
@@ -136,7 +125,6 @@ int op_spill_take(op_spill_item *out)
     Q.head = (Q.head + 1) % QCAP;
     Q.n--;
     Q.bytes -= chain_bytes(out->chunks);
-    pthread_cond_broadcast(&Q.room);
     pthread_mutex_unlock(&Q.lock);
     return 0;
 }
@@ -146,7 +134,6 @@ void op_spill_close(void)
     pthread_mutex_lock(&Q.lock);
     Q.gen = 0;
     pthread_cond_broadcast(&Q.more);
-    pthread_cond_broadcast(&Q.room);
     pthread_mutex_unlock(&Q.lock);
 }
 

@@ -9,10 +9,11 @@
  *
  * The hand-off runs on the chunk-full slow path, which already takes the
  * pool's lock: it takes the registry lock too (a collector at stop reads
- * the threads' chunk lists under it) and the queue's. When the writer falls
- * more than the queue's limit behind, the recording thread waits for it;
- * the wait is the profiler's time, written as a gap record, so no range of
- * the program is charged for it. */
+ * the threads' chunk lists under it) and the queue's. A recording thread
+ * never waits for the writer: when the queue holds more than its limit
+ * (the writer's disk fell behind), the full chunk stays linked in the
+ * thread's own list, as without streaming, and the thread's next hand-off
+ * hands the whole list over; such deferred hand-offs are counted. */
 #ifndef OPPROF_CAPTURE_SPILL_H
 #define OPPROF_CAPTURE_SPILL_H
 
@@ -29,7 +30,8 @@ typedef struct op_spill_item {
 } op_spill_item;
 
 /* Opens the queue for generation gen, holding at most max_bytes of chunks
- * before threads wait (0: the default, 64 MiB, or op_spill_limit's). */
+ * before hand-offs are deferred (0: the default, 64 MiB, or
+ * op_spill_limit's). */
 OP_SEAM void op_spill_open(uint64_t gen, size_t max_bytes);
 
 /* The default limit of the next queues (0: 64 MiB), for tests that make a
@@ -37,10 +39,14 @@ OP_SEAM void op_spill_open(uint64_t gen, size_t max_bytes);
 void op_spill_limit(size_t max_bytes);
 
 /* Called by reserve.c for a streaming thread whose chunk is full (its data
- * ends at cur): hands the chunks over and moves the thread to a fresh one.
- * 0; 1 when it waited for the writer from *waited_from on (the caller
- * writes that gap); -1 when no chunk is left (the record is dropped). */
-int op_spill_advance(op_tstate *t, op_word *cur, uint64_t *waited_from);
+ * ends at cur): hands the chunks over (or, the queue being full, keeps
+ * them linked) and moves the thread to a fresh one. Never waits. 0; -1
+ * when no chunk is left (the record is dropped). */
+int op_spill_advance(op_tstate *t, op_word *cur);
+
+/* A chunk for a reader of records written out (export/spool.c): the
+ * pool's, given back with op_spill_free; NULL when no memory is left. */
+OP_SEAM op_chunk *op_spill_chunk(void);
 
 /* The writer's side: the next item, waiting for one. 0 with an item, 1
  * once the queue is closed and empty. */
@@ -59,11 +65,11 @@ OP_SEAM void op_spill_free(op_chunk *chunks);
  * lock held. */
 OP_SEAM void op_spill_return(op_tstate *t, op_chunk *chunks);
 
-/* Statistics, for tests: chunks in the queue now and at most so far, and
- * the hand-offs that waited for the writer. */
+/* Statistics, for tests: chunks in the queue now and at most so far, the
+ * hand-offs, and those deferred because the queue was full. */
 typedef struct op_spill_stats {
-    uint64_t queued, peak_queued, handed, waits;
+    uint64_t queued, peak_queued, handed, deferred;
 } op_spill_stats;
-void op_spill_stats_get(op_spill_stats *s);
+OP_SEAM void op_spill_stats_get(op_spill_stats *s);
 
 #endif

@@ -2,7 +2,9 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "capture/spill.h"
 #include "capture/thread.h"
@@ -12,6 +14,7 @@
 #include "export/out.h"
 #include "export/pftrace_pack.h"
 #include "export/pftrace_stream.h"
+#include "export/spool.h"
 #include "export/stream.h"
 #include "model/collect.h"
 #include "model/distributed.h"
@@ -26,6 +29,7 @@ static struct {
     op_pf_stream *pf;     /* a .pftrace's */
     int pftrace, gz;
     op_sdec *dec;
+    op_spool *spool; /* the session's chunks, read back at the end */
     pthread_t th;
     op_timebase tb;
     uint32_t opts;
@@ -35,6 +39,7 @@ static struct {
 } W;
 
 static pthread_once_t g_fork_once = PTHREAD_ONCE_INIT;
+static int g_stats; /* OPPROF_STREAM_STATS=1: the end's cost on stderr, for benchmarks */
 
 /* A forked child has no session: it forgets the parent's stream (whose
  * temporary file is the parent's to finish) without touching it. */
@@ -83,28 +88,25 @@ static int end_writer(const opprof_trace *t, uint64_t dropped, int incomplete)
     return rc;
 }
 
+/* During the session the writer only spools the chunks handed over: a
+ * write of each full chunk, no decoding or encoding, so it keeps up with
+ * the recording threads and never makes one wait. */
 static void *writer_main(void *arg)
 {
     (void)arg;
     op_thread_never_record();
-    /* The ratio of ticks to nanoseconds, fixed once for the whole file so
-     * that its events nest as they did; the tables use the session's own,
-     * fixed at its end. */
-    op_timebase_finish(&W.tb);
-    W.dec = op_sdec_new(&W.tb, W.opts);
-    if (W.dec && W.pftrace) op_sdec_keep_begins(W.dec); /* a slice begins in the file before its end is known */
-    if (!W.dec) fail(op_fail(OPPROF_E_NOMEM, "out of memory starting the streamed trace's writer"));
     op_spill_item it;
-    while (op_spill_take(&it) == 0) {
-        if (!W.dec) {
-            op_spill_free(it.chunks);
-            continue;
-        }
-        if (op_sdec_chunks(W.dec, it.t, it.chunks) != 0)
-            fail(op_fail(OPPROF_E_NOMEM, "out of memory writing the streamed trace"));
-        write_batch();
-    }
+    while (op_spill_take(&it) == 0) op_spool_put(W.spool, it.t, it.chunks);
     return NULL;
+}
+
+/* A chunk read back from the spool, in hand-off order: decoded and written. */
+static int replay_chunk(void *ctx, op_tstate *t, op_chunk *c)
+{
+    (void)ctx;
+    if (op_sdec_chunks(W.dec, t, c) != 0) return -1;
+    write_batch();
+    return 0;
 }
 
 int op_stream_open(const char *path)
@@ -147,6 +149,12 @@ int op_stream_begin(const opprof_trace *head, const op_timebase *tb, uint32_t op
     W.tb = *tb;
     W.opts = opts;
     W.dec = NULL;
+    W.spool = op_spool_open(W.path);
+    if (!W.spool) {
+        (void)end_writer(NULL, 0, 0);
+        op_stream_abort();
+        return OPPROF_E_IO;
+    }
     op_spill_open(gen, 0);
     sigset_t all, old;
     sigfillset(&all);
@@ -157,6 +165,8 @@ int op_stream_begin(const opprof_trace *head, const op_timebase *tb, uint32_t op
         op_spill_close();
         (void)end_writer(NULL, 0, 0);
         op_stream_abort();
+        op_spool_free(W.spool);
+        W.spool = NULL;
         return op_fail(OPPROF_E_NOMEM, "cannot start the streamed trace's writer: %s", strerror(e));
     }
     W.running = 1;
@@ -168,17 +178,54 @@ int op_stream_running(void)
     return W.running;
 }
 
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* What the spool could not do is said, never hidden: chunks it kept in
+ * memory (the file could not take them), hand-offs deferred while it was
+ * behind, chunks lost. */
+static void spool_note(uint64_t lost)
+{
+    op_spool_stats st;
+    op_spool_stats_get(W.spool, &st);
+    op_spill_stats q;
+    op_spill_stats_get(&q);
+    if (st.error[0] || st.kept)
+        fprintf(stderr, "opprof: trace spool: %s; %llu chunks of records were kept in memory instead\n",
+                st.error[0] ? st.error : "out of memory", (unsigned long long)st.kept);
+    if (q.deferred)
+        fprintf(stderr, "opprof: trace spool: the disk fell behind; %llu hand-offs waited in the threads' memory\n",
+                (unsigned long long)q.deferred);
+    lost += st.lost;
+    if (lost && !W.status)
+        fail(op_fail(OPPROF_E_IO, "%llu chunks of records were lost from the trace's spool (%s)",
+                     (unsigned long long)lost, st.error[0] ? st.error : "unreadable"));
+}
+
 int op_stream_stop(uint64_t gen, const op_timebase *tb, uint64_t stop_ticks, int incomplete, opprof_trace **out)
 {
     *out = NULL;
     if (!W.running) return op_fail(OPPROF_E_NO_SESSION, "no streamed trace is being written");
     /* Under the registry lock no thread hands a chunk over or exits: the
      * queue and the threads' lists hold every record, in order. */
+    double t_stop = mono_s();
     op_registry_lock();
     op_spill_close();
     pthread_join(W.th, NULL);
+    double t_joined = mono_s();
     W.running = 0;
+    /* The file's times by the session's final timebase, as its tables'. */
+    W.tb = *tb;
+    W.dec = op_sdec_new(&W.tb, W.opts);
+    if (W.dec && W.pftrace) op_sdec_keep_begins(W.dec); /* a slice begins in the file before its end is known */
     int nomem = !W.dec;
+    uint64_t lost = 0;
+    if (op_spool_replay(W.spool, nomem ? NULL : replay_chunk, NULL, &lost) != 0) nomem = 1;
+    spool_note(lost);
     for (op_tstate *t = op_registry_first(); t && !nomem; t = t->next) {
         if (t->gen != gen) continue;
         uint64_t close = atomic_load_explicit(&t->dead, memory_order_acquire) ? t->exit_ticks : stop_ticks;
@@ -198,11 +245,20 @@ int op_stream_stop(uint64_t gen, const op_timebase *tb, uint64_t stop_ticks, int
     W.opened = 0;
     op_sdec_free(W.dec);
     W.dec = NULL;
+    op_spool_free(W.spool);
+    W.spool = NULL;
     if (W.status) {
         fprintf(stderr, "opprof: streamed trace %s: %s\n", W.path, W.error);
         if (rc == OPPROF_OK) rc = op_fail(W.status, "%s", W.error);
     }
     if (tr) tr->options |= OP_TRACE_STREAMED;
+    /* OPPROF_STREAM_STATS=1: what the end cost, for benchmarks */
+    if (g_stats) {
+        double t_end = mono_s();
+        uint64_t n = tr ? tr->attempted : 0;
+        fprintf(stderr, "opprof: stream stats: spool drained in %.3f s; %llu ranges decoded and written in %.3f s (%.2fM/s)\n",
+                t_joined - t_stop, (unsigned long long)n, t_end - t_joined, (double)n / (t_end - t_joined) / 1e6);
+    }
     *out = tr;
     return rc;
 }
@@ -233,6 +289,8 @@ static const op_stream_hooks k_hooks = {op_stream_open, hook_begin, op_stream_ru
  * start a streamed session. */
 __attribute__((constructor(101))) static void lend_writer(void)
 {
+    const char *stats = getenv("OPPROF_STREAM_STATS"); /* now: opprof exec's settings go before main */
+    g_stats = stats && *stats == '1';
     op_session_lend_stream(&k_hooks);
 }
 

@@ -775,9 +775,12 @@ OPPROF_API void opprof_trigger_request_init(opprof_trigger_request *r);
  * the caller's working directory. What the program reports (the files it
  * wrote, the table with table "-") goes to out (NULL: nothing). Errors:
  * OPPROF_E_NOT_FOUND when there is no such process or it does not accept
- * triggers, OPPROF_E_PERM when it is another user's, OPPROF_E_ACTIVE when
- * it is already recording or its own session runs, OPPROF_E_IO when the
- * program could not write; the detail says which. */
+ * triggers, OPPROF_E_PERM when it is another user's or its socket is not
+ * the process's own (checked before anything is sent: the folder's owner
+ * and mode 0700, the peer's pid and uid), OPPROF_E_ACTIVE when it is
+ * already recording or its own session runs, OPPROF_E_IO when the program
+ * could not write or does not answer within 5 s (stopped); the detail says
+ * which. What the program sends is shown with control characters escaped. */
 OPPROF_API int opprof_trigger(int64_t pid, const opprof_trigger_request *r, FILE *out);
 
 /* Writes one line per process of this user that accepts triggers

@@ -202,6 +202,9 @@ static void dispatch(int c, const char *req)
     pthread_mutex_lock(&g_lock);
     unsigned long n = ++L.seq;
     pthread_mutex_unlock(&g_lock);
+    /* At once: the client knows the process answers (trigger.c gives up
+     * on one that does not, a stopped one), however long the request. */
+    op_listen_reply(c, "accepted\n");
     o->serve(c, req, n);
 }
 

@@ -78,15 +78,17 @@ int op_od_write_all(int fd, const char *buf, size_t n)
     return 0;
 }
 
-int op_od_read_all(int fd, size_t max, int timeout_ms, char **out, size_t *len)
+int op_od_read_reply(int fd, size_t max, int first_ms, int rest_ms, char **out, size_t *len)
 {
     size_t cap = 4096, n = 0;
     char *b = malloc(cap);
     if (!b) return -1;
+    int rc = -1;
     for (;;) {
         struct pollfd p = {fd, POLLIN, 0};
-        int pr = poll(&p, 1, timeout_ms);
+        int pr = poll(&p, 1, n ? rest_ms : first_ms);
         if (pr < 0 && errno == EINTR) continue;
+        if (pr == 0 && !n) rc = -2;
         if (pr <= 0) break; /* timed out */
         if (n + 1 >= cap) {
             if (cap >= max + 1) break;
@@ -107,7 +109,12 @@ int op_od_read_all(int fd, size_t max, int timeout_ms, char **out, size_t *len)
         n += (size_t)r;
     }
     free(b);
-    return -1;
+    return rc;
+}
+
+int op_od_read_all(int fd, size_t max, int timeout_ms, char **out, size_t *len)
+{
+    return op_od_read_reply(fd, max, timeout_ms, timeout_ms, out, len) == 0 ? 0 : -1;
 }
 
 int op_od_get(const char *req, const char *key, char *buf, size_t cap)

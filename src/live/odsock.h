@@ -28,6 +28,10 @@ int op_od_write_all(int fd, const char *buf, size_t n);
  * at most timeout_ms for each piece (-1: forever). 0 or -1. */
 int op_od_read_all(int fd, size_t max, int timeout_ms, char **out, size_t *len);
 
+/* op_od_read_all waiting first_ms for the first piece and rest_ms for each
+ * after it: 0, -2 when nothing came within first_ms, else -1. */
+int op_od_read_reply(int fd, size_t max, int first_ms, int rest_ms, char **out, size_t *len);
+
 /* The value of "key=" on its own line of a request, copied into buf; 0 when
  * absent. */
 int op_od_get(const char *req, const char *key, char *buf, size_t cap);

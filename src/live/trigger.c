@@ -1,7 +1,15 @@
 /* The trigger: the client side of the listener (listener.c). It finds the
  * process's socket among its user's folders, says clearly why when it
  * cannot (no such process, another user's, not accepting triggers), sends
- * one request and relays the reply. */
+ * one request and relays the reply.
+ *
+ * What it connects to is checked before anything is sent (another user may
+ * have made /tmp/opprof-UID first and planted a socket in it): the folder
+ * must be the target user's own with mode 0700, the socket file theirs, and
+ * the process at the other end (SO_PEERCRED) the target process of that
+ * user. What comes back is shown with control characters escaped. A
+ * process that does not answer within ANSWER_MS (stopped, in a debugger)
+ * is given up on. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -15,10 +23,13 @@
 #include <unistd.h>
 
 #include "common/error.h"
+#include "common/textesc.h"
 #include "opprof_trace.h"
 #include "live/odsock.h"
 
 #define REPLY_MAX (256u * 1024 * 1024)
+#define ANSWER_MS 5000                /* for the first byte of a reply */
+#define WRITE_GRACE_NS 300000000000LL /* after the recording's own time, for writing its files */
 
 void opprof_trigger_request_init(opprof_trigger_request *r)
 {
@@ -38,6 +49,51 @@ static int connect_path(const char *path)
         int e = errno;
         close(fd);
         errno = e;
+        return -1;
+    }
+    return fd;
+}
+
+/* 0 when dir is a folder of uid that only uid may enter (the listener's
+ * own test, odsock.c); else -1 with why (ENOENT: there is none). */
+static int dir_is_users(const char *dir, uid_t uid, char *why, size_t cap)
+{
+    struct stat st;
+    if (lstat(dir, &st) != 0) {
+        if (errno != ENOENT) snprintf(why, cap, "%s: %s", dir, strerror(errno));
+        return -1;
+    }
+    if (!S_ISDIR(st.st_mode) || st.st_uid != uid || (st.st_mode & 077)) {
+        snprintf(why, cap, "%s is not user %u's own folder (%s of uid %u, mode %04o)", dir, (unsigned)uid,
+                 S_ISDIR(st.st_mode) ? "a folder" : S_ISLNK(st.st_mode) ? "a symbolic link" : "a file",
+                 (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
+        return -1;
+    }
+    return 0;
+}
+
+/* Connects to path, the socket of process pid of user uid, and checks the
+ * file and the peer before anything is sent: the fd, or -1 (errno set for
+ * a failed connect; why set, errno EPERM, for a socket that is not pid's). */
+static int connect_checked(const char *path, long long pid, uid_t uid, char *why, size_t cap)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0) return -1;
+    if (!S_ISSOCK(st.st_mode) || st.st_uid != uid) {
+        snprintf(why, cap, "%s is not a socket of user %u (uid %u, mode %04o)", path, (unsigned)uid,
+                 (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
+        errno = EPERM;
+        return -1;
+    }
+    int fd = connect_path(path);
+    if (fd < 0) return -1;
+    struct ucred cr;
+    socklen_t len = sizeof cr;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) != 0 || (long long)cr.pid != pid || cr.uid != uid) {
+        snprintf(why, cap, "%s is served by process %lld of uid %u, not by process %lld of uid %u", path,
+                 (long long)cr.pid, (unsigned)cr.uid, pid, (unsigned)uid);
+        close(fd);
+        errno = EPERM;
         return -1;
     }
     return fd;
@@ -63,36 +119,68 @@ static int open_listener(long long pid, int *fd)
     if ((uid_t)owner != me && me != 0)
         return op_fail(OPPROF_E_PERM, "process %lld belongs to another user (uid %lld); only its user can trigger it",
                        pid, owner);
-    char dir[256], path[320];
+    char dir[256], path[320], why[700] = "";
     int denied = 0;
     for (int k = 0; op_od_dir_candidate((uid_t)owner, k, dir, sizeof dir) == 0; k++) {
         if (op_od_sock_path(dir, pid, path, sizeof path) != 0) continue;
-        int c = connect_path(path);
+        if (dir_is_users(dir, (uid_t)owner, why, sizeof why) != 0) continue; /* why says so, when there is one */
+        int c = connect_checked(path, pid, (uid_t)owner, why, sizeof why);
         if (c >= 0) {
             *fd = c;
             return OPPROF_OK;
         }
-        if (errno == EACCES || errno == EPERM) denied = 1;
+        if (errno == EACCES) denied = 1;
         /* ECONNREFUSED: bound but not listening yet (or left by an earlier
          * process of this pid); the file is not ours to remove while the
-         * process lives. */
+         * process lives. EPERM: not the process's (why says whose). */
     }
+    if (why[0]) return op_fail(OPPROF_E_PERM, "process %lld: not connecting: %s", pid, why);
     if (denied) return op_fail(OPPROF_E_PERM, "process %lld: its socket is not open to user %u", pid, (unsigned)me);
     return op_fail(OPPROF_E_NOT_FOUND,
                    "process %lld does not accept triggers (start it with opprof exec --on-demand or --flight, "
                    "or OPPROF_ON_DEMAND=1)", pid);
 }
 
-/* Sends req and reads the whole reply (the listener closes when done). */
-static int exchange(int fd, const char *req, char **reply)
+/* Sends req and reads the whole reply (the listener closes when done): the
+ * first byte within ANSWER_MS, the rest within rest_ms (-1: no limit) of
+ * it. A record or a dump is answered "accepted" at once, dropped here. */
+static int exchange(int fd, long long pid, const char *req, int rest_ms, char **reply)
 {
-    int rc = OPPROF_OK;
+    int rc = OPPROF_OK, r = 0;
     if (op_od_write_all(fd, req, strlen(req)) != 0 || shutdown(fd, SHUT_WR) != 0)
         rc = op_fail(OPPROF_E_IO, "cannot send the request: %s", strerror(errno));
-    else if (op_od_read_all(fd, REPLY_MAX, -1, reply, NULL) != 0)
+    else if ((r = op_od_read_reply(fd, REPLY_MAX, ANSWER_MS, rest_ms, reply, NULL)) == -2)
+        rc = op_fail(OPPROF_E_IO, "process %lld does not answer within %d s (stopped, in a debugger, or busy "
+                                  "writing a trace); try again",
+                     pid, ANSWER_MS / 1000);
+    else if (r != 0)
         rc = op_fail(OPPROF_E_IO, "no reply (the process may have exited)");
     close(fd);
+    if (rc == OPPROF_OK && !strncmp(*reply, "accepted\n", 9)) memmove(*reply, *reply + 9, strlen(*reply + 9) + 1);
     return rc;
+}
+
+/* text as a person may see it: each line with its control characters
+ * escaped (common/textesc.h), so that a reply cannot drive the terminal. */
+static void put_escaped(FILE *out, const char *text)
+{
+    for (const char *line = text; *line;) {
+        size_t n = strcspn(line, "\n");
+        char small[512];
+        size_t need = op_text_escape(line, n, small, sizeof small);
+        if (need < sizeof small) {
+            fputs(small, out);
+        } else {
+            char *big = malloc(need + 1);
+            if (big) {
+                op_text_escape(line, n, big, need + 1);
+                fputs(big, out);
+                free(big);
+            }
+        }
+        if (line[n] == '\n') fputc('\n', out);
+        line += n + (line[n] == '\n');
+    }
 }
 
 /* "ok\n..." -> OK with *body after the first line; "error CODE msg" -> CODE. */
@@ -107,8 +195,9 @@ static int parse_reply(const char *r, const char **body)
         long code = strtol(r + 6, &end, 10);
         if (code >= 0 || code < -100) code = OPPROF_E_IO;
         const char *msg = *end == ' ' ? end + 1 : end;
-        size_t n = strcspn(msg, "\n");
-        return op_fail((int)code, "%.*s", (int)n, msg);
+        char shown[1100];
+        op_text_escape(msg, strcspn(msg, "\n"), shown, sizeof shown);
+        return op_fail((int)code, "%s", shown);
     }
     return op_fail(OPPROF_E_PARSE, "unexpected reply from the process");
 }
@@ -152,14 +241,18 @@ int opprof_trigger(int64_t pid, const opprof_trigger_request *r, FILE *out)
     if (fclose(f) != 0 && !rc) rc = op_fail(OPPROF_E_NOMEM, "out of memory");
     int fd = -1;
     if (!rc) rc = open_listener(pid, &fd);
+    /* After the first answer: the recording's own time, then time to write. */
+    int64_t bound = r->dump ? 0 : r->steps ? (r->timeout_ns ? r->timeout_ns : 600000000000LL)
+                                           : (r->duration_ns ? r->duration_ns : 5000000000LL);
+    int64_t rest_ms = (bound + WRITE_GRACE_NS) / 1000000;
     char *reply = NULL;
-    if (!rc) rc = exchange(fd, req, &reply);
+    if (!rc) rc = exchange(fd, (long long)pid, req, rest_ms > 0x7fffffff ? -1 : (int)rest_ms, &reply);
     free(req);
     if (rc) return rc;
     const char *body = "";
     rc = parse_reply(reply, &body);
     if (!rc && out) {
-        fputs(body, out);
+        put_escaped(out, body);
         fflush(out);
     }
     free(reply);
@@ -167,21 +260,60 @@ int opprof_trigger(int64_t pid, const opprof_trigger_request *r, FILE *out)
     return rc;
 }
 
+/* s escaped into out (cap bytes), cut at cap. */
+static void shown(const char *s, char *out, size_t cap)
+{
+    op_text_escape(s, strlen(s), out, cap);
+}
+
+/* A process that does not answer a ping: "stopped" when the kernel says
+ * so (SIGSTOP, a debugger), and its command from /proc. */
+static void list_silent(long long pid, FILE *out)
+{
+    char p[64], comm[64] = "?", stat[256] = "", name[260];
+    snprintf(p, sizeof p, "/proc/%lld/comm", pid);
+    FILE *f = fopen(p, "r");
+    if (f) {
+        if (fgets(comm, sizeof comm, f)) comm[strcspn(comm, "\n")] = '\0';
+        fclose(f);
+    }
+    snprintf(p, sizeof p, "/proc/%lld/stat", pid);
+    f = fopen(p, "r");
+    if (f) {
+        if (!fgets(stat, sizeof stat, f)) stat[0] = '\0';
+        fclose(f);
+    }
+    const char *close_paren = strrchr(stat, ')');
+    char st = close_paren && close_paren[1] == ' ' ? close_paren[2] : '?';
+    shown(comm, name, sizeof name);
+    if (out) fprintf(out, "%lld ? %s %s\n", pid, st == 'T' || st == 't' ? "stopped" : "not-answering", name);
+}
+
 /* One listed process: "PID MODE STATE COMMAND". */
 static int list_one(const char *path, long long pid, FILE *out)
 {
-    int fd = connect_path(path);
+    char why[700];
+    int fd = connect_checked(path, pid, geteuid(), why, sizeof why);
     if (fd < 0) return 0; /* starting up (bound, not yet listening), or not a listener of ours */
     char *reply = NULL;
-    if (exchange(fd, "op=ping\n", &reply) != OPPROF_OK) return 0;
+    if (exchange(fd, pid, "op=ping\n", ANSWER_MS, &reply) != OPPROF_OK) {
+        if (strstr(opprof_last_error(), "does not answer")) {
+            list_silent(pid, out);
+            return 1;
+        }
+        return 0;
+    }
     const char *body;
     int listed = 0;
     if (parse_reply(reply, &body) == OPPROF_OK) {
-        char mode[64] = "?", state[64] = "?", comm[64] = "?";
+        char mode[64] = "?", state[64] = "?", comm[64] = "?", m[260], st[260], c[260];
         op_od_get(body, "mode", mode, sizeof mode);
         op_od_get(body, "state", state, sizeof state);
         op_od_get(body, "comm", comm, sizeof comm);
-        if (out) fprintf(out, "%lld %s %s %s\n", pid, mode, state, comm);
+        shown(mode, m, sizeof m);
+        shown(state, st, sizeof st);
+        shown(comm, c, sizeof c);
+        if (out) fprintf(out, "%lld %s %s %s\n", pid, m, st, c);
         listed = 1;
     }
     free(reply);
@@ -193,6 +325,8 @@ int opprof_trigger_list(FILE *out)
     char dir[256];
     int n = 0;
     for (int k = 0; op_od_dir_candidate(geteuid(), k, dir, sizeof dir) == 0; k++) {
+        char why[700];
+        if (dir_is_users(dir, geteuid(), why, sizeof why) != 0) continue; /* none, or not ours: not looked into */
         DIR *d = opendir(dir);
         if (!d) continue;
         struct dirent *e;

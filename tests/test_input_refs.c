@@ -257,10 +257,13 @@ static void test_ring_that_wraps_keeps_shapes(void **state)
 {
     (void)state;
     setup_tuples();
-    char path[] = "/tmp/opprof_input_refs_XXXXXX";
+    char path[] = "/tmp/opprof_input_refs_XXXXXX", run[] = "/tmp/opprof_input_refs_run_XXXXXX";
     int fd = mkstemp(path);
     assert_true(fd >= 0);
     close(fd);
+    /* the recorder's trigger socket in a folder of the test's, not the user's */
+    assert_non_null(mkdtemp(run));
+    assert_int_equal(setenv("XDG_RUNTIME_DIR", run, 1), 0);
     opprof_flight_config fc;
     opprof_flight_config_init(&fc);
     fc.session.record_shapes = 1;
@@ -281,6 +284,10 @@ static void test_ring_that_wraps_keeps_shapes(void **state)
     assert_int_equal(op_tls->opts & OP_OPT_INPUT_REFS, 0);
     assert_int_equal(opprof_flight_dump(NULL), OPPROF_OK);
     assert_int_equal(opprof_flight_stop(), OPPROF_OK);
+    unsetenv("XDG_RUNTIME_DIR");
+    char rm[128];
+    snprintf(rm, sizeof rm, "rm -rf %s", run);
+    assert_int_equal(system(rm), 0);
     opprof_trace *t = NULL;
     assert_int_equal(opprof_trace_load(path, &t), OPPROF_OK);
     unlink(path);

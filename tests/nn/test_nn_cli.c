@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -164,8 +165,12 @@ static void test_bad_command_lines(void **state)
 static void test_flight_dump_holds_the_slow_step(void **state)
 {
     (void)state;
-    char dir[] = "/tmp/opprof_nnflight_XXXXXX";
+    char dir[] = "/tmp/opprof_nnflight_XXXXXX", xdg[64];
     assert_non_null(mkdtemp(dir));
+    /* the recorder's trigger socket in a folder of the test's, not the user's */
+    snprintf(xdg, sizeof xdg, "%s/run", dir);
+    assert_int_equal(mkdir(xdg, 0700), 0);
+    assert_int_equal(setenv("XDG_RUNTIME_DIR", xdg, 1), 0);
     static const char *const ext[] = {"json", "pftrace"};
     for (int k = 0; k < 2; k++) {
         char args[512], path[600];
@@ -181,6 +186,7 @@ static void test_flight_dump_holds_the_slow_step(void **state)
         if (calls_of(table, "aten::addmm") < 2 || calls_of(table, "train_step") < 1) fail_msg("dump:\n%s", table);
         free(table);
     }
+    unsetenv("XDG_RUNTIME_DIR");
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     assert_int_equal(system(cmd), 0);

@@ -1,11 +1,14 @@
 /* A program that knows nothing of opprof, built with
  * -finstrument-functions, for opprof exec --on-demand and --flight:
  *
- *   exec_loop SECONDS     calls work() (and inner()) for SECONDS; prints
- *                         "start" and "done", exits 3 */
+ *   exec_loop SECONDS [STOP_FILE]
+ *                         calls work() (and inner()) for SECONDS, or until
+ *                         STOP_FILE exists (looked for every 10 ms);
+ *                         prints "start" and "done", exits 3 */
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 static volatile double g_sink;
 
@@ -29,10 +32,17 @@ __attribute__((noinline)) static void work(void)
 
 int main(int argc, char **argv)
 {
-    double end = now_s() + (argc > 1 ? atof(argv[1]) : 1.0);
+    double end = now_s() + (argc > 1 ? atof(argv[1]) : 1.0), look = 0;
+    const char *stop = argc > 2 ? argv[2] : NULL;
     printf("start\n");
     fflush(stdout);
-    while (now_s() < end) work();
+    while (now_s() < end) {
+        if (stop && now_s() >= look) {
+            if (access(stop, F_OK) == 0) break;
+            look = now_s() + 0.01;
+        }
+        work();
+    }
     printf("done\n");
     return 3;
 }

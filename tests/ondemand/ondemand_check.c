@@ -27,16 +27,28 @@ static void path_in(char *out, size_t cap, const char *name)
     snprintf(out, cap, "%s/%s", g_dir, name);
 }
 
+/* od_target, for secs or until end_target (its stop file, tag.stop):
+ * "600" waits for the test whatever the machine's load. */
 static pid_t start_target(const char *secs, int on_demand, const char *tag)
 {
-    char out[600], err[600];
+    char out[600], err[600], stop[600];
     snprintf(out, sizeof out, "%s/%s.out", g_dir, tag);
     snprintf(err, sizeof err, "%s/%s.err", g_dir, tag);
-    char *argv[] = {getenv("OD_TARGET"), (char *)secs, NULL};
+    snprintf(stop, sizeof stop, "%s/%s.stop", g_dir, tag);
+    char *argv[] = {getenv("OD_TARGET"), (char *)secs, stop, NULL};
     const char *env[] = {g_xdg_env, on_demand ? "OPPROF_ON_DEMAND=1" : "OPPROF_ON_DEMAND=0", NULL};
     pid_t pid = proc_spawn(argv, env, out, err);
     assert_true(pid > 0);
     return pid;
+}
+
+/* Ends the target started with tag: its exit status. */
+static int end_target(pid_t pid, const char *tag)
+{
+    char stop[600];
+    snprintf(stop, sizeof stop, "%s/%s.stop", g_dir, tag);
+    assert_int_equal(proc_touch(stop), 0);
+    return proc_wait_ms(pid, PROC_DEADLINE_MS);
 }
 
 /* The span of the "work" events of a trace file, in seconds. */
@@ -61,7 +73,7 @@ static double work_span(const char *path, size_t *nwork)
 static void trigger_records_the_requested_time(void **state)
 {
     (void)state;
-    pid_t pid = start_target("10", 1, "od");
+    pid_t pid = start_target("600", 1, "od");
     assert_true(proc_wait_listening(pid));
     char trace[600], table[600];
     path_in(trace, sizeof trace, "t_{n}.json");
@@ -107,7 +119,7 @@ static void trigger_records_the_requested_time(void **state)
     assert_non_null(strstr(o, "inner"));
     free(o);
     /* The program's own output and status, as without triggers. */
-    assert_int_equal(proc_wait(pid), 7);
+    assert_int_equal(end_target(pid, "od"), 7);
     char od_out[600];
     path_in(od_out, sizeof od_out, "od.out");
     char *text = slurp(od_out);
@@ -124,8 +136,7 @@ static void trigger_records_the_requested_time(void **state)
 static void trigger_refuses_clearly(void **state)
 {
     (void)state;
-    pid_t pid = start_target("3", 0, "deaf");
-    proc_sleep_ms(200);
+    pid_t pid = start_target("600", 0, "deaf");
     char pidarg[32], out[600], err[600];
     snprintf(pidarg, sizeof pidarg, "%lld", (long long)pid);
     path_in(out, sizeof out, "deaf.cli.out");
@@ -143,7 +154,7 @@ static void trigger_refuses_clearly(void **state)
     assert_non_null(strstr(e, "no process"));
     free(e);
     /* A flight dump from a process without the recorder. */
-    pid = start_target("3", 1, "nodump");
+    pid = start_target("600", 1, "nodump");
     assert_true(proc_wait_listening(pid));
     opprof_trigger_request r;
     opprof_trigger_request_init(&r);
@@ -166,7 +177,7 @@ static void trigger_from_another_user_fails(void **state)
         assert_non_null(strstr(opprof_last_error(), "another user"));
         return;
     }
-    pid_t pid = start_target("4", 1, "root");
+    pid_t pid = start_target("600", 1, "root");
     assert_true(proc_wait_listening(pid));
     char sock[700];
     snprintf(sock, sizeof sock, "%s/opprof/%lld.sock", g_xdg, (long long)pid);
@@ -212,7 +223,7 @@ static void trigger_from_another_user_fails(void **state)
 static void list_shows_and_cleans(void **state)
 {
     (void)state;
-    pid_t pid = start_target("3", 1, "listed");
+    pid_t pid = start_target("600", 1, "listed");
     assert_true(proc_wait_listening(pid));
     /* A socket file whose process is gone: --list removes it. */
     char stale[700];
@@ -233,11 +244,11 @@ static void list_shows_and_cleans(void **state)
     kill(pid, SIGTERM);
     proc_wait(pid);
     /* Its socket goes with it: a clean exit removes it. */
-    pid = start_target("0.3", 1, "clean");
+    pid = start_target("600", 1, "clean");
     assert_true(proc_wait_listening(pid));
     snprintf(stale, sizeof stale, "%s/opprof/%lld.sock", g_xdg, (long long)pid);
     assert_int_equal(access(stale, F_OK), 0);
-    assert_int_equal(proc_wait(pid), 7);
+    assert_int_equal(end_target(pid, "clean"), 7);
     assert_int_equal(access(stale, F_OK), -1);
 }
 

@@ -71,12 +71,17 @@ static inline void proc_sleep_ms(long ms)
     nanosleep(&ts, NULL);
 }
 
-/* Waits up to 10 s until pid is listed as accepting triggers: 1 when it is. */
+/* How long a test waits for an event before it fails: long enough for a
+ * sanitized build on a loaded 2-core machine, short beside a hang. */
+#define PROC_DEADLINE_MS 60000
+
+/* Waits up to PROC_DEADLINE_MS until pid is listed as accepting triggers:
+ * 1 when it is (0 at once when pid has ended). */
 static inline int proc_wait_listening(pid_t pid)
 {
     char want[32];
     snprintf(want, sizeof want, "%lld ", (long long)pid);
-    for (int i = 0; i < 1000; i++) {
+    for (int64_t end = proc_now_ms() + PROC_DEADLINE_MS;;) {
         char *buf = NULL;
         size_t len = 0;
         FILE *f = open_memstream(&buf, &len);
@@ -86,18 +91,34 @@ static inline int proc_wait_listening(pid_t pid)
         int found = 0;
         for (const char *l = buf; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
             if (!strncmp(l, want, strlen(want))) found = 1;
-        if (i == 999 && !found) {
-            fprintf(stderr, "proc_wait_listening: %lld not in the list:\n%s\n", (long long)pid, buf ? buf : "");
-            char cmd[300];
-            snprintf(cmd, sizeof cmd, "ls -la $XDG_RUNTIME_DIR/opprof; cat /proc/%lld/status | head -3", (long long)pid);
-            if (system(cmd)) {
-            }
+        siginfo_t si;
+        si.si_pid = 0;
+        int gone = !found && waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == pid;
+        if (!found && (gone || proc_now_ms() >= end)) {
+            fprintf(stderr, "proc_wait_listening: %lld %s, not in the list:\n%s\n", (long long)pid,
+                    gone ? "has ended" : "still runs", buf ? buf : "");
+            free(buf);
+            return 0;
         }
         free(buf);
         if (found) return 1;
         proc_sleep_ms(10);
     }
-    return 0;
+}
+
+/* Waits up to PROC_DEADLINE_MS for path to exist: 1 when it does. */
+static inline int proc_wait_file(const char *path)
+{
+    for (int64_t end = proc_now_ms() + PROC_DEADLINE_MS; access(path, F_OK) != 0; proc_sleep_ms(10))
+        if (proc_now_ms() >= end) return 0;
+    return 1;
+}
+
+/* Makes the (empty) file path: a target given it as its stop file ends. */
+static inline int proc_touch(const char *path)
+{
+    FILE *f = fopen(path, "w");
+    return f && fclose(f) == 0 ? 0 : -1;
 }
 
 /* Runs a command line, its stderr (and stdout) into err; the exit status. */

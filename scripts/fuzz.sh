@@ -6,7 +6,8 @@
 #   scripts/fuzz.sh keep               add to fuzz/corpus the inputs of build-fuzz/corpus that reach
 #                                      code the tracked inputs do not (libFuzzer's -merge=1)
 # The seeds are the tracked corpus (fuzz/corpus, which ctest replays as
-# test_fuzz_import_replay), the hostile-trace corpus of the tests (refused and
+# test_fuzz_import_replay; fuzz/shapes.py writes into it small seeds of the
+# hostile shapes of test_import_bounds), the hostile-trace corpus of the tests (refused and
 # accepted), the shared fixtures (OPPROF_FIXTURES, default ../shared/fixtures)
 # and small cuts of a Kineto trace.
 # CMake builds the same binary with clang and -DOPPROF_BUILD_FUZZER=ON.

@@ -293,6 +293,7 @@ static int metadata(pf_reader *r, op_pbr te)
     enum { NKEYS = sizeof keys / sizeof *keys };
     opprof_trace *t = r->t;
     uint64_t v[NKEYS] = {0};
+    const unsigned char *at[NKEYS] = {0}; /* each value's annotation, for errors */
     unsigned have = 0;
     op_pbf f, g;
     const char *why;
@@ -309,6 +310,7 @@ static int metadata(pf_reader *r, op_pbr te)
             } else if (k >= 0 && k < NKEYS - 1 && g.wire == OP_PB_VARINT &&
                        (g.field == PF_DA_UINT || g.field == PF_DA_INT || g.field == PF_DA_BOOL)) {
                 v[k] = g.v;
+                at[k] = f.sub.p;
                 have |= 1u << k;
             } else if (k == NKEYS - 1 && g.field == PF_DA_STRING && g.wire == OP_PB_LEN) {
                 t->dist_backend = op_trace_intern(t, (const char *)g.sub.p, (size_t)(g.sub.end - g.sub.p));
@@ -326,7 +328,7 @@ static int metadata(pf_reader *r, op_pbr te)
     for (int k = 4; k < NKEYS - 1; k++) {
         int64_t x = op_pb_int(v[k]);
         if ((have & (1u << k)) && (x > OP_TIME_LIMIT_NS || x < -OP_TIME_LIMIT_NS))
-            return op_pf_fail(r, OPPROF_E_PARSE, te.p,
+            return op_pf_fail(r, OPPROF_E_PARSE, at[k],
                               "distributedInfo \"%s\" is out of range (more than 2^61 ns from 0)", keys[k]);
     }
     opprof_clock_sync *cs[2] = {&t->clock_start, &t->clock_end};

@@ -207,6 +207,31 @@ static void test_summary_of_an_incomplete_trace(void **state)
     free(err);
 }
 
+/* A trace of events that are not rows (async "b"/"e") gives an empty
+ * table and a line saying why; "B"/"E" duration events are rows. */
+static void test_summary_of_a_trace_without_rows(void **state)
+{
+    (void)state;
+    write_file("async.json", "{\"traceEvents\": [{\"ph\":\"b\",\"name\":\"a\",\"cat\":\"x\",\"id\":1,\"pid\":1,"
+                             "\"tid\":1,\"ts\":1},{\"ph\":\"e\",\"name\":\"a\",\"cat\":\"x\",\"id\":1,\"pid\":1,"
+                             "\"tid\":1,\"ts\":5}]}");
+    assert_int_equal(opprof("summary %s/async.json", g_tmp), 0);
+    char *err = slurp(g_err);
+    assert_non_null(strstr(err, "async.json has no operators: rows are complete"));
+    assert_int_equal(count_lines(err), 1);
+    free(err);
+    write_file("be.json", "[{\"ph\":\"B\",\"name\":\"outer\",\"pid\":1,\"tid\":1,\"ts\":1},"
+                          "{\"ph\":\"B\",\"name\":\"inner\",\"pid\":1,\"tid\":1,\"ts\":2},"
+                          "{\"ph\":\"E\",\"pid\":1,\"tid\":1,\"ts\":5},{\"ph\":\"E\",\"pid\":1,\"tid\":1,\"ts\":9}]");
+    assert_int_equal(opprof("summary %s/be.json --format csv", g_tmp), 0);
+    char *out = slurp(g_out);
+    err = slurp(g_err);
+    if (!strstr(out, "\nouter,1,5.000,8.000,") || !strstr(out, "\ninner,1,3.000,3.000,") || *err)
+        fail_msg("stdout:\n%s\nstderr:\n%s", out, err);
+    free(out);
+    free(err);
+}
+
 static void test_diff(void **state)
 {
     (void)state;
@@ -523,6 +548,7 @@ int main(void)
         cmocka_unit_test(test_malformed_exit_2_one_line),
         cmocka_unit_test(test_summary_formats_and_stdin),
         cmocka_unit_test(test_summary_of_an_incomplete_trace),
+        cmocka_unit_test(test_summary_of_a_trace_without_rows),
         cmocka_unit_test(test_diff),
         cmocka_unit_test(test_diff_of_a_fixture_with_itself),
         cmocka_unit_test(test_out_of_memory_is_an_unreadable_trace),

@@ -32,6 +32,9 @@ typedef struct exec_opts {
     long row_limit, group_by_stack, stack_depth, max_events;
     int with_stack, memory, on_demand, no_compensate;
     const char *flight, *slow_step, *slow, *flight_file, *flight_signal;
+    const char *min_duration; /* --min-duration, parsed into min_duration_ns */
+    long max_depth;
+    int64_t min_duration_ns;
     cli_list exclude;
 } exec_opts;
 
@@ -43,6 +46,12 @@ static const cli_option OPTIONS[] = {
      "for chrome://tracing, Perfetto, speedscope or opprof summary; written as" CLI_CONT
      "the program runs, in bounded memory (not with --max-events);" CLI_CONT
      "also written, marked incomplete, when the program gets SIGINT or SIGTERM"},
+    {"--min-duration", "T", CLI_OPT_STRING, FIELD(min_duration), 0, 0, NULL,
+     "leave calls shorter than T (1us, 500ns) out of --trace, and the calls" CLI_CONT
+     "inside them; the table still counts every call, the trace says what it left out"},
+    {"--max-depth", "N", CLI_OPT_LONG, FIELD(max_depth), 1, 256, NULL,
+     "leave calls deeper than N (1: outermost only) out of --trace, and the calls" CLI_CONT
+     "inside them; the table still counts every call, the trace says what it left out"},
     {"--table", "FILE", CLI_OPT_STRING, FIELD(table), 0, 0, NULL,
      "the key averages, in --format (\"-\": stderr, the default when no other" CLI_CONT
      "output is asked for)"},
@@ -89,10 +98,18 @@ static const cli_option OPTIONS[] = {
 
 /* Options that cannot work together, refused before the program runs,
  * in one line: 0, or -1 after saying why. */
-static int check_together(const exec_opts *o)
+static int check_together(exec_opts *o)
 {
     const char *out = o->trace ? "--trace" : o->table ? "--table" : o->stacks ? "--stacks" : NULL;
-    if (o->on_demand && o->flight)
+    const char *filter = o->min_duration ? "--min-duration" : o->max_depth ? "--max-depth" : NULL;
+    if (o->min_duration && (opprof_parse_duration(o->min_duration, &o->min_duration_ns) != OPPROF_OK ||
+                            o->min_duration_ns <= 0))
+        fprintf(stderr, "opprof exec: --min-duration takes a positive duration (1us, 500ns, 2ms), not '%s'\n",
+                o->min_duration);
+    else if (filter && (!o->trace || o->max_events))
+        fprintf(stderr, "opprof exec: %s filters the streamed --trace (%s)\n", filter,
+                o->trace ? "not with --max-events, which keeps events to the end" : "no --trace given");
+    else if (o->on_demand && o->flight)
         fprintf(stderr, "opprof exec: --on-demand or --flight, not both: the flight recorder already records, "
                         "and opprof trigger PID --dump writes what it holds\n");
     else if (o->on_demand && out)
@@ -200,6 +217,10 @@ static int export_options(const exec_opts *o)
     if (table) bad = bad || set("OPPROF_EXEC_TABLE", table);
     if (o->stacks) bad = bad || set("OPPROF_EXEC_STACKS", o->stacks);
     if (o->trace) bad = bad || set("OPPROF_EXEC_TRACE", o->trace);
+    snprintf(num, sizeof num, "%lld", (long long)o->min_duration_ns);
+    if (o->min_duration_ns) bad = bad || set("OPPROF_EXEC_MIN_DURATION_NS", num);
+    snprintf(num, sizeof num, "%ld", o->max_depth);
+    if (o->max_depth) bad = bad || set("OPPROF_EXEC_MAX_DEPTH", num);
     if (bad || !o->exclude.n) return bad ? -1 : 0;
     size_t len = 1;
     for (int i = 0; i < o->exclude.n; i++) len += strlen(o->exclude.item[i]) + 1;

@@ -301,6 +301,17 @@ typedef struct opprof_config {
      * were (opprof_trace_overhead_compensation) and the table's footer. */
     double overhead_inside_ns;
     double overhead_outside_ns;
+    /* Filters of a streamed trace (stream_trace), as uftrace's
+     * --time-filter and --depth: a range shorter than trace_min_duration_ns,
+     * or deeper than trace_max_depth on its thread (1: top level only), is
+     * left out of the file (and so are the ranges inside it), while the
+     * tables still count every call. The file says what was filtered: its
+     * "opprofFiltered" (Chrome JSON) or the metadata instant's annotations
+     * (.pftrace). 0: no filter; opprof_start refuses either without
+     * stream_trace, and negative values. */
+    int64_t trace_min_duration_ns;
+    int trace_max_depth;
+    int reserved2_; /* 0 */
 } opprof_config;
 
 #define OPPROF_DEFAULT_MAX_EVENTS (16u * 1024u * 1024u)

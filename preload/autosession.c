@@ -69,6 +69,8 @@ static struct {
     opprof_trace_handler trace; /* --trace */
     char trace_path[4096], table[4096], sort_by[64], stacks[4096], metric[64], format[8];
     int row_limit, group_by_stack_n, with_stack, scheduled, compensate;
+    int64_t min_duration_ns; /* --min-duration, --max-depth: the streamed trace's filters */
+    int max_depth;
     size_t events_seen;
 } S = {.state_lock = PTHREAD_MUTEX_INITIALIZER, .out_lock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -276,6 +278,9 @@ __attribute__((constructor, no_instrument_function)) static void on_load(void)
         S.row_limit = env_int("OPPROF_EXEC_ROW_LIMIT", 10);
         S.group_by_stack_n = env_int("OPPROF_EXEC_GROUP_BY_STACK_N", 0);
         S.compensate = env_int("OPPROF_EXEC_COMPENSATE", 1);
+        const char *md = getenv("OPPROF_EXEC_MIN_DURATION_NS");
+        S.min_duration_ns = md && *md ? strtoll(md, NULL, 10) : 0;
+        S.max_depth = env_int("OPPROF_EXEC_MAX_DEPTH", 0);
     }
     if (want && opprof_function_exclude(getenv("OPPROF_EXCLUDE")) != OPPROF_OK) {
         complain("--exclude");
@@ -294,8 +299,11 @@ __attribute__((constructor, no_instrument_function)) static void on_load(void)
     /* A trace besides: written as the program runs, in bounded memory, and
      * the same records summed. */
     if (S.exec && S.trace_path[0] && !S.env_ready && !cfg.schedule.enabled &&
-        !(cfg.activities & OPPROF_ACTIVITY_CUDA) && cfg.max_events == OPPROF_DEFAULT_MAX_EVENTS)
+        !(cfg.activities & OPPROF_ACTIVITY_CUDA) && cfg.max_events == OPPROF_DEFAULT_MAX_EVENTS) {
         cfg.stream_trace = S.trace_path;
+        cfg.trace_min_duration_ns = S.min_duration_ns > 0 ? S.min_duration_ns : 0;
+        cfg.trace_max_depth = S.max_depth > 0 ? S.max_depth : 0;
+    }
     /* The call tree's folded stacks from sums keyed by call path. */
     if (S.stacks[0] && !cfg.with_stack && (cfg.aggregate || cfg.stream_trace)) cfg.aggregate = OPPROF_AGGREGATE_PATHS;
     /* Only sums are compensated: a session that keeps events hands them out

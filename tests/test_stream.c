@@ -484,6 +484,67 @@ static void test_write_failure_is_reported(void **state)
     write_failure(link);
 }
 
+/* Filters keep ranges out of the file, never out of the sums, and the file
+ * says what it left out. deep_tree's ranges: A 10.7 us > B 6.2 us > C 2.5 us. */
+static void filtered(const char *name, int64_t min_ns, int max_depth, uint64_t a, uint64_t b, uint64_t c)
+{
+    char path[600];
+    path_in(path, sizeof path, name);
+    opprof_config cfg;
+    opprof_config_init(&cfg);
+    cfg.stream_trace = path;
+    cfg.clock = fake_clock;
+    cfg.trace_min_duration_ns = min_ns;
+    cfg.trace_max_depth = max_depth;
+    g_now = 1000;
+    g_step = 0;
+    assert_int_equal(opprof_start(&cfg), OPPROF_OK);
+    deep_tree();
+    opprof_trace *t = NULL;
+    assert_int_equal(opprof_stop(&t), OPPROF_OK);
+    assert_int_equal(count_of(t, "A"), 4);
+    assert_int_equal(count_of(t, "B"), 4);
+    assert_int_equal(count_of(t, "C"), 4);
+    opprof_trace_free(t);
+    opprof_trace *back = NULL;
+    if (opprof_trace_load(path, &back) != OPPROF_OK) fail_msg("%s: %s", path, opprof_last_error());
+    assert_int_equal(count_of(back, "A"), a);
+    assert_int_equal(count_of(back, "B"), b);
+    assert_int_equal(count_of(back, "C"), c);
+    opprof_trace_free(back);
+    if (!strstr(name, ".json")) return;
+    char want[200];
+    snprintf(want, sizeof want, "\"opprofFiltered\": {\"minDurationNs\": %lld, \"maxDepth\": %d, \"slices\": %llu}",
+             (long long)min_ns, max_depth, (unsigned long long)(12 - a - b - c));
+    char *text = slurp(path);
+    assert_non_null(text);
+    if (!strstr(text, want)) fail_msg("no %s in:\n%s", want, text);
+    free(text);
+}
+
+static void test_filters_leave_the_sums_alone(void **state)
+{
+    (void)state;
+    filtered("short.json", 3000, 0, 4, 4, 0);
+    filtered("short.pftrace", 3000, 0, 4, 4, 0);
+    filtered("deep.json", 0, 1, 4, 0, 0);
+    filtered("deep.pftrace", 0, 2, 4, 4, 0);
+    filtered("both.json", 7000, 2, 4, 0, 0);
+    /* without a streamed trace, or negative: refused */
+    opprof_config cfg;
+    opprof_config_init(&cfg);
+    cfg.trace_max_depth = 1;
+    assert_int_equal(opprof_start(&cfg), OPPROF_E_INVAL);
+    assert_non_null(strstr(opprof_last_error(), "stream_trace"));
+    char path[600];
+    path_in(path, sizeof path, "neg.json");
+    cfg.trace_max_depth = 0;
+    cfg.trace_min_duration_ns = -1;
+    cfg.stream_trace = path;
+    assert_int_equal(opprof_start(&cfg), OPPROF_E_INVAL);
+    assert_int_equal(opprof_is_active(), 0);
+}
+
 /* A queue that takes one hand-off at a time (a disk that cannot keep up):
  * the threads never wait; what the queue refused goes with their next
  * hand-off, and every call is in the sums and in the file. */
@@ -580,6 +641,7 @@ int main(void)
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_write_failure_is_reported),
         cmocka_unit_test(test_full_queue_defers_and_loses_nothing),
+        cmocka_unit_test(test_filters_leave_the_sums_alone),
         cmocka_unit_test(test_fork_child_streams_its_own),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -676,6 +676,15 @@ int op_chrome_stream_end(op_chrome_stream *s, const opprof_trace *t, uint64_t dr
             op_jw_i64(w, t->base_time_ns);
             OP_JW_LIT(w, ",\n");
         }
+        if (t->filter_min_ns || t->filter_max_depth) { /* what the streamed file leaves out (stream.h) */
+            OP_JW_LIT(w, "  \"opprofFiltered\": {\"minDurationNs\": ");
+            op_jw_i64(w, t->filter_min_ns);
+            OP_JW_LIT(w, ", \"maxDepth\": ");
+            op_jw_u64(w, t->filter_max_depth);
+            OP_JW_LIT(w, ", \"slices\": ");
+            op_jw_u64(w, t->filtered);
+            OP_JW_LIT(w, "},\n");
+        }
         OP_JW_LIT(w, "  \"droppedEvents\": ");
         op_jw_u64(w, dropped);
         OP_JW_LIT(w, "\n}\n");

@@ -155,6 +155,11 @@ int op_pf_meta_info(pf_writer *pw, const opprof_trace *t)
     str_field(p, PF_DA_NAME, "droppedEvents");
     op_pbw_uint(p, PF_DA_UINT, t->dropped);
     op_pbw_end(p);
+    if (t->filter_min_ns || t->filter_max_depth) { /* what a streamed file leaves out */
+        ann_int(p, "filterMinDurationNs", t->filter_min_ns);
+        ann_int(p, "filterMaxDepth", (int64_t)t->filter_max_depth);
+        ann_int(p, "filteredSlices", (int64_t)t->filtered);
+    }
     if (t->options & OP_TRACE_INCOMPLETE) {
         op_pbw_begin(p, PF_TE_DEBUG_ANNOTATIONS);
         str_field(p, PF_DA_NAME, "incomplete");

@@ -134,6 +134,9 @@ int op_pf_stream_end(op_pf_stream *s, const opprof_trace *t, const uint32_t *ord
     int rc = t ? op_pf_stream_events(s, t, order, n) : OPPROF_E_INVAL; /* NULL: giving up */
     if (rc == OPPROF_OK) {
         s->info->dropped = dropped;
+        s->info->filter_min_ns = t->filter_min_ns;
+        s->info->filter_max_depth = t->filter_max_depth;
+        s->info->filtered = t->filtered;
         if (incomplete) s->info->options |= OP_TRACE_INCOMPLETE;
         if (op_pf_meta_info(&s->pw, s->info) != 0 || op_pf_flush(&s->pw) != 0)
             rc = s->pw.w->status ? s->pw.w->status : nomem();

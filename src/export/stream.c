@@ -33,6 +33,8 @@ static struct {
     pthread_t th;
     op_timebase tb;
     uint32_t opts;
+    int64_t min_ns;      /* the file's filters (opprof_config.trace_min_duration_ns, */
+    uint32_t max_depth;  /* trace_max_depth), 0 none */
     int status;      /* the first failure, 0 none */
     char error[512]; /* its detail */
     char path[4096];
@@ -109,7 +111,7 @@ static int replay_chunk(void *ctx, op_tstate *t, op_chunk *c)
     return 0;
 }
 
-int op_stream_open(const char *path)
+int op_stream_open(const char *path, int64_t min_duration_ns, int max_depth)
 {
     pthread_once(&g_fork_once, install_fork_handler);
     if (W.opened || W.running) return op_fail(OPPROF_E_ACTIVE, "a streamed trace is already being written");
@@ -121,6 +123,8 @@ int op_stream_open(const char *path)
     int rc = op_out_open_path_named(&W.out, path, W.gz, 1);
     if (rc != OPPROF_OK) return rc;
     snprintf(W.path, sizeof W.path, "%s", path);
+    W.min_ns = min_duration_ns;
+    W.max_depth = max_depth > 0 ? (uint32_t)max_depth : 0;
     W.opened = 1;
     W.status = 0;
     W.error[0] = '\0';
@@ -222,6 +226,7 @@ int op_stream_stop(uint64_t gen, const op_timebase *tb, uint64_t stop_ticks, int
     W.tb = *tb;
     W.dec = op_sdec_new(&W.tb, W.opts);
     if (W.dec && W.pftrace) op_sdec_keep_begins(W.dec); /* a slice begins in the file before its end is known */
+    if (W.dec) op_sdec_filter(W.dec, W.min_ns, W.max_depth);
     int nomem = !W.dec;
     uint64_t lost = 0;
     if (op_spool_replay(W.spool, nomem ? NULL : replay_chunk, NULL, &lost) != 0) nomem = 1;

@@ -15,7 +15,7 @@
 
 /* Creates the file (its temporary; it replaces path when whole). Refuses a
  * name that is not JSON. OPPROF_OK or a failure with its detail. */
-int op_stream_open(const char *path);
+int op_stream_open(const char *path, int64_t min_duration_ns, int max_depth);
 
 /* Starts the writer for generation gen: the header from head (options,
  * base time, distributedInfo), then events as the hand-offs come. tb is

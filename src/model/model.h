@@ -130,6 +130,12 @@ struct opprof_trace {
     double comp_outside_ns;
     uint32_t output_dir;      /* strtab id: the live session's output_dir, where handlers write; 0 none */
     uint64_t dropped;         /* events the capture could not keep */
+    /* A streamed trace's filters (opprof_config.trace_min_duration_ns,
+     * trace_max_depth): slices kept out of the file, counted in the sums;
+     * written into the file when either is set. */
+    int64_t filter_min_ns;    /* 0: none */
+    uint32_t filter_max_depth; /* 0: none */
+    uint64_t filtered;        /* slices left out */
     uint64_t attempted;       /* events the capture was asked for (0 when unknown) */
     op_aggrow *agg;           /* sums of an aggregating session (no events), by thread and site */
     size_t nagg, cap_agg;

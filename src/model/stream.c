@@ -22,6 +22,7 @@ typedef struct frame {
     op_chunk *pin;  /* the reader's chunk holding rec; NULL in the thread's own list */
     uint32_t stack; /* with_stack: its stack in the reader's trace (index + 1), 0 none */
     uint32_t name;  /* with begins: its name's id, found at the begin; UINT32_MAX not yet */
+    uint32_t keep;  /* op_sdec_filter: 1 an event, 0 filtered out, 2 decided when done */
 } frame;
 
 typedef struct sthread {
@@ -51,6 +52,8 @@ struct op_sdec {
     uint64_t recorded;
     int64_t mem_total;
     int begins;                  /* op_sdec_keep_begins: a begin becomes an event too */
+    int64_t min_ns;              /* op_sdec_filter's, 0 none */
+    uint32_t max_depth;
     OP_VEC(uint32_t) order;      /* the batch's items as read, with begins */
 };
 
@@ -158,13 +161,17 @@ static int range_done(op_sdec *d, sthread *st, const frame *fr, uint64_t t1, int
     uint64_t hdr = (w0 & OP_REC_EXT) ? LOAD(&p[3]) : 0;
     uint64_t flops = (hdr & OP_EXT_HAS_FLOPS) ? LOAD(&p[OP_EXT_FLOPS_AT]) : UINT64_MAX;
     (void)op_agg_end(st->shadow, site, t1, flops != UINT64_MAX, flops);
+    int64_t s = ns_of(d, st, t0), e = ns_of(d, st, t1);
+    d->recorded++;
+    if (fr->keep == 0 || (fr->keep == 2 && !d->begins && e - s < d->min_ns)) {
+        d->tr->filtered++;
+        return 0;
+    }
     uint32_t name = fr->name != UINT32_MAX ? fr->name : op_recnames_site(&d->names, d->tr, site);
     if (name == UINT32_MAX) return -1;
-    int64_t s = ns_of(d, st, t0), e = ns_of(d, st, t1);
     op_event *ev = op_trace_add_event(d->tr, st->ti, name, (int)site->category, s, e - s);
     if (!ev || (d->begins && op_vec_push(&d->order, (uint32_t)(d->tr->nev - 1)) != 0)) return -1;
     if (forced) ev->flags |= OPPROF_EVENT_FORCED_END;
-    d->recorded++;
     if (!hdr) return 0;
     op_evx *x = op_evx_add(d->tr, ev);
     if (!x) return -1;
@@ -253,12 +260,19 @@ static int range_begin(op_sdec *d, sthread *st, const op_word *p, size_t len, op
             if (stack == UINT32_MAX) return -1;
         }
     }
-    st->fr[st->nfr++] = (frame){p, pin, stack, UINT32_MAX};
+    uint32_t keep = 1;
+    if (d->max_depth && st->nfr >= d->max_depth) {
+        keep = 0;
+    } else if (d->min_ns) {
+        uint64_t t1 = __atomic_load_n(&p[2], __ATOMIC_ACQUIRE);
+        keep = t1 == OP_OPEN ? 2 : ns_of(d, st, t1) - ns_of(d, st, t0) >= d->min_ns;
+    }
+    st->fr[st->nfr++] = (frame){p, pin, stack, UINT32_MAX, keep};
     st->now = t0;
     /* Keyed by the trace's stack: equal stacks are one key, and the key
      * outlives the thread's stack table. */
     op_agg_begin_keyed(st->shadow, site, n ? in : NULL, n, stack);
-    return d->begins ? begin_event(d, st, p, len, site, t0, stack) : 0;
+    return d->begins && keep ? begin_event(d, st, p, len, site, t0, stack) : 0;
 }
 
 static int memory_event(op_sdec *d, sthread *st, const op_word *p)
@@ -412,6 +426,14 @@ void op_sdec_clear(op_sdec *d)
 void op_sdec_keep_begins(op_sdec *d)
 {
     d->begins = 1;
+}
+
+void op_sdec_filter(op_sdec *d, int64_t min_ns, uint32_t max_depth)
+{
+    d->min_ns = min_ns > 0 ? min_ns : 0;
+    d->max_depth = max_depth;
+    d->tr->filter_min_ns = d->min_ns;
+    d->tr->filter_max_depth = max_depth;
 }
 
 const uint32_t *op_sdec_order(const op_sdec *d, size_t *n)

@@ -66,6 +66,16 @@ void op_sdec_clear(op_sdec *d);
 void op_sdec_keep_begins(op_sdec *d);
 const uint32_t *op_sdec_order(const op_sdec *d, size_t *n);
 
+/* The file's filters: a range shorter than min_ns, or deeper than
+ * max_depth on its thread (1: top level), becomes no event (nor do the
+ * ranges inside it: they are shorter, or deeper), while its sums are
+ * counted as ever. Decided at its begin when its end is known by then
+ * (always, reading a spool), else when it is done (with begins: kept).
+ * The reader's trace counts what was left out (filtered) and holds the
+ * filters, for the file's metadata. 0: none. Call before the first
+ * hand-off. */
+void op_sdec_filter(op_sdec *d, int64_t min_ns, uint32_t max_depth);
+
 /* The session's trace: every thread's sums as rows, with tb the session's
  * final timebase, after op_sdec_end_rest. 0, or -1 when out of memory. */
 int op_sdec_finish(op_sdec *d, const op_timebase *tb, uint64_t stop_ticks, opprof_trace **out);

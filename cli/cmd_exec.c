@@ -84,8 +84,8 @@ static const cli_option OPTIONS[] = {
      "flight recorder: the last SIZE (64M) of events per thread, kept all" CLI_CONT
      "the time; dumped on SIGUSR2, opprof trigger PID --dump, or a slow step"},
     {"--slow-step", "T", CLI_OPT_STRING, FIELD(slow_step), 0, 0, NULL,
-     "dump when a step (opprof_step) takes longer than T (50ms) or than a" CLI_CONT
-     "multiple of the running median (1.5x)"},
+     "dump when a step (opprof_step) takes longer than T (50ms), than a" CLI_CONT
+     "multiple of the running median (1.5x), or both (1.5x,20ms)"},
     {"--slow", "RANGE", CLI_OPT_STRING, FIELD(slow), 0, 0, NULL,
      "a step is a range of that name (a function): for programs that do" CLI_CONT "not call opprof_step"},
     {"--flight-file", "PATH", CLI_OPT_STRING, FIELD(flight_file), 0, 0, NULL,

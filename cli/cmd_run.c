@@ -132,8 +132,8 @@ static const cli_option OPTIONS[] = {
      "                             each pass a step; dumped on a slow step or SIGUSR2"
          CLI_EXAMPLE("opprof run resnet18-train --steps 1000 --flight 64M --slow-step 1.5x")},
     {"--slow-step", "T", CLI_OPT_STRING, FIELD(slow_step), 0, 0, NULL,
-     "with --flight: dump when a step takes longer than T (50ms) or than a multiple\n"
-     "                             of the running median (1.5x)"},
+     "with --flight: dump when a step takes longer than T (50ms), than a multiple\n"
+     "                             of the running median (1.5x), or both (1.5x,20ms)"},
     {"--slow", "RANGE", CLI_OPT_STRING, FIELD(slow_range), 0, 0, NULL,
      "with --flight: a step is a range of this name (e.g. aten::conv2d) instead of a pass"},
     {"--flight-file", "PATH", CLI_OPT_STRING, FIELD(flight_file), 0, 0, NULL,
@@ -471,7 +471,7 @@ static int profile(run_ctx *c, const opprof_config *cfg)
 {
     const run_opts *o = c->o;
     int flight = o->fl.ring > 0;
-    int rc = flight ? run_flight_start(&o->fl, cfg, o->flight_file) : opprof_start(cfg);
+    int rc = flight ? run_flight_start(&o->fl, cfg, o->flight_file, o->trace_dir) : opprof_start(cfg);
     if (rc) return rc;
     for (long i = 0; !rc && i < o->steps; i++) {
         rc = run_step(c);

@@ -46,11 +46,12 @@ static void on_dump(const char *path, const char *reason, void *user)
     fprintf(stderr, "opprof run: flight recorder: %s: wrote %s\n", reason, path);
 }
 
-int run_flight_start(const run_flight *f, const opprof_config *cfg, const char *file)
+int run_flight_start(const run_flight *f, const opprof_config *cfg, const char *file, const char *dir)
 {
     opprof_flight_config fc;
     opprof_flight_config_init(&fc);
     fc.session = *cfg;
+    if (dir) fc.session.output_dir = dir; /* --trace-dir: the dumps go there */
     fc.ring_bytes = f->ring;
     fc.slow_step_ns = f->slow_ns;
     fc.slow_step_ratio = f->slow_ratio;

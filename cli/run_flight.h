@@ -22,7 +22,7 @@ int run_flight_parse(const char *flight, const char *slow, const char *range, co
 
 /* Starts the recorder with cfg's options; dumps go to file (NULL: the
  * default name), each announced on stderr. */
-int run_flight_start(const run_flight *f, const opprof_config *cfg, const char *file);
+int run_flight_start(const run_flight *f, const opprof_config *cfg, const char *file, const char *dir);
 
 /* Inside profiled step `step` (from 0): sleeps when it is the one to delay. */
 void run_flight_delay(const run_flight *f, long step);

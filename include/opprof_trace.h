@@ -799,11 +799,15 @@ typedef struct opprof_flight_config { /* session comes last: it grows (opprof.h,
                                    NULL: opprof_flight_{pid}_{n}.json in session.output_dir */
     int64_t slow_step_ns;       /* dump when a step takes longer; 0 off */
     double slow_step_ratio;     /* dump when a step takes longer than this times the running median
-                                   (after 8 steps); 0 off */
+                                   (after 8 steps); 0 off. Both set: a step must be slower than both.
+                                   A step that ran while a dump was written is not judged (the
+                                   dump's own cost); a slow step not dumped is said on stderr */
     const char *slow_range;     /* a step is a range of this name instead of an opprof_step interval
                                    (every end then takes the recorder's slower path); NULL: steps */
-    unsigned max_slow_dumps;    /* slow-step dumps at most (0: 10); slow steps while one is written
-                                   share the next one, which reads the rings when it starts */
+    unsigned max_slow_dumps;    /* slow-step dumps kept (0: 10): once spent, a slower step's dump
+                                   replaces (removes) the least slow one's; also the signal dumps
+                                   at most, which come a second apart at least (signals between
+                                   share one) */
     int signal;                 /* dump on this signal; 0: SIGUSR2, -1 none */
     opprof_flight_dump_fn on_dump; /* NULL: one line on stderr per dump */
     void *user;
@@ -836,7 +840,8 @@ OPPROF_API int opprof_flight_stop(void);
 OPPROF_API int opprof_parse_size(const char *text, size_t *bytes);
 
 /* Parses a slow-step threshold: a time ("50ms", "2s", "300us") into
- * *ns, or a ratio ("1.5x") into *ratio; the other is set to 0. */
+ * *ns, or a ratio ("1.5x") into *ratio, the other set to 0; or both
+ * ("1.5x,20ms": slower than 1.5 times the median and than 20 ms). */
 OPPROF_API int opprof_parse_slow_step(const char *text, int64_t *ns, double *ratio);
 
 /* Parses a duration ("5s", "250ms", "2m", "1h", "100us") into *ns. */

@@ -14,11 +14,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "capture/clock.h"
 #include "common/error.h"
 #include "live/flight.h"
+#include "live/flight_policy.h"
 #include "live/listener.h"
 #include "live/odsock.h"
 #include "opprof_trace.h"
@@ -26,8 +28,6 @@
 
 #define CHUNK_BYTES ((size_t)1 << 20)
 #define DEFAULT_RING ((size_t)64 << 20)
-#define WINDOW 64   /* steps in the running median */
-#define MIN_STEPS 8 /* steps seen before a ratio applies */
 
 /* A dump someone waits for. */
 typedef struct sync_req {
@@ -57,15 +57,15 @@ static struct {
     int ticks_are_ns;
     unsigned long seq;         /* dump numbers given */
     sync_req *queue;
-    char slow_reason[200];
+    char slow_reason[400];
     int slow_pending;
-    int64_t slow_pending_ns;   /* the slowest step the waiting dump is for */
-    unsigned slow_dumps;
+    unsigned slow_slot;        /* the policy's place the waiting slow-step dump goes to */
+    _Atomic unsigned long signals; /* signals caught, and of those told of so far */
+    unsigned long signals_told;
     struct sigaction prev;     /* the program's handler for cfg.signal */
     int sig;                   /* installed on, 0 none */
-    /* The running median of step times. */
-    int64_t last_ns, window[WINDOW];
-    unsigned nwin, win_at;
+    int64_t last_ns;           /* the last step's end */
+    op_flight_policy pol;
 } W = {.wake = {-1, -1}};
 
 static void wake_writer(void)
@@ -94,6 +94,17 @@ static void dump_path(const char *tmpl, unsigned long n, char *out, size_t cap)
         put(out, cap, &k, W.dir, strlen(W.dir));
         put(out, cap, &k, "/", 1);
     }
+    /* Absolute, so that every message names the file wherever it is read
+     * from (the program's folder is not the reader's). */
+    char cwd[4096];
+    if (out[0] != '/' && tmpl[0] != '/' && getcwd(cwd, sizeof cwd)) {
+        char rel[4096];
+        snprintf(rel, sizeof rel, "%s", out);
+        k = 0;
+        put(out, cap, &k, cwd, strlen(cwd));
+        put(out, cap, &k, "/", 1);
+        put(out, cap, &k, rel, strlen(rel));
+    }
     char num[32];
     for (const char *p = tmpl; *p;) {
         if (!strncmp(p, "{n}", 3)) {
@@ -110,14 +121,33 @@ static void dump_path(const char *tmpl, unsigned long n, char *out, size_t cap)
 
 /* ---- the writer ---- */
 
+/* mkdir -p of the dumps' folder (output_dir), as the trace handler makes
+ * its own: made when a dump is written, not before. */
+static void make_dir(const char *dir)
+{
+    char buf[4096];
+    size_t n = strlen(dir);
+    if (n >= sizeof buf) return; /* the write says what is wrong */
+    memcpy(buf, dir, n + 1);
+    for (size_t i = 1; i <= n; i++) {
+        if (buf[i] != '/' && buf[i] != '\0') continue;
+        char c = buf[i];
+        buf[i] = '\0';
+        (void)mkdir(buf, 0777);
+        buf[i] = c;
+    }
+}
+
 static int dump_now(const char *path, const char *reason, char *written, size_t cap)
 {
     pthread_mutex_lock(&g_lock);
     unsigned long n = ++W.seq;
     pthread_mutex_unlock(&g_lock);
     char file[4096];
-    dump_path(path ? path : W.path ? W.path : "opprof_flight_{pid}_{n}.json", n, file, sizeof file);
+    const char *tmpl = path ? path : W.path ? W.path : "opprof_flight_{pid}_{n}.json";
+    dump_path(tmpl, n, file, sizeof file);
     if (written) snprintf(written, cap, "%s", file);
+    if (W.dir && W.dir[0] && tmpl[0] != '/') make_dir(W.dir);
     int64_t t0 = op_mono_ns();
     opprof_trace *t = NULL;
     int rc = op_flight_read(&t);
@@ -140,35 +170,118 @@ static int dump_now(const char *path, const char *reason, char *written, size_t 
     return OPPROF_OK;
 }
 
+enum { JOB_NONE, JOB_SYNC, JOB_SLOW, JOB_SIGNAL };
+
+/* Says why something is not dumped, on stderr: a line a second at most
+ * (a noisy threshold must not flood the program's stderr), with how many
+ * more were not shown. */
+static void tell(const char *what, const char *note)
+{
+    static int64_t last;
+    static unsigned long hidden;
+    int64_t now = op_mono_ns();
+    pthread_mutex_lock(&g_lock);
+    int show = !last || now - last >= 1000000000LL;
+    unsigned long h = hidden;
+    if (show) {
+        last = now;
+        hidden = 0;
+    } else {
+        hidden++;
+    }
+    pthread_mutex_unlock(&g_lock);
+    if (!show) return;
+    if (h)
+        fprintf(stderr, "opprof: flight recorder: %s: %s (and %lu more not dumped in the second before)\n", what,
+                note, h);
+    else
+        fprintf(stderr, "opprof: flight recorder: %s: %s\n", what, note);
+}
+
+/* A slow step's dump to write, in the policy's place slot; the lock is held. */
+static void slow_ask(int verdict, const char *why, unsigned slot)
+{
+    snprintf(W.slow_reason, sizeof W.slow_reason, "%s", why);
+    if (verdict == OP_STEP_REPLACE)
+        snprintf(W.slow_reason + strlen(W.slow_reason), sizeof W.slow_reason - strlen(W.slow_reason),
+                 "; in place of the least slow of the %u kept, %s (%s, %.3f ms)", W.pol.budget, W.pol.kept[slot].file,
+                 W.pol.kept[slot].what, (double)W.pol.kept[slot].dur / 1e6);
+    W.slow_pending = 1;
+    W.slow_slot = slot;
+}
+
 /* Takes the next job: a waiting caller first, then a slow step, then a
- * signal. 0 when none. */
-static int next_job(sync_req **req, char *reason, size_t cap)
+ * signal, spaced and counted by the policy (a signal's dump that must wait
+ * leaves *wait_until set). The recorder is busy from here until the
+ * writer has done every job. */
+static int next_job(sync_req **req, char *reason, size_t cap, unsigned *slot, int64_t *wait_until)
 {
     *req = NULL;
+    *wait_until = 0;
+    char note[200] = "";
+    unsigned long sigs = 0;
     pthread_mutex_lock(&g_lock);
-    int have = 1;
+    int job = JOB_NONE;
     if (W.queue) {
         *req = W.queue;
         W.queue = W.queue->next;
+        job = JOB_SYNC;
     } else if (W.slow_pending) {
         snprintf(reason, cap, "%s", W.slow_reason);
+        *slot = W.slow_slot;
         W.slow_pending = 0;
-    } else if (atomic_exchange(&W.async_pending, 0)) {
-        if (W.sig) snprintf(reason, cap, "signal %d", W.sig);
-        else snprintf(reason, cap, "opprof_flight_dump_async");
-    } else {
-        have = 0;
+        job = JOB_SLOW;
+    } else if (atomic_load(&W.async_pending)) {
+        int64_t at = op_policy_signal(&W.pol, op_mono_ns(), note, sizeof note);
+        if (at > 0) {
+            *wait_until = at; /* all the signals until then share one dump */
+        } else {
+            atomic_store(&W.async_pending, 0);
+            unsigned long all = atomic_load(&W.signals);
+            sigs = all - W.signals_told;
+            W.signals_told = all;
+            if (W.sig) snprintf(reason, cap, "signal %d", W.sig);
+            else snprintf(reason, cap, "opprof_flight_dump_async");
+            if (sigs > 1)
+                snprintf(reason + strlen(reason), cap - strlen(reason), " (%lu since the last dump)", sigs);
+            if (at == 0) job = JOB_SIGNAL;
+        }
     }
+    if (job != JOB_NONE) op_policy_busy(&W.pol);
     pthread_mutex_unlock(&g_lock);
-    return have;
+    if (note[0]) tell(reason, note);
+    return job;
+}
+
+/* A slow step's dump is written (file) or failed (NULL): the one it
+ * replaces goes. */
+static void slow_written(unsigned slot, const char *file)
+{
+    char *old = NULL, old_what[64];
+    int64_t old_dur = 0;
+    pthread_mutex_lock(&g_lock);
+    op_policy_written(&W.pol, slot, file, &old, &old_dur, old_what, sizeof old_what);
+    pthread_mutex_unlock(&g_lock);
+    if (!old) return;
+    if (strcmp(old, file) != 0 && unlink(old) != 0 && errno != ENOENT)
+        fprintf(stderr, "opprof: flight recorder: cannot remove %s: %s\n", old, strerror(errno));
+    free(old);
 }
 
 static void *writer_main(void *arg)
 {
     (void)arg;
+    int64_t wait_until = 0;
+    int again = 0; /* a dump to write already: no waiting */
     for (;;) {
+        int timeout = again ? 0 : -1;
+        if (!again && wait_until) {
+            int64_t left = wait_until - op_mono_ns();
+            timeout = left > 0 ? (int)(left / 1000000 + 1) : 0;
+        }
+        again = 0;
         struct pollfd p = {W.wake[0], POLLIN, 0};
-        if (poll(&p, 1, -1) < 0 && errno != EINTR) break;
+        if (poll(&p, 1, timeout) < 0 && errno != EINTR) break;
         char buf[64];
         while (read(W.wake[0], buf, sizeof buf) > 0) {
         }
@@ -176,9 +289,13 @@ static void *writer_main(void *arg)
         int quit = W.quit;
         pthread_mutex_unlock(&g_lock);
         sync_req *req;
-        char reason[200];
-        while (next_job(&req, reason, sizeof reason)) {
-            if (req) {
+        char reason[400], file[4096];
+        unsigned slot = 0;
+        int job, worked = 0;
+        int64_t t0 = op_mono_ns();
+        while ((job = next_job(&req, reason, sizeof reason, &slot, &wait_until)) != JOB_NONE) {
+            worked = 1;
+            if (job == JOB_SYNC) {
                 int rc = dump_now(req->path, req->reason, req->written, req->cap);
                 pthread_mutex_lock(&g_lock);
                 req->rc = rc;
@@ -186,8 +303,22 @@ static void *writer_main(void *arg)
                 pthread_cond_broadcast(&g_done);
                 pthread_mutex_unlock(&g_lock);
             } else {
-                (void)dump_now(NULL, reason, NULL, 0); /* it says on stderr what failed */
+                int rc = dump_now(NULL, reason, file, sizeof file); /* it says on stderr what failed */
+                if (job == JOB_SLOW) slow_written(slot, rc == OPPROF_OK ? file : NULL);
             }
+        }
+        if (worked) { /* the slowest step beside the dumps is judged now */
+            int64_t now = op_mono_ns();
+            char why[300], note[300];
+            pthread_mutex_lock(&g_lock);
+            int v = op_policy_idle(&W.pol, now, now - t0, why, sizeof why, note, sizeof note, &slot);
+            if (v == OP_STEP_DUMP || v == OP_STEP_REPLACE) slow_ask(v, why, slot);
+            pthread_mutex_unlock(&g_lock);
+            if (v == OP_STEP_DUMP || v == OP_STEP_REPLACE) {
+                again = 1;
+                continue;
+            }
+            if (note[0]) tell(why, note);
         }
         if (quit) break; /* after what was asked before the stop */
     }
@@ -205,54 +336,19 @@ static void *writer_main(void *arg)
 
 /* ---- slow steps ---- */
 
-static int cmp_i64(const void *a, const void *b)
+/* One step of duration dur ended at end (what: "step 512", "range
+ * train_step #3"): asks for a dump when the policy says so, and says why
+ * when a slow step is not dumped. */
+static void observe(int64_t end, int64_t dur, const char *what)
 {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-static int64_t median_locked(void)
-{
-    int64_t v[WINDOW];
-    memcpy(v, W.window, W.nwin * sizeof *v);
-    qsort(v, W.nwin, sizeof *v, cmp_i64);
-    return W.nwin % 2 ? v[W.nwin / 2] : (v[W.nwin / 2 - 1] + v[W.nwin / 2]) / 2;
-}
-
-/* One step of duration dur ended (what: "step 512", "range train_step #3"):
- * asks for a dump when it is slow. */
-static void observe(int64_t dur, const char *what)
-{
+    char why[300], note[300];
+    unsigned slot = 0;
     pthread_mutex_lock(&g_lock);
-    char why[200] = "";
-    if (W.cfg.slow_step_ns > 0 && dur > W.cfg.slow_step_ns) {
-        snprintf(why, sizeof why, "%s took %.3f ms > %.3f ms", what, (double)dur / 1e6,
-                 (double)W.cfg.slow_step_ns / 1e6);
-    } else if (W.cfg.slow_step_ratio > 0 && W.nwin >= MIN_STEPS) {
-        int64_t med = median_locked();
-        if ((double)dur > W.cfg.slow_step_ratio * (double)med)
-            snprintf(why, sizeof why, "%s took %.3f ms > %gx the median %.3f ms", what, (double)dur / 1e6,
-                     W.cfg.slow_step_ratio, (double)med / 1e6);
-    }
-    W.window[W.win_at] = dur;
-    W.win_at = (W.win_at + 1) % WINDOW;
-    if (W.nwin < WINDOW) W.nwin++;
-    /* One dump waits while another is written: the rings are read when it
-     * starts, so it holds every slow step until then; its reason names the
-     * slowest. */
-    int ask = 0;
-    if (why[0] && W.slow_pending && dur > W.slow_pending_ns) {
-        snprintf(W.slow_reason, sizeof W.slow_reason, "%s", why);
-        W.slow_pending_ns = dur;
-    } else if (why[0] && !W.slow_pending && W.slow_dumps < W.cfg.max_slow_dumps) {
-        snprintf(W.slow_reason, sizeof W.slow_reason, "%s", why);
-        W.slow_pending = 1;
-        W.slow_pending_ns = dur;
-        W.slow_dumps++;
-        ask = 1;
-    }
+    int v = op_policy_step(&W.pol, end, dur, what, why, sizeof why, note, sizeof note, &slot);
+    if (v == OP_STEP_DUMP || v == OP_STEP_REPLACE) slow_ask(v, why, slot);
     pthread_mutex_unlock(&g_lock);
-    if (ask) wake_writer();
+    if (v == OP_STEP_DUMP || v == OP_STEP_REPLACE) wake_writer();
+    else if (note[0]) tell(why, note);
 }
 
 /* opprof_step in the ring session, outside the session lock: the step that
@@ -267,7 +363,7 @@ static void flight_on_step(int64_t step)
     pthread_mutex_unlock(&g_lock);
     char what[48];
     snprintf(what, sizeof what, "step %lld", (long long)step);
-    observe(dur, what);
+    observe(now, dur, what);
 }
 
 /* The end of a range named slow_range (capture/record.c), in the
@@ -288,7 +384,7 @@ static void on_range_end(uint64_t t0, uint64_t t1)
     unsigned long n = W.range_count++;
     pthread_mutex_unlock(&g_lock);
     snprintf(what, sizeof what, "range %.140s #%lu", W.range, n);
-    observe((int64_t)((double)(t1 - t0) * ns_per_tick), what);
+    observe(op_mono_ns(), (int64_t)((double)(t1 - t0) * ns_per_tick), what);
 }
 
 /* ---- the signal ---- */
@@ -296,6 +392,7 @@ static void on_range_end(uint64_t t0, uint64_t t1)
 static void on_signal(int sig, siginfo_t *si, void *uc)
 {
     int saved = errno;
+    atomic_fetch_add(&W.signals, 1);
     (void)opprof_flight_dump_async();
     /* Then the program's own handler, as if we were not there; its default
      * (for SIGUSR2: the end of the process) gives way to the dump. */
@@ -417,6 +514,7 @@ static void forget_config(void)
     free(W.dir);
     free(W.range);
     W.path = W.dir = W.range = NULL;
+    op_policy_free(&W.pol);
 }
 
 static void close_pipe(void)
@@ -446,7 +544,8 @@ int opprof_flight_start(const opprof_flight_config *c)
     W.path = c->path ? strdup(c->path) : NULL;
     W.dir = W.cfg.session.output_dir ? strdup(W.cfg.session.output_dir) : NULL;
     W.range = c->slow_range && *c->slow_range ? strdup(c->slow_range) : NULL;
-    if ((c->path && !W.path) || (W.cfg.session.output_dir && !W.dir) || (c->slow_range && *c->slow_range && !W.range)) {
+    if ((c->path && !W.path) || (W.cfg.session.output_dir && !W.dir) || (c->slow_range && *c->slow_range && !W.range) ||
+        op_policy_init(&W.pol, W.cfg.slow_step_ns, W.cfg.slow_step_ratio, W.cfg.max_slow_dumps) != 0) {
         forget_config();
         return op_fail(OPPROF_E_NOMEM, "out of memory");
     }
@@ -457,8 +556,8 @@ int opprof_flight_start(const opprof_flight_config *c)
     W.seq = 0;
     W.quit = 0;
     W.slow_pending = 0;
-    W.slow_dumps = 0;
-    W.nwin = W.win_at = 0;
+    W.signals_told = 0;
+    atomic_store(&W.signals, 0);
     atomic_store(&W.dumps, 0);
     atomic_store(&W.async_pending, 0);
     if (pipe2(W.wake, O_CLOEXEC | O_NONBLOCK) != 0) {

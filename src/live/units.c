@@ -63,22 +63,42 @@ int opprof_parse_duration(const char *text, int64_t *ns)
     return OPPROF_OK;
 }
 
-int opprof_parse_slow_step(const char *text, int64_t *ns, double *ratio)
+/* One part of a slow-step threshold: a ratio ("1.5x") or a time ("20ms"). */
+static int slow_part(const char *text, int64_t *ns, double *ratio)
 {
-    if (!ns || !ratio) return op_fail(OPPROF_E_INVAL, "opprof_parse_slow_step: NULL argument");
-    size_t n = text ? strlen(text) : 0;
+    size_t n = strlen(text);
     if (n > 1 && (text[n - 1] == 'x' || text[n - 1] == 'X')) {
         double v;
         const char *u;
-        if (number_unit(text, &v, &u) != 0 || u != text + n - 1 || v <= 1.0)
-            return op_fail(OPPROF_E_PARSE, "slow step '%s': a ratio to the median above 1 (1.5x)", text);
+        if (number_unit(text, &v, &u) != 0 || u != text + n - 1 || v <= 1.0) return -1;
         *ratio = v;
-        *ns = 0;
-        return OPPROF_OK;
+        return 0;
     }
-    if (opprof_parse_duration(text, ns) != OPPROF_OK)
-        return op_fail(OPPROF_E_PARSE, "slow step '%s': a time (50ms) or a ratio to the median (1.5x)",
+    return opprof_parse_duration(text, ns) == OPPROF_OK ? 0 : -1;
+}
+
+int opprof_parse_slow_step(const char *text, int64_t *ns, double *ratio)
+{
+    if (!ns || !ratio) return op_fail(OPPROF_E_INVAL, "opprof_parse_slow_step: NULL argument");
+    /* "1.5x", "20ms", or both as "1.5x,20ms": slower than the ratio to the
+     * median and than the floor. */
+    char a[64] = "", b[64] = "";
+    const char *comma = text ? strchr(text, ',') : NULL;
+    int64_t n = 0;
+    double r = 0;
+    int ok = text && strlen(text) < sizeof a;
+    if (ok && comma) {
+        snprintf(a, sizeof a, "%.*s", (int)(comma - text), text);
+        snprintf(b, sizeof b, "%s", comma + 1);
+        ok = slow_part(a, &n, &r) == 0 && slow_part(b, &n, &r) == 0 && n > 0 && r > 0;
+    } else if (ok) {
+        ok = slow_part(text, &n, &r) == 0;
+    }
+    if (!ok)
+        return op_fail(OPPROF_E_PARSE,
+                       "slow step '%s': a time (50ms), a ratio to the median above 1 (1.5x), or both (1.5x,20ms)",
                        text ? text : "(null)");
-    *ratio = 0;
+    *ns = n;
+    *ratio = r;
     return OPPROF_OK;
 }

@@ -29,7 +29,8 @@
 
 typedef struct exec_opts {
     const char *table, *trace, *stacks, *sort, *format, *metric, *activities;
-    long row_limit, group_by_stack, stack_depth, max_events;
+    long row_limit, group_by_stack, stack_depth, max_events, sample;
+    const char *threads;
     int with_stack, memory, on_demand, no_compensate;
     const char *flight, *slow_step, *slow, *flight_file, *flight_signal;
     const char *min_duration; /* --min-duration, parsed into min_duration_ns */
@@ -92,6 +93,14 @@ static const cli_option OPTIONS[] = {
      "the dumps' name ({n}: the dump's number, {pid})"},
     {"--flight-signal", "N", CLI_OPT_STRING, FIELD(flight_signal), 0, 0, NULL,
      "the signal that dumps (default 12, SIGUSR2; 0 none)"},
+    {"--sample", "HZ", CLI_OPT_LONG_OPT, FIELD(sample), 1, 100000, NULL,
+     "sample every thread's stack HZ times per second of its CPU time" CLI_CONT
+     "(default 1000): no recompiling. The table and --stacks are then by" CLI_CONT
+     "function (self: samples at the leaf, total: on the stack, in time;" CLI_CONT
+     "calls: sampling periods) when the program records no ranges"},
+    {"--threads", "LIST", CLI_OPT_STRING, FIELD(threads), 0, 0, NULL,
+     "with --sample, only these threads' samples: thread ids or shell" CLI_CONT
+     "patterns on thread names, comma-separated"},
     CLI_ROW_OLD_SORT(FIELD(sort)),
     CLI_ROW_OLD_STACKS(FIELD(stacks)),
 };
@@ -212,6 +221,9 @@ static int export_options(const exec_opts *o)
     if (o->memory) bad = bad || set("OPPROF_PROFILE_MEMORY", "1");
     bad = bad || set("OPPROF_EXEC_COMPENSATE", o->no_compensate ? "0" : "1");
     if (o->activities) bad = bad || set("OPPROF_ACTIVITIES", o->activities);
+    snprintf(num, sizeof num, "%ld", o->sample < 0 ? 1000L : o->sample);
+    if (o->sample) bad = bad || set("OPPROF_SAMPLE", num);
+    if (o->threads) bad = bad || set("OPPROF_EXEC_THREADS", o->threads);
     const char *table = o->table;
     if (!table && !o->stacks && !o->trace) table = "-";
     if (table) bad = bad || set("OPPROF_EXEC_TABLE", table);
@@ -311,6 +323,10 @@ int cmd_exec(int argc, char **argv)
     if (p) return p > 0 ? CLI_OK : CLI_BAD_INPUT;
     if (first >= argc) return cli_bad_usage(&SPEC, "no program given");
     if (check_together(&o) != 0) return CLI_BAD_INPUT;
+    if (o.threads && !o.sample) {
+        fprintf(stderr, "opprof exec: --threads picks the samples of threads: it needs --sample\n");
+        return CLI_BAD_INPUT;
+    }
     o.with_stack |= o.group_by_stack > 0; /* as its help says: frames need stacks */
     char *keep[4] = {NULL, NULL, NULL, NULL}; /* the absolute paths, alive until execvp */
     int bad = check_outputs(&o, keep) != 0;

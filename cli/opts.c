@@ -19,7 +19,8 @@ void cli_usage(const cli_spec *spec, FILE *f, int full)
         const cli_option *o = &spec->opts[i];
         if (!o->help) continue; /* an old spelling */
         char head[64];
-        snprintf(head, sizeof head, "%s%s%s", o->name, o->arg ? " " : "", o->arg ? o->arg : "");
+        if (o->kind == CLI_OPT_LONG_OPT) snprintf(head, sizeof head, "%s[=%s]", o->name, o->arg);
+        else snprintf(head, sizeof head, "%s%s%s", o->name, o->arg ? " " : "", o->arg ? o->arg : "");
         fprintf(f, "  %-26s %s\n", head, o->help);
     }
 }
@@ -111,6 +112,10 @@ int cli_parse(const cli_spec *spec, int argc, char **argv, void *out, const char
         if (o->kind == CLI_OPT_FLAG) {
             if (eq) return bad(spec, "%s takes no value%s", o->name, "");
             *(int *)(void *)((char *)out + o->offset) = 1;
+            continue;
+        }
+        if (o->kind == CLI_OPT_LONG_OPT && !eq) {
+            *(long *)(void *)((char *)out + o->offset) = -1;
             continue;
         }
         const char *v = eq ? eq + 1 : i + 1 < argc ? argv[++i] : NULL;

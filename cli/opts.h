@@ -7,7 +7,9 @@
 #include <stddef.h>
 #include <stdio.h>
 
-typedef enum cli_opt_kind { CLI_OPT_FLAG, CLI_OPT_LONG, CLI_OPT_STRING, CLI_OPT_LIST } cli_opt_kind;
+/* CLI_OPT_LONG_OPT: a number given only as "--name=N"; "--name" alone
+ * stores -1 (the command's default). */
+typedef enum cli_opt_kind { CLI_OPT_FLAG, CLI_OPT_LONG, CLI_OPT_STRING, CLI_OPT_LIST, CLI_OPT_LONG_OPT } cli_opt_kind;
 
 /* A repeatable option's values, in the order given (CLI_OPT_LIST). */
 #define CLI_LIST_MAX 64

@@ -312,7 +312,30 @@ typedef struct opprof_config {
     int64_t trace_min_duration_ns;
     int trace_max_depth;
     int reserved2_; /* 0 */
+    /* Samples each thread's stack sample_hz times per second of the CPU
+     * time it uses (a timer on its CPU clock; 0: no sampling), so programs
+     * nobody instrumented are profiled too, and ranges get their on-CPU
+     * time. Threads join when they first record a range, when they call
+     * opprof_sample_thread, or (opprof exec, libopprof_instrument.so) when
+     * they start; the thread that calls opprof_start joins there. The
+     * signal is a real-time one the program has no handler for at start
+     * (the highest free, or OPPROF_SAMPLE_SIGNAL); a program that installs
+     * a handler on it later ends sampling (opprof_trace_sample_note says
+     * so). Stacks are max_stack_depth frames deep (0: 64). Not with the
+     * flight recorder. */
+    unsigned sample_hz;
+    unsigned sample_unwind; /* OPPROF_UNWIND_*: how the sampler walks stacks */
 } opprof_config;
+
+/* opprof_config.sample_unwind */
+enum {
+    OPPROF_UNWIND_AUTO = 0,     /* libunwind (DWARF CFI, any code) when it loads, else frame pointers */
+    OPPROF_UNWIND_FP = 1,       /* frame pointers only: cheapest, for code built with them */
+    OPPROF_UNWIND_LIBUNWIND = 2 /* libunwind, or opprof_start fails */
+};
+
+/* opprof_config.sample_hz when the program has no better figure: 1 kHz. */
+#define OPPROF_DEFAULT_SAMPLE_HZ 1000u
 
 #define OPPROF_DEFAULT_MAX_EVENTS (16u * 1024u * 1024u)
 
@@ -335,6 +358,11 @@ static inline void opprof_config_init(opprof_config *cfg)
  * one is already running (the running one is kept), OPPROF_E_UNSUPPORTED
  * when with_stack is asked and libunwind cannot be loaded. */
 OPPROF_API int opprof_start(const opprof_config *cfg);
+
+/* The calling thread joins the running session's sampling (sample_hz), for
+ * threads that record no range of their own (a pool's workers); a thread
+ * that records joins by itself. OPPROF_OK also when no session samples. */
+OPPROF_API int opprof_sample_thread(void);
 
 /* Stops the session. Ranges still open are closed at this instant and
  * flagged OPPROF_EVENT_FORCED_END. When out is not NULL it receives the

@@ -53,6 +53,7 @@ static inline int opprof_disabled_stop_(opprof_trace **out)
 }
 #define opprof_start(cfg) ((void)(cfg), opprof_disabled_status_(OPPROF_E_UNSUPPORTED))
 #define opprof_stop(out) opprof_disabled_stop_(out)
+#define opprof_sample_thread() opprof_disabled_status_(OPPROF_OK)
 #define opprof_stop_incomplete(out) opprof_disabled_stop_(out)
 #define opprof_step() opprof_disabled_status_(OPPROF_E_NO_SESSION)
 #define opprof_is_active() opprof_disabled_status_(0)
@@ -145,6 +146,16 @@ static inline int opprof_trace_drop_note_disabled_(const opprof_trace *t, const 
     const char *exclude_option, FILE *f)
     { return OPPROF_E_UNSUPPORTED; }
 #define opprof_trace_drop_note opprof_trace_drop_note_disabled_
+static inline size_t opprof_trace_sample_count_disabled_(const opprof_trace *t) { return 0; }
+#define opprof_trace_sample_count opprof_trace_sample_count_disabled_
+static inline int64_t opprof_trace_sample_period_ns_disabled_(const opprof_trace *t) { return 0; }
+#define opprof_trace_sample_period_ns opprof_trace_sample_period_ns_disabled_
+static inline int opprof_trace_functions_disabled_(const opprof_trace *t, const char *threads, opprof_trace **out)
+    { if (out) *out = (opprof_trace *)0; return OPPROF_E_UNSUPPORTED; }
+#define opprof_trace_functions opprof_trace_functions_disabled_
+static inline int opprof_trace_sample_note_disabled_(const opprof_trace *t, const char *who, FILE *f)
+    { return OPPROF_E_UNSUPPORTED; }
+#define opprof_trace_sample_note opprof_trace_sample_note_disabled_
 static inline int opprof_trace_incomplete_disabled_(const opprof_trace *t) { return OPPROF_E_UNSUPPORTED; }
 #define opprof_trace_incomplete opprof_trace_incomplete_disabled_
 static inline int64_t opprof_trace_base_time_ns_disabled_(const opprof_trace *t) { return 0; }

@@ -97,6 +97,28 @@ OPPROF_API size_t opprof_trace_top_calls(const opprof_trace *t, size_t n, const 
 OPPROF_API int opprof_trace_drop_note(const opprof_trace *t, const char *who, const char *max_option,
                                       const char *exclude_option, FILE *f);
 
+/* Samples (opprof_config.sample_hz): how many the trace holds, and the
+ * CPU time each stands for in ns (0: the trace was not sampled). */
+OPPROF_API size_t opprof_trace_sample_count(const opprof_trace *t);
+OPPROF_API int64_t opprof_trace_sample_period_ns(const opprof_trace *t);
+
+/* The samples of t as a trace of sums by function, for key averages,
+ * tables and folded stacks (OPPROF_STACKS_CALLS) as any trace of sums:
+ * a row per function and call stack (its callers, as function names;
+ * inlined functions are functions of their own), whose total time is the
+ * samples with the function on the stack and self time those with it at
+ * the leaf, each sample counted as the sampling periods it stands for (1
+ * and the timer's overruns: a CPU-time timer fires at the kernel's tick);
+ * "calls" are those periods. threads: NULL or "" for every thread, else comma-separated
+ * thread ids or shell patterns on thread names. OPPROF_E_INVAL when t holds
+ * no samples' sampling (sample_hz was 0). Free *out with opprof_trace_free. */
+OPPROF_API int opprof_trace_functions(const opprof_trace *t, const char *threads, opprof_trace **out);
+
+/* When the samples are not the whole story, a line to f prefixed "who: ":
+ * samples the sampler's buffers could not keep, or the program that took
+ * the sampling signal over (sampling stopped there). 0, or OPPROF_E_IO. */
+OPPROF_API int opprof_trace_sample_note(const opprof_trace *t, const char *who, FILE *f);
+
 /* 1 when the trace was cut short (opprof_stop_incomplete, e.g. written on a
  * signal; or read from a file that says "incomplete"), else 0. */
 OPPROF_API int opprof_trace_incomplete(const opprof_trace *t);
@@ -441,6 +463,9 @@ OPPROF_API int opprof_trace_load_max(const char *path, uint64_t max_events, oppr
  *                            either prints the table)
  *   OPPROF_MAX_EVENTS        cap on recorded events per trace
  *   OPPROF_MAX_STACK_DEPTH   frames per stack with OPPROF_WITH_STACK (1..128)
+ *   OPPROF_SAMPLE            sample stacks: on (1 kHz) or samples per second
+ *                            of CPU time (opprof_config.sample_hz)
+ *   OPPROF_SAMPLE_UNWIND     auto, fp or libunwind (opprof_config.sample_unwind)
  *   OPPROF_CONFIG            all of them in one string, keys in lower case
  *                            without the prefix, separated by ';':
  *                            "record_shapes=1;schedule=wait=1,warmup=1,active=2;

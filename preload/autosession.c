@@ -36,6 +36,12 @@
  *                                 (opprof_calibrate_overhead on an empty
  *                                 function through these hooks), taken out
  *                                 of the table's sums
+ *   OPPROF_EXEC_THREADS=LIST      with OPPROF_SAMPLE, the threads whose
+ *                                 samples the function view keeps
+ *
+ * With OPPROF_SAMPLE (opprof exec --sample) every thread the program starts
+ * joins the sampling (threads.c), and a trace without ranges gets its table
+ * and folded stacks by function, from the samples.
  *
  * Each output is written when a trace is ready (at exit, at a signal, or at
  * the end of each schedule cycle), replacing the file atomically. Only the
@@ -52,6 +58,7 @@
 
 #include "opprof_trace.h"
 #include "sigchain.h"
+#include "threads.h"
 
 #define NOINSTR __attribute__((no_instrument_function))
 
@@ -67,7 +74,7 @@ static struct {
     opprof_trace_ready_fn env_ready; /* what the environment's config asked for */
     void *env_user;
     opprof_trace_handler trace; /* --trace */
-    char trace_path[4096], table[4096], sort_by[64], stacks[4096], metric[64], format[8];
+    char trace_path[4096], table[4096], sort_by[64], stacks[4096], metric[64], format[8], threads[1024];
     int row_limit, group_by_stack_n, with_stack, scheduled, compensate;
     int64_t min_duration_ns; /* --min-duration, --max-depth: the streamed trace's filters */
     int max_depth;
@@ -141,18 +148,43 @@ static NOINSTR int stacks_to(FILE *f, void *t)
     return opprof_write_stacks(t, f, S.metric, S.with_stack ? OPPROF_STACKS_CALLS : OPPROF_STACKS_OPERATORS);
 }
 
+static NOINSTR int sampled_stacks_to(FILE *f, void *t)
+{
+    return opprof_write_stacks(t, f, S.metric, OPPROF_STACKS_CALLS);
+}
+
+/* A sampled trace without ranges: its table and folded stacks are the
+ * samples by function. */
+static NOINSTR void write_functions(const opprof_trace *t)
+{
+    opprof_trace *ft = NULL;
+    if (opprof_trace_functions(t, S.threads, &ft) != OPPROF_OK) {
+        complain("samples by function");
+        return;
+    }
+    if (S.table[0]) write_table(ft);
+    if (S.stacks[0] && opprof_write_file(S.stacks, sampled_stacks_to, ft) != OPPROF_OK) complain("stacks");
+    opprof_trace_free(ft);
+}
+
 /* on_trace_ready: every output, one trace at a time (a step's trace and the
  * one a signal writes may be ready on two threads at once). */
 static NOINSTR void ready(const opprof_trace *t, void *user)
 {
     (void)user;
     pthread_mutex_lock(&S.out_lock);
-    S.events_seen += opprof_trace_event_count(t) + opprof_trace_aggregated(t);
+    size_t ranges = opprof_trace_event_count(t) + opprof_trace_aggregated(t);
+    S.events_seen += ranges + opprof_trace_sample_count(t);
     if (S.env_ready) S.env_ready(t, S.env_user);
     /* A streamed trace is in its file already (the writer reports its own failures). */
     if (S.trace_path[0] && !opprof_trace_streamed(t)) opprof_trace_handler_ready(t, &S.trace);
-    if (S.table[0]) write_table(t);
-    if (S.stacks[0] && opprof_write_file(S.stacks, stacks_to, (void *)t) != OPPROF_OK) complain("stacks");
+    if (!ranges && opprof_trace_sample_period_ns(t) > 0) {
+        if (S.table[0] || S.stacks[0]) write_functions(t);
+    } else {
+        if (S.table[0]) write_table(t);
+        if (S.stacks[0] && opprof_write_file(S.stacks, stacks_to, (void *)t) != OPPROF_OK) complain("stacks");
+    }
+    opprof_trace_sample_note(t, who(), stderr);
     if (S.exec) opprof_trace_drop_note(t, "opprof exec", "--max-events", "--exclude", stderr);
     pthread_mutex_unlock(&S.out_lock);
 }
@@ -171,7 +203,7 @@ static NOINSTR void finish(int sig)
         pthread_mutex_lock(&S.out_lock); /* a step's trace still being written is whole before we go on */
         if (S.exec && !sig && S.events_seen == 0 && !S.scheduled)
             fprintf(stderr, "opprof exec: nothing was recorded (is the program compiled with -finstrument-functions "
-                            "and dynamically linked?)\n");
+                            "and dynamically linked? --sample needs no recompiling)\n");
         pthread_mutex_unlock(&S.out_lock);
     }
     pthread_mutex_unlock(&S.state_lock);
@@ -281,6 +313,7 @@ __attribute__((constructor, no_instrument_function)) static void on_load(void)
         const char *md = getenv("OPPROF_EXEC_MIN_DURATION_NS");
         S.min_duration_ns = md && *md ? strtoll(md, NULL, 10) : 0;
         S.max_depth = env_int("OPPROF_EXEC_MAX_DEPTH", 0);
+        env_str(S.threads, sizeof S.threads, "OPPROF_EXEC_THREADS", "");
     }
     if (want && opprof_function_exclude(getenv("OPPROF_EXCLUDE")) != OPPROF_OK) {
         complain("--exclude");
@@ -317,6 +350,7 @@ __attribute__((constructor, no_instrument_function)) static void on_load(void)
     }
     S.pid = getpid();
     S.started = 1;
+    if (cfg.sample_hz) op_threads_sample(1);
     if (op_sigchain_install(finish) != 0)
         fprintf(stderr, "%s: SIGINT and SIGTERM will end the program without a trace: %s\n", who(), strerror(errno));
 }

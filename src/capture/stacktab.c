@@ -51,6 +51,9 @@ static struct {
     int (*init_local)(unw_cursor_t *c, unw_context_t *uc);
     int (*step)(unw_cursor_t *c);
     int (*get_reg)(unw_cursor_t *c, unw_regnum_t r, unw_word_t *v);
+    int (*init_local2)(unw_cursor_t *c, unw_context_t *uc, int flags); /* the sampler's, from a signal frame */
+    int (*policy)(unw_addr_space_t as, unw_caching_policy_t p);
+    unw_addr_space_t *local;
     int ok;
     char err[256];
 } U;
@@ -80,7 +83,12 @@ static void unw_load(void)
 #else
     *(void **)&U.backtrace = unw_sym(h, ST_NAME(unw_backtrace));
     U.ok = U.backtrace != NULL;
+    *(void **)&U.step = dlsym(h, ST_NAME(unw_step));
+    *(void **)&U.get_reg = dlsym(h, ST_NAME(unw_get_reg));
 #endif
+    *(void **)&U.init_local2 = dlsym(h, ST_NAME(unw_init_local2));
+    *(void **)&U.policy = dlsym(h, ST_NAME(unw_set_caching_policy));
+    U.local = (unw_addr_space_t *)dlsym(h, ST_NAME(unw_local_addr_space));
 }
 
 int op_stack_load(void)
@@ -92,6 +100,38 @@ int op_stack_load(void)
 const char *op_stack_load_error(void)
 {
     return U.err;
+}
+
+static pthread_once_t g_sig_once = PTHREAD_ONCE_INIT;
+
+/* A walk from a signal handler must not take the global cache's lock
+ * (libunwind's advice for signal handlers): each thread keeps its own. Set
+ * only when a session samples, so with_stack alone keeps libunwind's
+ * defaults. */
+static void signal_policy(void)
+{
+    if (U.policy && U.local) U.policy(*U.local, UNW_CACHE_PER_THREAD);
+}
+
+int op_stack_load_for_signals(void)
+{
+    if (op_stack_load() != 0 || !U.init_local2 || !U.step || !U.get_reg) return -1;
+    pthread_once(&g_sig_once, signal_policy);
+    return 0;
+}
+
+int op_stack_walk_signal(void *ucontext, uint64_t *out, int max)
+{
+    if (!U.ok || !U.init_local2 || !U.step || !U.get_reg) return -1;
+    unw_cursor_t c;
+    if (U.init_local2(&c, (unw_context_t *)ucontext, UNW_INIT_SIGNAL_FRAME) != 0) return -1;
+    int n = 0;
+    while (n < max && U.step(&c) > 0) {
+        unw_word_t ip;
+        if (U.get_reg(&c, UNW_REG_IP, &ip) != 0 || ip == 0) break;
+        out[n++] = (uint64_t)ip;
+    }
+    return n;
 }
 
 #ifdef ST_TSAN

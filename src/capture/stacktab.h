@@ -43,6 +43,15 @@ typedef struct op_stacktab {
 int op_stack_load(void);
 const char *op_stack_load_error(void);
 
+/* op_stack_load, and libunwind set up for walks from signal handlers (a
+ * cache per thread); 0, or -1 when it cannot walk from a signal frame. */
+int op_stack_load_for_signals(void);
+
+/* The sampler's walk, from a signal handler: the return addresses above the
+ * interrupted frame of ucontext (the handler's third argument), outermost
+ * last, at most max. The count, or -1 when libunwind is not loaded. */
+int op_stack_walk_signal(void *ucontext, uint64_t *out, int max);
+
 /* Prepares the table for a new session keeping depth frames: maps the first
  * segment and index (kept from an earlier session when there is one), empties
  * them and warms libunwind's per-thread cache, so that the hot path finds

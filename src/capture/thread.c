@@ -9,6 +9,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "capture/sample.h"
 #include "capture/agg.h"
 #include "capture/arena.h"
 #include "capture/pool.h"
@@ -233,5 +234,8 @@ op_tstate *op_thread_attach(uint64_t g)
         op_ring_attached(t); /* the exited threads' share shrinks */
     }
     pthread_mutex_unlock(&g_reg_lock);
+    /* A thread that records is sampled too (when the session samples),
+     * whoever started it. */
+    if (t && op_sample_on()) (void)op_sample_join();
     return t;
 }

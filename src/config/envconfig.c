@@ -17,7 +17,7 @@
 #include "common/structsize.h"
 #include "opprof_trace.h"
 
-enum kind { K_BOOL, K_ACTIVITIES, K_SCHEDULE, K_DIR, K_INT, K_SORT, K_COUNT, K_DEPTH };
+enum kind { K_BOOL, K_ACTIVITIES, K_SCHEDULE, K_DIR, K_INT, K_SORT, K_COUNT, K_DEPTH, K_HZ, K_UNWIND };
 
 enum {
     S_ENABLE,
@@ -33,6 +33,8 @@ enum {
     S_SORT_BY,
     S_MAX_EVENTS,
     S_MAX_STACK_DEPTH,
+    S_SAMPLE,
+    S_SAMPLE_UNWIND,
     S_N
 };
 
@@ -54,6 +56,8 @@ static const struct {
     {"sort_by", "OPPROF_SORT_BY", K_SORT},
     {"max_events", "OPPROF_MAX_EVENTS", K_COUNT},
     {"max_stack_depth", "OPPROF_MAX_STACK_DEPTH", K_DEPTH},
+    {"sample", "OPPROF_SAMPLE", K_HZ},
+    {"sample_unwind", "OPPROF_SAMPLE_UNWIND", K_UNWIND},
 };
 
 static int parse_i64(const char *s, int64_t *out)
@@ -149,6 +153,21 @@ static int apply(int which, const char *label, const char *v, opprof_config *cfg
         }
         snprintf(h->sort_by, sizeof h->sort_by, "%s", v);
         h->print_table = 1;
+        return OPPROF_OK;
+    case K_HZ:
+        if (parse_bool(v, &b) == 0) {
+            cfg->sample_hz = b ? OPPROF_DEFAULT_SAMPLE_HZ : 0;
+            return OPPROF_OK;
+        }
+        if (parse_i64(v, &n) != 0 || n < 1 || n > 100000)
+            return bad_value(label, v, "on, off, or samples per second of CPU time from 1 to 100000");
+        cfg->sample_hz = (unsigned)n;
+        return OPPROF_OK;
+    case K_UNWIND:
+        if (!strcmp(v, "auto")) cfg->sample_unwind = OPPROF_UNWIND_AUTO;
+        else if (!strcmp(v, "fp")) cfg->sample_unwind = OPPROF_UNWIND_FP;
+        else if (!strcmp(v, "libunwind")) cfg->sample_unwind = OPPROF_UNWIND_LIBUNWIND;
+        else return bad_value(label, v, "auto, fp, libunwind");
         return OPPROF_OK;
     case K_DEPTH:
         if (parse_i64(v, &n) != 0 || n < 1 || n > 128) return bad_value(label, v, "a number of frames from 1 to 128");

@@ -7,6 +7,7 @@
 #include "model/devmap.h"
 #include "model/distributed.h"
 #include "model/model.h"
+#include "model/samples.h"
 
 static int collect(const op_gen_done *g, opprof_trace **out)
 {
@@ -27,7 +28,8 @@ static int finish(opprof_trace *tr, const op_gen_done *g)
         tr->output_dir = op_trace_intern(tr, g->output_dir, strlen(g->output_dir));
         if (tr->output_dir == UINT32_MAX) return op_fail(OPPROF_E_NOMEM, "out of memory");
     }
-    rc = op_distributed_apply(tr);
+    rc = op_samples_take(tr, g->tb, g->stop_ticks);
+    if (rc == OPPROF_OK) rc = op_distributed_apply(tr);
     return rc == OPPROF_OK ? op_trace_finish(tr) : rc;
 }
 

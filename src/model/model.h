@@ -107,6 +107,16 @@ typedef struct op_aggrow {
     int64_t mem, self_mem;
 } op_aggrow;
 
+/* A sample of a sampling session (opprof_config.sample_hz): when, on which
+ * thread, and the stack it found (leaf first; the leaf frame is the
+ * interrupted instruction). */
+typedef struct op_sample {
+    int64_t ts_ns;
+    uint32_t thread;    /* index into threads */
+    uint32_t stack;     /* index + 1 into stacks, 0 when every frame was the profiler's */
+    uint64_t weight;    /* sampling periods it stands for (>= 1) */
+} op_sample;
+
 /* A trace: the handle the client hands out (session/handle.h) and, behind
  * it, the model that every reader of opprof_trace.h asks for through
  * op_trace_model. */
@@ -150,6 +160,12 @@ struct opprof_trace {
     uint32_t dist_backend;    /* strtab id, 0 none */
     int64_t dist_rank, dist_world;
     opprof_clock_sync clock_start, clock_end;
+    op_sample *samples;       /* in time order per thread */
+    size_t nsamples, cap_samples;
+    int64_t sample_period_ns; /* CPU time a sample stands for; 0: the trace was not sampled */
+    uint64_t samples_dropped; /* samples the sampler's buffers could not keep */
+    int sample_signal_lost;   /* the signal that sampling used, when the program took it over (sampling
+                               * stopped there); 0 */
     int mem_totals_given;     /* the producer set total_allocated (imported traces) */
     int finished;
 };

@@ -38,6 +38,7 @@ static void trace_free(opprof_trace *t)
     free(t->mem);
     free(t->dropped_calls);
     free(t->agg);
+    free(t->samples);
     free(t);
 }
 

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "capture/agg.h"
+#include "capture/sample.h"
 #include "capture/clock.h"
 #include "capture/keeper.h"
 #include "capture/memtrack.h"
@@ -402,6 +403,12 @@ static int start_session(const opprof_config *user_cfg, uint32_t ring, void (*on
         pthread_mutex_unlock(&g_lock);
         return op_fail(OPPROF_E_ACTIVE, "opprof_start: a session is already active");
     }
+    /* The sampler first: it may refuse (no free signal, no timer). */
+    if (cfg->sample_hz && !ring && (rc = op_sample_start(cfg->sample_hz, cfg->max_stack_depth ? cfg->max_stack_depth : 64,
+                                                         cfg->sample_unwind)) != 0) {
+        pthread_mutex_unlock(&g_lock);
+        return rc;
+    }
     char *dir = NULL;
     if (cfg->output_dir && !(dir = strdup(cfg->output_dir))) {
         pthread_mutex_unlock(&g_lock);
@@ -464,6 +471,14 @@ static int start_session(const opprof_config *user_cfg, uint32_t ring, void (*on
     pthread_mutex_unlock(&g_lock);
     op_clear_error();
     return OPPROF_OK;
+}
+
+int opprof_sample_thread(void)
+{
+    if (!op_sample_on()) return OPPROF_OK;
+    return op_sample_join() == 0 ? OPPROF_OK
+                                 : op_fail(OPPROF_E_NOMEM, "opprof_sample_thread: the thread cannot be sampled "
+                                                           "(out of memory, of timers, or past 4096 threads)");
 }
 
 int opprof_start(const opprof_config *cfg)
@@ -543,6 +558,7 @@ static int stop_session(opprof_trace **out, int incomplete)
     opprof_trace_free(S.pending);
     S.pending = NULL;
     op_device_stop();
+    op_sample_stop();
     S.active = 0;
     int rc = S.status;
     opprof_trace_ready_fn ready = S.cfg.on_trace_ready;

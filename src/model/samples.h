@@ -1,0 +1,14 @@
+/* A sampling session's samples into the model: the sampler's per-thread
+ * samples of the generation (capture/sample.h), their stacks symbolized
+ * once each, as with_stack's are (model/stacks.h). */
+#ifndef OPPROF_MODEL_SAMPLES_H
+#define OPPROF_MODEL_SAMPLES_H
+
+#include "capture/clock.h"
+#include "model/model.h"
+
+/* Adds the samples taken between the generation's start (tb) and stop
+ * (ticks) to tr; nothing when the session did not sample. A status. */
+int op_samples_take(opprof_trace *tr, const op_timebase *tb, uint64_t stop_ticks);
+
+#endif

@@ -30,7 +30,7 @@
 typedef struct exec_opts {
     const char *table, *trace, *stacks, *sort, *format, *metric, *activities;
     long row_limit, group_by_stack, stack_depth, max_events, sample;
-    const char *threads;
+    const char *threads, *columns, *within;
     int with_stack, memory, on_demand, no_compensate;
     const char *flight, *slow_step, *slow, *flight_file, *flight_signal;
     const char *min_duration; /* --min-duration, parsed into min_duration_ns */
@@ -101,6 +101,14 @@ static const cli_option OPTIONS[] = {
     {"--threads", "LIST", CLI_OPT_STRING, FIELD(threads), 0, 0, NULL,
      "with --sample, only these threads' samples: thread ids or shell" CLI_CONT
      "patterns on thread names, comma-separated"},
+    {"--columns", "LIST", CLI_OPT_STRING, FIELD(columns), 0, 0, "oncpu",
+     "more table columns: oncpu, with --sample: each operator's Self On-CPU" CLI_CONT
+     "and On-CPU total (the CPU time of the samples inside its ranges) and" CLI_CONT
+     "Wait total (its wall time less that); sort keys oncpu_time_total," CLI_CONT
+     "self_oncpu_time_total, wait_time_total. Keeps events (not sums)"},
+    {"--within", "NAME", CLI_OPT_STRING, FIELD(within), 0, 0, NULL,
+     "with --sample, the table and --stacks by function of the samples" CLI_CONT
+     "taken inside ranges named NAME: what inside an operator is hot"},
     CLI_ROW_OLD_SORT(FIELD(sort)),
     CLI_ROW_OLD_STACKS(FIELD(stacks)),
 };
@@ -224,6 +232,8 @@ static int export_options(const exec_opts *o)
     snprintf(num, sizeof num, "%ld", o->sample < 0 ? 1000L : o->sample);
     if (o->sample) bad = bad || set("OPPROF_SAMPLE", num);
     if (o->threads) bad = bad || set("OPPROF_EXEC_THREADS", o->threads);
+    if (o->columns) bad = bad || set("OPPROF_EXEC_COLUMNS", o->columns);
+    if (o->within) bad = bad || set("OPPROF_EXEC_WITHIN", o->within);
     const char *table = o->table;
     if (!table && !o->stacks && !o->trace) table = "-";
     if (table) bad = bad || set("OPPROF_EXEC_TABLE", table);
@@ -323,8 +333,13 @@ int cmd_exec(int argc, char **argv)
     if (p) return p > 0 ? CLI_OK : CLI_BAD_INPUT;
     if (first >= argc) return cli_bad_usage(&SPEC, "no program given");
     if (check_together(&o) != 0) return CLI_BAD_INPUT;
-    if (o.threads && !o.sample) {
-        fprintf(stderr, "opprof exec: --threads picks the samples of threads: it needs --sample\n");
+    const char *needs = o.threads ? "--threads" : o.columns ? "--columns oncpu" : o.within ? "--within" : NULL;
+    if (needs && !o.sample) {
+        fprintf(stderr, "opprof exec: %s reads samples: it needs --sample\n", needs);
+        return CLI_BAD_INPUT;
+    }
+    if (o.columns && strcmp(o.format, "table") != 0) {
+        fprintf(stderr, "opprof exec: --columns adds columns to the text table, not to --format %s\n", o.format);
         return CLI_BAD_INPUT;
     }
     o.with_stack |= o.group_by_stack > 0; /* as its help says: frames need stacks */

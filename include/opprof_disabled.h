@@ -150,7 +150,8 @@ static inline size_t opprof_trace_sample_count_disabled_(const opprof_trace *t) 
 #define opprof_trace_sample_count opprof_trace_sample_count_disabled_
 static inline int64_t opprof_trace_sample_period_ns_disabled_(const opprof_trace *t) { return 0; }
 #define opprof_trace_sample_period_ns opprof_trace_sample_period_ns_disabled_
-static inline int opprof_trace_functions_disabled_(const opprof_trace *t, const char *threads, opprof_trace **out)
+static inline int opprof_trace_functions_disabled_(const opprof_trace *t, const char *threads, const char *within,
+    opprof_trace **out)
     { if (out) *out = (opprof_trace *)0; return OPPROF_E_UNSUPPORTED; }
 #define opprof_trace_functions opprof_trace_functions_disabled_
 static inline int opprof_trace_sample_note_disabled_(const opprof_trace *t, const char *who, FILE *f)
@@ -193,6 +194,14 @@ static inline int opprof_table_write_disabled_(const opprof_key_averages *ka, co
     FILE *f)
     { return OPPROF_E_UNSUPPORTED; }
 #define opprof_table_write opprof_table_write_disabled_
+static inline int opprof_table_write_columns_disabled_(const opprof_key_averages *ka, const char *sort_by,
+    int row_limit, unsigned columns, FILE *f)
+    { return OPPROF_E_UNSUPPORTED; }
+#define opprof_table_write_columns opprof_table_write_columns_disabled_
+static inline int opprof_key_averages_oncpu_disabled_(const opprof_key_averages *ka, size_t i, int64_t *oncpu_total_ns,
+    int64_t *self_oncpu_ns)
+    { return OPPROF_E_UNSUPPORTED; }
+#define opprof_key_averages_oncpu opprof_key_averages_oncpu_disabled_
 static inline int opprof_table_string_disabled_(const opprof_key_averages *ka, const char *sort_by, int row_limit,
     char **out)
     { if (out) *out = (char *)0; return OPPROF_E_UNSUPPORTED; }

@@ -110,9 +110,12 @@ OPPROF_API int64_t opprof_trace_sample_period_ns(const opprof_trace *t);
  * the leaf, each sample counted as the sampling periods it stands for (1
  * and the timer's overruns: a CPU-time timer fires at the kernel's tick);
  * "calls" are those periods. threads: NULL or "" for every thread, else comma-separated
- * thread ids or shell patterns on thread names. OPPROF_E_INVAL when t holds
+ * thread ids or shell patterns on thread names. within: NULL for every
+ * sample, else only those taken inside a range of that name (at any depth):
+ * what inside an operator is hot. OPPROF_E_INVAL when t holds
  * no samples' sampling (sample_hz was 0). Free *out with opprof_trace_free. */
-OPPROF_API int opprof_trace_functions(const opprof_trace *t, const char *threads, opprof_trace **out);
+OPPROF_API int opprof_trace_functions(const opprof_trace *t, const char *threads, const char *within,
+                                      opprof_trace **out);
 
 /* When the samples are not the whole story, a line to f prefixed "who: ":
  * samples the sampler's buffers could not keep, or the program that took
@@ -228,6 +231,23 @@ OPPROF_API int opprof_write_json_string(FILE *f, const char *s);
  * The rows of ka are not reordered. When the trace dropped events, one line
  * after the footer says how many. */
 OPPROF_API int opprof_table_write(const opprof_key_averages *ka, const char *sort_by, int row_limit, FILE *f);
+
+/* opprof_table_write with more columns than PyTorch's (OPPROF_COLUMNS_*
+ * bits; 0 writes exactly opprof_table_write's table). */
+enum {
+    /* A sampled trace's (opprof_config.sample_hz) ranges: "Self On-CPU" and
+     * "On-CPU total", the CPU time of the samples inside the operator's
+     * ranges (the innermost range, or any), and "Wait total", its wall time
+     * (CPU total) less its on-CPU time, after "CPU time avg". Sort keys
+     * self_oncpu_time_total, oncpu_time_total, wait_time_total. */
+    OPPROF_COLUMNS_ONCPU = 1
+};
+OPPROF_API int opprof_table_write_columns(const opprof_key_averages *ka, const char *sort_by, int row_limit,
+                                          unsigned columns, FILE *f);
+
+/* Row i's on-CPU times (OPPROF_COLUMNS_ONCPU): 0 for a trace not sampled. */
+OPPROF_API int opprof_key_averages_oncpu(const opprof_key_averages *ka, size_t i, int64_t *oncpu_total_ns,
+                                         int64_t *self_oncpu_ns);
 
 /* The same text in a NUL-terminated string to free(). */
 OPPROF_API int opprof_table_string(const opprof_key_averages *ka, const char *sort_by, int row_limit, char **out);

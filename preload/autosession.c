@@ -38,6 +38,12 @@
  *                                 of the table's sums
  *   OPPROF_EXEC_THREADS=LIST      with OPPROF_SAMPLE, the threads whose
  *                                 samples the function view keeps
+ *   OPPROF_EXEC_WITHIN=NAME       ... and only those inside ranges of NAME:
+ *                                 the table and stacks by function then, even
+ *                                 when the program records ranges
+ *   OPPROF_EXEC_COLUMNS=oncpu     the table's on-CPU and wait columns (events
+ *                                 are kept: a trace of sums has no samples'
+ *                                 ranges)
  *
  * With OPPROF_SAMPLE (opprof exec --sample) every thread the program starts
  * joins the sampling (threads.c), and a trace without ranges gets its table
@@ -75,6 +81,8 @@ static struct {
     void *env_user;
     opprof_trace_handler trace; /* --trace */
     char trace_path[4096], table[4096], sort_by[64], stacks[4096], metric[64], format[8], threads[1024];
+    char within[1024];
+    unsigned columns;
     int row_limit, group_by_stack_n, with_stack, scheduled, compensate;
     int64_t min_duration_ns; /* --min-duration, --max-depth: the streamed trace's filters */
     int max_depth;
@@ -123,7 +131,7 @@ static NOINSTR int table_to(FILE *f, void *ctx)
             rc = S.format[0] == 'c' ? opprof_key_averages_write_csv(j->ka, f) : opprof_key_averages_write_json(j->ka, f);
         return rc;
     }
-    rc = opprof_table_write(j->ka, S.sort_by, S.row_limit, f);
+    rc = opprof_table_write_columns(j->ka, S.sort_by, S.row_limit, S.columns, f);
     if (rc == OPPROF_OK && opprof_trace_incomplete(j->t))
         fprintf(f, "Incomplete: the program got a signal (SIGINT or SIGTERM) before it ended; "
                    "the table holds what was recorded until then\n");
@@ -158,11 +166,14 @@ static NOINSTR int sampled_stacks_to(FILE *f, void *t)
 static NOINSTR void write_functions(const opprof_trace *t)
 {
     opprof_trace *ft = NULL;
-    if (opprof_trace_functions(t, S.threads, &ft) != OPPROF_OK) {
+    if (opprof_trace_functions(t, S.threads, S.within[0] ? S.within : NULL, &ft) != OPPROF_OK) {
         complain("samples by function");
         return;
     }
+    unsigned columns = S.columns;
+    S.columns = 0; /* functions have no ranges of their own */
     if (S.table[0]) write_table(ft);
+    S.columns = columns;
     if (S.stacks[0] && opprof_write_file(S.stacks, sampled_stacks_to, ft) != OPPROF_OK) complain("stacks");
     opprof_trace_free(ft);
 }
@@ -178,7 +189,7 @@ static NOINSTR void ready(const opprof_trace *t, void *user)
     if (S.env_ready) S.env_ready(t, S.env_user);
     /* A streamed trace is in its file already (the writer reports its own failures). */
     if (S.trace_path[0] && !opprof_trace_streamed(t)) opprof_trace_handler_ready(t, &S.trace);
-    if (!ranges && opprof_trace_sample_period_ns(t) > 0) {
+    if ((!ranges || S.within[0]) && opprof_trace_sample_period_ns(t) > 0) {
         if (S.table[0] || S.stacks[0]) write_functions(t);
     } else {
         if (S.table[0]) write_table(t);
@@ -314,6 +325,9 @@ __attribute__((constructor, no_instrument_function)) static void on_load(void)
         S.min_duration_ns = md && *md ? strtoll(md, NULL, 10) : 0;
         S.max_depth = env_int("OPPROF_EXEC_MAX_DEPTH", 0);
         env_str(S.threads, sizeof S.threads, "OPPROF_EXEC_THREADS", "");
+        env_str(S.within, sizeof S.within, "OPPROF_EXEC_WITHIN", "");
+        const char *cols = getenv("OPPROF_EXEC_COLUMNS");
+        S.columns = cols && !strcmp(cols, "oncpu") ? OPPROF_COLUMNS_ONCPU : 0;
     }
     if (want && opprof_function_exclude(getenv("OPPROF_EXCLUDE")) != OPPROF_OK) {
         complain("--exclude");
@@ -328,11 +342,13 @@ __attribute__((constructor, no_instrument_function)) static void on_load(void)
     /* A table and folded stacks are all that is asked for: sums by name
      * (and call path, or captured stack), no events (nothing dropped,
      * memory that of the keys, for any length of run). */
-    cfg.aggregate = S.exec && (S.table[0] || S.stacks[0]) && !S.trace_path[0] && !S.env_ready;
+    cfg.aggregate = S.exec && (S.table[0] || S.stacks[0]) && !S.trace_path[0] && !S.env_ready && !S.columns &&
+                    !S.within[0];
     /* A trace besides: written as the program runs, in bounded memory, and
      * the same records summed. */
     if (S.exec && S.trace_path[0] && !S.env_ready && !cfg.schedule.enabled &&
-        !(cfg.activities & OPPROF_ACTIVITY_CUDA) && cfg.max_events == OPPROF_DEFAULT_MAX_EVENTS) {
+        !(cfg.activities & OPPROF_ACTIVITY_CUDA) && cfg.max_events == OPPROF_DEFAULT_MAX_EVENTS && !S.columns &&
+        !S.within[0]) {
         cfg.stream_trace = S.trace_path;
         cfg.trace_min_duration_ns = S.min_duration_ns > 0 ? S.min_duration_ns : 0;
         cfg.trace_max_depth = S.max_depth > 0 ? S.max_depth : 0;

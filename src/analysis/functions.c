@@ -124,9 +124,18 @@ static int add_stack(view *v, const op_stack *st, uint64_t c, int64_t first_ns)
     return 0;
 }
 
-static int build(view *v, const char *threads)
+/* Was sample s taken inside a range named within (id, any depth)? */
+static int inside(const opprof_trace *t, const op_sample *s, uint32_t within)
+{
+    for (int32_t i = s->ev; i >= 0 && (size_t)i < t->nev; i = t->ev[i].parent)
+        if (t->ev[i].name == within) return 1;
+    return 0;
+}
+
+static int build(view *v, const char *threads, const char *within)
 {
     const opprof_trace *t = v->t;
+    uint32_t wid = within ? op_strtab_find(&t->str, within, strlen(within)) : 0;
     uint64_t *count = calloc(t->nstacks + 1, sizeof *count);
     int64_t *first = malloc((t->nstacks + 1) * sizeof *first);
     uint8_t *pick = calloc(t->nthreads + 1, 1);
@@ -135,6 +144,7 @@ static int build(view *v, const char *threads)
     for (size_t i = 0; rc == 0 && i < t->nsamples; i++) {
         const op_sample *s = &t->samples[i];
         if (!s->stack || s->stack > t->nstacks || !pick[s->thread]) continue;
+        if (within && (wid == UINT32_MAX || !inside(t, s, wid))) continue;
         if (!count[s->stack] || s->ts_ns < first[s->stack]) first[s->stack] = s->ts_ns;
         count[s->stack] += s->weight;
     }
@@ -146,7 +156,7 @@ static int build(view *v, const char *threads)
     return rc;
 }
 
-int opprof_trace_functions(const opprof_trace *t0, const char *threads, opprof_trace **out)
+int opprof_trace_functions(const opprof_trace *t0, const char *threads, const char *within, opprof_trace **out)
 {
     if (out) *out = NULL;
     if (op_trace_check(t0, "opprof_trace_functions")) return OPPROF_E_INVAL;
@@ -156,7 +166,7 @@ int opprof_trace_functions(const opprof_trace *t0, const char *threads, opprof_t
         return op_fail(OPPROF_E_INVAL, "opprof_trace_functions: the trace was not sampled (opprof_config.sample_hz, "
                                        "opprof exec --sample)");
     view v = {.t = t, .o = op_trace_new()};
-    int rc = v.o && op_strtab_init(&v.seqs) == 0 ? build(&v, threads) : -1;
+    int rc = v.o && op_strtab_init(&v.seqs) == 0 ? build(&v, threads, within) : -1;
     if (v.o) op_strtab_free(&v.seqs);
     op_map_free(&v.rows);
     free(v.seq_stack);

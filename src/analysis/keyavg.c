@@ -23,6 +23,7 @@ typedef struct group {
     uint8_t device, kind;
     uint64_t count, flops;
     int64_t self_cpu, cpu, self_dev, dev, mem, self_mem;
+    int64_t oncpu, self_oncpu;
 } group;
 
 typedef struct builder {
@@ -276,6 +277,8 @@ static int group_events(builder *b, int64_t *sum_self_cpu)
         g->self_dev = op_sat_add(g->self_dev, x->dev_self_ns, sat);
         g->dev = op_sat_add(g->dev, x->dev_total_ns, sat);
         g->flops = op_sat_addu(g->flops, x->flops, sat);
+        g->oncpu = op_sat_add(g->oncpu, x->oncpu_total_ns, sat);
+        g->self_oncpu = op_sat_add(g->self_oncpu, x->oncpu_self_ns, sat);
     }
     if (have_mem && mem_group < 0 && (mem_group = new_group(b, NULL, NULL, 0, 0, KIND_MEMORY)) < 0) return -1;
     if (mem_group >= 0) add_free_memory(t, &b->g[mem_group], &b->saturated);
@@ -357,6 +360,8 @@ static int make_rows(const builder *b, opprof_key_averages *ka)
         r->self_cpu_memory_usage = g->self_mem;
         r->flops = g->flops;
         ka->rows[i].device = g->device;
+        ka->rows[i].oncpu_ns = g->oncpu;
+        ka->rows[i].self_oncpu_ns = g->self_oncpu;
     }
     ka->n = b->ng;
     return 0;
@@ -420,6 +425,15 @@ int opprof_key_averages_new(const opprof_trace *t, const opprof_avg_options *opt
 size_t opprof_key_averages_count(const opprof_key_averages *ka)
 {
     return ka ? ka->n : 0;
+}
+
+int opprof_key_averages_oncpu(const opprof_key_averages *ka, size_t i, int64_t *oncpu_total_ns, int64_t *self_oncpu_ns)
+{
+    if (!ka || !oncpu_total_ns || !self_oncpu_ns) return op_fail(OPPROF_E_INVAL, "opprof_key_averages_oncpu: NULL argument");
+    if (i >= ka->n) return op_fail(OPPROF_E_RANGE, "row %zu of %zu", i, ka->n);
+    *oncpu_total_ns = ka->rows[i].oncpu_ns;
+    *self_oncpu_ns = ka->rows[i].self_oncpu_ns;
+    return OPPROF_OK;
 }
 
 int opprof_key_averages_row(const opprof_key_averages *ka, size_t i, opprof_avg_row *out)

@@ -11,6 +11,7 @@
 typedef struct op_avg {
     opprof_avg_row r; /* strings point into the owner's text block */
     uint8_t device;   /* a device activity row: its self time makes "Self CUDA time total" */
+    int64_t oncpu_ns, self_oncpu_ns; /* CPU time of the samples inside its ranges (a sampled trace) */
 } op_avg;
 
 struct opprof_key_averages {

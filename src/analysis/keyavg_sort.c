@@ -42,6 +42,22 @@ static int gt_dev_avg(const op_avg *a, const op_avg *b)
     return avg_greater(a->r.device_time_total_ns, a->r.count, b->r.device_time_total_ns, b->r.count);
 }
 
+static int gt_oncpu(const op_avg *a, const op_avg *b)
+{
+    return a->oncpu_ns > b->oncpu_ns;
+}
+
+static int gt_self_oncpu(const op_avg *a, const op_avg *b)
+{
+    return a->self_oncpu_ns > b->self_oncpu_ns;
+}
+
+/* Wall time in the ranges that was not on a CPU (waiting, or runnable). */
+static int gt_wait(const op_avg *a, const op_avg *b)
+{
+    return a->r.cpu_time_total_ns - a->oncpu_ns > b->r.cpu_time_total_ns - b->oncpu_ns;
+}
+
 static const struct {
     const char *key;
     op_avg_greater_fn fn;
@@ -59,6 +75,9 @@ static const struct {
     {"device_time", gt_dev_avg},
     {"device_time_total", gt_dev_total},
     {"self_device_time_total", gt_self_dev},
+    {"oncpu_time_total", gt_oncpu},
+    {"self_oncpu_time_total", gt_self_oncpu},
+    {"wait_time_total", gt_wait},
 };
 
 op_avg_greater_fn op_avg_sort_key(const char *sort_by)

@@ -34,7 +34,7 @@ typedef struct layout {
     int left[MAX_COLS];
     const char *head[MAX_COLS];
     size_t ncol, line_len;
-    int has_dev, has_mem, has_shapes, has_stack, has_flops;
+    int has_dev, has_mem, has_shapes, has_stack, has_flops, has_oncpu;
     size_t shapes_w, src_w;
     double flops_scale;
     char flops_head[32];
@@ -109,9 +109,10 @@ static const char *display_name(const char *name, char *buf, size_t *len)
     return buf;
 }
 
-static void plan(layout *l, const opprof_key_averages *ka)
+static void plan(layout *l, const opprof_key_averages *ka, unsigned columns)
 {
     memset(l, 0, sizeof *l);
+    l->has_oncpu = (columns & OPPROF_COLUMNS_ONCPU) != 0;
     size_t name_w = 0, shapes_w = 0, src_w = 0;
     uint64_t min_flops = 0;
     for (size_t i = 0; i < ka->n; i++) {
@@ -144,6 +145,8 @@ static void plan(layout *l, const opprof_key_averages *ka)
     static const char *const cpu[] = {"Self CPU %", "Self CPU", "CPU total %", "CPU total", "CPU time avg"};
     static const char *const dev[] = {"Self CUDA", "Self CUDA %", "CUDA total", "CUDA time avg"};
     for (size_t i = 0; i < 5; i++) add_col(l, cpu[i], COL_W, 0);
+    static const char *const oncpu[] = {"Self On-CPU", "On-CPU total", "Wait total"};
+    for (size_t i = 0; l->has_oncpu && i < 3; i++) add_col(l, oncpu[i], COL_W, 0);
     for (size_t i = 0; l->has_dev && i < 4; i++) add_col(l, dev[i], COL_W, 0);
     if (l->has_mem) {
         add_col(l, "CPU Mem", COL_W, 0);
@@ -214,6 +217,12 @@ static void emit_row(op_buf *b, const layout *l, const op_avg *a, scratch *sc)
     c[k++] = str_cell(sc->num[nn++]);
     c[k++] = time_cell(sc->num[nn++], tot_us);
     c[k++] = time_cell(sc->num[nn++], r->count ? tot_us / cnt : 0.0);
+    if (l->has_oncpu) {
+        double on_us = op_ns_to_us(a->oncpu_ns);
+        c[k++] = time_cell(sc->num[nn++], op_ns_to_us(a->self_oncpu_ns));
+        c[k++] = time_cell(sc->num[nn++], on_us);
+        c[k++] = time_cell(sc->num[nn++], tot_us > on_us ? tot_us - on_us : 0.0);
+    }
     if (l->has_dev) {
         double sd = op_ns_to_us(r->self_device_time_total_ns), td = op_ns_to_us(r->device_time_total_ns);
         c[k++] = time_cell(sc->num[nn++], sd);
@@ -260,7 +269,7 @@ static void emit_row(op_buf *b, const layout *l, const op_avg *a, scratch *sc)
     emit(b, l, c);
 }
 
-static int build(const opprof_key_averages *ka, const char *sort_by, int row_limit, op_buf *b)
+static int build(const opprof_key_averages *ka, const char *sort_by, int row_limit, unsigned columns, op_buf *b)
 {
     if (!ka) return op_fail(OPPROF_E_INVAL, "opprof_table: NULL key averages");
     op_avg_greater_fn greater = NULL;
@@ -272,7 +281,7 @@ static int build(const opprof_key_averages *ka, const char *sort_by, int row_lim
                              : op_fail(OPPROF_E_NOMEM, "out of memory printing %zu rows", ka->n);
         if (rc == 0) {
             layout l;
-            plan(&l, ka);
+            plan(&l, ka, columns);
             char t1[64], t2[64];
             if (ka->opt.top_level_only) {
                 op_buf_fill(b, '=', l.line_len);
@@ -318,7 +327,7 @@ int opprof_table_string(const opprof_key_averages *ka, const char *sort_by, int 
     if (!out) return op_fail(OPPROF_E_INVAL, "opprof_table_string: NULL out");
     *out = NULL;
     op_buf b = {0};
-    int rc = build(ka, sort_by, row_limit, &b);
+    int rc = build(ka, sort_by, row_limit, 0, &b);
     if (rc != OPPROF_OK) {
         op_buf_free(&b);
         return rc;
@@ -329,9 +338,17 @@ int opprof_table_string(const opprof_key_averages *ka, const char *sort_by, int 
 
 int opprof_table_write(const opprof_key_averages *ka, const char *sort_by, int row_limit, FILE *f)
 {
+    return opprof_table_write_columns(ka, sort_by, row_limit, 0, f);
+}
+
+int opprof_table_write_columns(const opprof_key_averages *ka, const char *sort_by, int row_limit, unsigned columns,
+                               FILE *f)
+{
     if (!f) return op_fail(OPPROF_E_INVAL, "opprof_table_write: NULL file");
+    if (columns & ~(unsigned)OPPROF_COLUMNS_ONCPU)
+        return op_fail(OPPROF_E_INVAL, "opprof_table_write_columns: unknown column bits 0x%x", columns);
     op_buf b = {0};
-    int rc = build(ka, sort_by, row_limit, &b);
+    int rc = build(ka, sort_by, row_limit, columns, &b);
     if (rc == OPPROF_OK && b.n && op_write_all_stream(f, b.p, b.n) != 0)
         rc = op_fail(OPPROF_E_IO, "could not write the table (%zu bytes): %s", b.n, strerror(errno));
     op_buf_free(&b);

@@ -10,6 +10,7 @@
 #include "common/sort.h"
 #include "common/vec.h"
 #include "model/model.h"
+#include "model/samples.h"
 
 static int mem_before(const void *ctx, uint32_t a, uint32_t b)
 {
@@ -277,7 +278,8 @@ int op_trace_finish(opprof_trace *t)
 {
     if (!t) return op_fail(OPPROF_E_INVAL, "op_trace_finish: NULL trace");
     if (t->finished) return OPPROF_OK;
-    if (op_order_events(t) != 0 || build_tree(t) != 0 || attribute_memory(t) != 0 || charge_device_time(t) != 0)
+    if (op_order_events(t) != 0 || build_tree(t) != 0 || attribute_memory(t) != 0 || charge_device_time(t) != 0 ||
+        op_samples_attribute(t) != 0)
         return op_fail(OPPROF_E_NOMEM, "out of memory while building the event model (%zu events)", t->nev);
     t->finished = 1;
     return OPPROF_OK;

@@ -52,6 +52,8 @@ typedef struct op_evx {
     uint32_t types;           /* "['float', '']", 0 none */
     uint32_t args;            /* extra args as JSON members `"k": v, ...`, 0 none */
     uint32_t stack;           /* index into stacks + 1, 0 none */
+    int64_t oncpu_total_ns;   /* computed: CPU time of the samples inside it, children included */
+    int64_t oncpu_self_ns;    /* computed: ... of those whose innermost range it is */
 } op_evx;
 
 /* Internal event flags, beside the public OPPROF_EVENT_* bits. */
@@ -115,6 +117,7 @@ typedef struct op_sample {
     uint32_t thread;    /* index into threads */
     uint32_t stack;     /* index + 1 into stacks, 0 when every frame was the profiler's */
     uint64_t weight;    /* sampling periods it stands for (>= 1) */
+    int32_t ev;         /* computed: the innermost range of its thread open then, -1 none */
 } op_sample;
 
 /* A trace: the handle the client hands out (session/handle.h) and, behind
@@ -179,7 +182,8 @@ enum {
     OP_TRACE_INCOMPLETE = 1u << 5, /* written after a signal, or truncated */
     OP_TRACE_SATURATED = 1u << 6,  /* a sum passed the 64-bit range and is shown at its limit */
     OP_TRACE_STREAMED = 1u << 7,   /* its events went to a streamed file as recorded (model/stream.h) */
-    OP_TRACE_PATHS = 1u << 8       /* its sums' stacks are call paths (enclosing names), not captured stacks */
+    OP_TRACE_PATHS = 1u << 8,      /* its sums' stacks are call paths (enclosing names), not captured stacks */
+    OP_TRACE_SAMPLED = 1u << 9     /* its ranges have on-CPU times from samples (op_evx.oncpu_*) */
 };
 
 opprof_trace *op_trace_new(void);

@@ -1,6 +1,7 @@
 /* Samples into the model (see samples.h). */
 #include "model/samples.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "capture/sample.h"
@@ -41,6 +42,7 @@ static void add_thread_samples(void *arg, int64_t pid, int64_t tid, const char *
         o->thread = (uint32_t)th;
         o->stack = st;
         o->weight = s[i].weight;
+        o->ev = -1;
     }
 }
 
@@ -54,4 +56,64 @@ int op_samples_take(opprof_trace *tr, const op_timebase *tb, uint64_t stop_ticks
     tr->sample_signal_lost = op_sample_lost() ? op_sample_signal() : 0;
     op_stack_map_free(&c.stacks);
     return c.failed ? op_fail(OPPROF_E_NOMEM, "out of memory while reading the samples") : OPPROF_OK;
+}
+
+/* The innermost event of list (one thread's events in start order) open at
+ * ts, -1 for none: the last one to start at or before ts, or the nearest
+ * of its ancestors still open then (an earlier sibling ended before it). */
+static int32_t innermost(const opprof_trace *tr, const uint32_t *list, size_t n, int64_t ts)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (tr->ev[list[mid]].start_ns <= ts) lo = mid + 1;
+        else hi = mid;
+    }
+    if (!lo) return -1;
+    for (int32_t i = (int32_t)list[lo - 1]; i >= 0; i = tr->ev[i].parent)
+        if (tr->ev[i].start_ns + tr->ev[i].dur_ns >= ts) return i;
+    return -1;
+}
+
+int op_samples_attribute(opprof_trace *tr)
+{
+    if (!tr->sample_period_ns || !tr->nsamples || !tr->nev) return 0;
+    /* Each thread's host events, in the model's order (by start). */
+    size_t *first = calloc(tr->nthreads + 1, sizeof *first);
+    uint32_t *list = malloc(tr->nev * sizeof *list);
+    if (!first || !list) {
+        free(first);
+        free(list);
+        return -1;
+    }
+    for (size_t i = 0; i < tr->nev; i++)
+        if (op_cat_is_host(tr->ev[i].cat)) first[tr->ev[i].thread + 1]++;
+    for (size_t k = 0; k < tr->nthreads; k++) first[k + 1] += first[k];
+    size_t *fill = calloc(tr->nthreads ? tr->nthreads : 1, sizeof *fill);
+    int rc = fill ? 0 : -1;
+    for (size_t i = 0; rc == 0 && i < tr->nev; i++) {
+        const op_event *e = &tr->ev[i];
+        if (op_cat_is_host(e->cat)) list[first[e->thread] + fill[e->thread]++] = (uint32_t)i;
+    }
+    for (size_t s = 0; rc == 0 && s < tr->nsamples; s++) {
+        op_sample *sm = &tr->samples[s];
+        if (sm->thread >= tr->nthreads) continue;
+        int32_t in = innermost(tr, list + first[sm->thread], first[sm->thread + 1] - first[sm->thread], sm->ts_ns);
+        sm->ev = in;
+        int64_t ns = (int64_t)sm->weight * tr->sample_period_ns;
+        for (int32_t i = in; i >= 0 && rc == 0; i = tr->ev[i].parent) {
+            op_evx *x = op_evx_add(tr, &tr->ev[i]);
+            if (!x) {
+                rc = -1;
+                break;
+            }
+            x->oncpu_total_ns += ns;
+            if (i == in) x->oncpu_self_ns += ns;
+        }
+    }
+    free(fill);
+    free(first);
+    free(list);
+    if (rc == 0) tr->options |= OP_TRACE_SAMPLED;
+    return rc;
 }

@@ -13,7 +13,7 @@
 static volatile unsigned long sink;
 static atomic_int done;
 
-static __attribute__((noinline)) unsigned long mix(unsigned long x, int n)
+static inline __attribute__((always_inline)) unsigned long mix(unsigned long x, int n)
 {
     for (int i = 0; i < n; i++) x = x * 6364136223846793005ul + 1442695040888963407ul;
     return x;

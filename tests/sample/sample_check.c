@@ -46,7 +46,7 @@ static opprof_trace *stop(opprof_trace **fn, const char *threads)
     assert_int_equal(opprof_stop(&t), OPPROF_OK);
     assert_non_null(t);
     assert_true(opprof_trace_sample_period_ns(t) > 0);
-    assert_int_equal(opprof_trace_functions(t, threads, fn), OPPROF_OK);
+    assert_int_equal(opprof_trace_functions(t, threads, NULL, fn), OPPROF_OK);
     return t;
 }
 
@@ -154,7 +154,7 @@ static void test_threads_started_later_join(void **state)
     assert_true(j > 100000000);
     assert_true(l > 100000000);
     opprof_trace_free(fn);
-    assert_int_equal(opprof_trace_functions(t, "late_rec", &fn), OPPROF_OK);
+    assert_int_equal(opprof_trace_functions(t, "late_rec", NULL, &fn), OPPROF_OK);
     times_of(fn, "sw_spin_joined", &j, &self);
     times_of(fn, "sw_spin_late", &l, &self);
     assert_true(j == 0 && l > 100000000);
@@ -263,6 +263,87 @@ static void test_program_takes_the_signal_over(void **state)
     opprof_trace_free(t);
 }
 
+/* A pool of workers whose operator computes, then waits (sleeps) inside
+ * the same range: its on-CPU time from the samples is the CPU time the
+ * workers measured around the range (CLOCK_THREAD_CPUTIME_ID) within 10%,
+ * and its wait is the rest of the wall time. */
+static atomic_llong g_pool_cpu_ns;
+
+static void *pool_worker(void *arg)
+{
+    (void)arg;
+    OPPROF_SITE(op, "pool_op");
+    for (int k = 0; k < 4; k++) {
+        struct timespec c0, c1, nap = {0, 50000000};
+        opprof_begin(&op);
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
+        double t0 = thread_cpu_s();
+        while (thread_cpu_s() - t0 < 0.25) sw_work_a();
+        nanosleep(&nap, NULL); /* the wait */
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+        opprof_end(&op);
+        atomic_fetch_add(&g_pool_cpu_ns, (c1.tv_sec - c0.tv_sec) * 1000000000ll + (c1.tv_nsec - c0.tv_nsec));
+    }
+    return NULL;
+}
+
+static void test_oncpu_per_operator_in_a_waiting_pool(void **state)
+{
+    (void)state;
+    opprof_config c;
+    opprof_config_init(&c);
+    c.sample_hz = OPPROF_DEFAULT_SAMPLE_HZ;
+    assert_int_equal(opprof_start(&c), OPPROF_OK);
+    pthread_t th[2];
+    atomic_store(&g_pool_cpu_ns, 0);
+    for (int i = 0; i < 2; i++) assert_int_equal(pthread_create(&th[i], NULL, pool_worker, NULL), 0);
+    for (int i = 0; i < 2; i++) pthread_join(th[i], NULL);
+    opprof_trace *t = NULL;
+    assert_int_equal(opprof_stop(&t), OPPROF_OK);
+    opprof_key_averages *ka = NULL;
+    assert_int_equal(opprof_key_averages(t, NULL, &ka), OPPROF_OK);
+    int64_t on = -1, self_on = -1, wall = 0;
+    for (size_t i = 0; i < opprof_key_averages_count(ka); i++) {
+        opprof_avg_row r;
+        assert_int_equal(opprof_key_averages_row(ka, i, &r), OPPROF_OK);
+        if (strcmp(r.name, "pool_op") != 0) continue;
+        assert_int_equal(opprof_key_averages_oncpu(ka, i, &on, &self_on), OPPROF_OK);
+        wall = r.cpu_time_total_ns;
+    }
+    double cpu = (double)atomic_load(&g_pool_cpu_ns);
+    print_message("pool_op: on-CPU %.3f s (samples) vs %.3f s (CLOCK_THREAD_CPUTIME_ID): %+.1f%%; wall %.3f s\n",
+                  on / 1e9, cpu / 1e9, 100.0 * (on / cpu - 1), wall / 1e9);
+    assert_true(on == self_on);
+    assert_true(on > cpu * 0.9 && on < cpu * 1.1);
+    assert_true(wall - on > 300000000); /* 8 waits of 50 ms, at least */
+    /* The table: PyTorch's columns unless asked, then three more. */
+    char *plain = NULL, *more = NULL;
+    size_t n1 = 0, n2 = 0;
+    FILE *f1 = open_memstream(&plain, &n1), *f2 = open_memstream(&more, &n2);
+    assert_int_equal(opprof_table_write(ka, "cpu_time_total", -1, f1), OPPROF_OK);
+    assert_int_equal(opprof_table_write_columns(ka, "wait_time_total", -1, OPPROF_COLUMNS_ONCPU, f2), OPPROF_OK);
+    fclose(f1);
+    fclose(f2);
+    assert_null(strstr(plain, "On-CPU"));
+    assert_non_null(strstr(more, "Self On-CPU"));
+    assert_non_null(strstr(more, "Wait total"));
+    free(plain);
+    free(more);
+    opprof_key_averages_free(ka);
+    /* What inside the operator is hot: its samples by function. */
+    opprof_trace *fn = NULL;
+    assert_int_equal(opprof_trace_functions(t, NULL, "pool_op", &fn), OPPROF_OK);
+    int64_t a, self;
+    times_of(fn, "sw_work_a", &a, &self);
+    assert_true(a > on * 0.8);
+    opprof_trace_free(fn);
+    assert_int_equal(opprof_trace_functions(t, NULL, "no_such_op", &fn), OPPROF_OK);
+    times_of(fn, "sw_work_a", &a, &self);
+    assert_true(a == 0);
+    opprof_trace_free(fn);
+    opprof_trace_free(t);
+}
+
 /* Bad settings are refused with a reason; a session without sampling has
  * no function view. */
 static void test_bad_settings(void **state)
@@ -277,7 +358,7 @@ static void test_bad_settings(void **state)
     assert_int_equal(opprof_start(&c), OPPROF_OK);
     opprof_trace *t = NULL, *fn = NULL;
     assert_int_equal(opprof_stop(&t), OPPROF_OK);
-    assert_int_equal(opprof_trace_functions(t, NULL, &fn), OPPROF_E_INVAL);
+    assert_int_equal(opprof_trace_functions(t, NULL, NULL, &fn), OPPROF_E_INVAL);
     assert_null(fn);
     opprof_trace_free(t);
     assert_int_equal(opprof_sample_thread(), OPPROF_OK); /* no session: nothing to join */
@@ -289,6 +370,7 @@ int main(void)
         cmocka_unit_test(test_ratio_7_3_beside_a_sleeping_thread),
         cmocka_unit_test(test_threads_started_later_join),
         cmocka_unit_test(test_handler_is_signal_safe),
+        cmocka_unit_test(test_oncpu_per_operator_in_a_waiting_pool),
         cmocka_unit_test(test_bad_settings),
         cmocka_unit_test(test_program_takes_the_signal_over),
     };

@@ -30,7 +30,7 @@ typedef struct run_opts {
     long row_limit, max_events;
     int group_by_input_shape, shapes, flops;
     int memory, stack, gzip;
-    long group_by_stack;
+    long group_by_stack, sample;
     const char *memory_timeline, *schedule, *trace_dir, *stacks_out, *stacks_metric;
     const char *report;
     int distributed, print_loss;
@@ -125,6 +125,11 @@ static const cli_option OPTIONS[] = {
     {"--print-loss", NULL, CLI_OPT_FLAG, FIELD(print_loss), 0, 0, NULL,
      "print each profiled training step's loss (the mean over ranks) on stderr"
          CLI_EXAMPLE("opprof run mlp-train --print-loss")},
+    {"--sample", "HZ", CLI_OPT_LONG_OPT, FIELD(sample), 1, 100000, NULL,
+     "sample the stacks by CPU time (default 1000 Hz): the table gains" CLI_CONT
+     "Self On-CPU, On-CPU total and Wait total, and under it the functions" CLI_CONT
+     "(oneDNN, OpenBLAS, ...) each of the top operators spends its CPU in" CLI_CONT
+     "(the OpenMP pool's samples go to the operator the main thread runs)"},
     CLI_ROW_OLD_WITH_STACK(FIELD(stack)),
     CLI_ROW_OLD_STACKS(FIELD(stacks_out)),
     {"--flight", "SIZE", CLI_OPT_STRING, FIELD(flight), 0, 0, NULL,
@@ -326,13 +331,45 @@ static int print_memory_peak(const opprof_trace *tr)
     return OPPROF_OK;
 }
 
+/* --sample: under the table, the functions the top operators (by self
+ * on-CPU time: the innermost ones) spend their samples in, by self time. */
+static int print_hot_functions(const opprof_trace *tr, opprof_key_averages *ka)
+{
+    int rc = opprof_key_averages_sort(ka, "self_oncpu_time_total");
+    for (size_t i = 0; rc == OPPROF_OK && i < opprof_key_averages_count(ka) && i < 5; i++) {
+        opprof_avg_row r;
+        int64_t on, self_on;
+        if ((rc = opprof_key_averages_row(ka, i, &r)) || (rc = opprof_key_averages_oncpu(ka, i, &on, &self_on))) break;
+        if (self_on <= 0) break;
+        opprof_trace *fn = NULL;
+        opprof_key_averages *fa = NULL;
+        if ((rc = opprof_trace_functions(tr, NULL, r.name, &fn)) || (rc = opprof_key_averages(fn, NULL, &fa))) {
+            opprof_trace_free(fn);
+            break;
+        }
+        rc = opprof_key_averages_sort(fa, "self_cpu_time_total");
+        printf("\n%s: on-CPU %.3f ms; where (self, samples inside it):\n", r.name, (double)on / 1e6);
+        for (size_t k = 0; rc == OPPROF_OK && k < opprof_key_averages_count(fa) && k < 5; k++) {
+            opprof_avg_row f;
+            if ((rc = opprof_key_averages_row(fa, k, &f)) || f.self_cpu_time_total_ns <= 0) break;
+            printf("  %6.1f%%  %s\n", 100.0 * (double)f.self_cpu_time_total_ns / (double)on, f.name);
+        }
+        opprof_key_averages_free(fa);
+        opprof_trace_free(fn);
+    }
+    return rc;
+}
+
 static int print_table(const opprof_trace *tr, const run_opts *o)
 {
     opprof_avg_options ao = {o->group_by_input_shape, (int)o->group_by_stack, 0};
     opprof_key_averages *ka = NULL;
     int rc = opprof_key_averages(tr, &ao, &ka);
     int table = !strcmp(o->format, "table");
-    if (!rc) rc = cli_write_key_averages(ka, o->format, o->sort, o->row_limit, stdout);
+    if (!rc && table && o->sample)
+        rc = opprof_table_write_columns(ka, o->sort, (int)o->row_limit, OPPROF_COLUMNS_ONCPU, stdout);
+    else if (!rc) rc = cli_write_key_averages(ka, o->format, o->sort, o->row_limit, stdout);
+    if (!rc && table && o->sample) rc = print_hot_functions(tr, ka);
     if (!rc && table && o->memory) rc = print_memory_peak(tr);
     if (!rc && table) putchar('\n'); /* the blank line Python's print(table) leaves */
     opprof_key_averages_free(ka);
@@ -448,13 +485,14 @@ static int configure(const run_opts *o, run_out *out, opprof_config *cfg)
      * events anyway for the options that need them). --memory prints the
      * peak, which is read from the memory events. */
     cfg->aggregate = !o->trace && !o->trace_dir && !o->memory_timeline && !o->stacks_out && !o->report &&
-                     !o->schedule && !o->distributed && !o->memory && !o->fl.ring;
+                     !o->schedule && !o->distributed && !o->memory && !o->fl.ring && !o->sample;
+    cfg->sample_hz = o->sample < 0 ? OPPROF_DEFAULT_SAMPLE_HZ : (unsigned)o->sample; /* on-CPU needs events */
     cfg->activities = activity_bits(o);
     /* Only the table and a trace (Chrome JSON or .pftrace): the trace
      * written as the passes run, in bounded memory, and the table from the
      * same records summed. */
     if (o->trace && !o->trace_dir && !o->memory_timeline && !o->stacks_out && !o->report &&
-        !o->schedule && !o->distributed && !o->memory && !o->fl.ring && !o->max_events &&
+        !o->schedule && !o->distributed && !o->memory && !o->fl.ring && !o->max_events && !o->sample &&
         !(cfg->activities & OPPROF_ACTIVITY_CUDA))
         cfg->stream_trace = o->trace;
     cfg->on_trace_ready = on_trace_ready;
@@ -473,6 +511,7 @@ static int profile(run_ctx *c, const opprof_config *cfg)
     int flight = o->fl.ring > 0;
     int rc = flight ? run_flight_start(&o->fl, cfg, o->flight_file, o->trace_dir) : opprof_start(cfg);
     if (rc) return rc;
+    if (o->sample && (rc = opprof_nn_sample_threads()) != OPPROF_OK) return rc;
     for (long i = 0; !rc && i < o->steps; i++) {
         rc = run_step(c);
         run_flight_delay(&o->fl, i);

@@ -34,6 +34,11 @@ extern "C" {
 int opprof_nn_set_threads(int n);
 int opprof_nn_threads(void);
 
+/* The runtime's OpenMP threads join the running session's sampling
+ * (opprof_sample_thread): they record no ranges, and their samples count
+ * for the operator the recording thread runs. Call after opprof_start. */
+int opprof_nn_sample_threads(void);
+
 /* Frees what the runtime keeps between calls: compiled oneDNN primitives and
  * the memory blocks kept for reuse (up to 1 GiB). The runtime stays usable. */
 void opprof_nn_shutdown(void);

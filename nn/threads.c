@@ -30,6 +30,20 @@ int opprof_nn_threads(void)
     return g_threads > 0 ? g_threads : omp_get_max_threads();
 }
 
+int opprof_nn_sample_threads(void)
+{
+    int rc = OPPROF_OK;
+#pragma omp parallel num_threads(opprof_nn_threads())
+    {
+        int r = opprof_sample_thread();
+        if (r != OPPROF_OK) {
+#pragma omp critical
+            rc = r;
+        }
+    }
+    return rc;
+}
+
 /* Below ~32k elements a parallel region costs more than it saves. */
 int op_nn_threads_for(int64_t work)
 {

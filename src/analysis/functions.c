@@ -39,6 +39,7 @@ static uint32_t function_of(opprof_trace *o, const char *frame)
     if (!sep) return op_trace_intern(o, frame, strlen(frame));
     const char *fn = sep + 2;
     if (strcmp(fn, "??") != 0) return op_trace_intern(o, fn, strlen(fn));
+    if (frame[0] == '0' && frame[1] == 'x') return op_trace_intern(o, "?? (no module: JIT code)", 24);
     size_t mlen = (size_t)(sep - frame);
     const char *paren = memchr(frame, '(', mlen);
     if (paren) mlen = (size_t)(paren - frame);

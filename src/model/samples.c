@@ -95,10 +95,20 @@ int op_samples_attribute(opprof_trace *tr)
         const op_event *e = &tr->ev[i];
         if (op_cat_is_host(e->cat)) list[first[e->thread] + fill[e->thread]++] = (uint32_t)i;
     }
+    /* A pool that records nothing (OpenMP, a BLAS's threads) works for the
+     * one thread that records, when there is exactly one: its samples go to
+     * that thread's open range. */
+    int64_t only = -1;
+    for (size_t k = 0; k < tr->nthreads; k++) {
+        if (first[k + 1] == first[k]) continue;
+        only = only == -1 ? (int64_t)k : -2;
+    }
     for (size_t s = 0; rc == 0 && s < tr->nsamples; s++) {
         op_sample *sm = &tr->samples[s];
         if (sm->thread >= tr->nthreads) continue;
-        int32_t in = innermost(tr, list + first[sm->thread], first[sm->thread + 1] - first[sm->thread], sm->ts_ns);
+        size_t th = sm->thread;
+        if (first[th + 1] == first[th] && only >= 0) th = (size_t)only;
+        int32_t in = innermost(tr, list + first[th], first[th + 1] - first[th], sm->ts_ns);
         sm->ev = in;
         int64_t ns = (int64_t)sm->weight * tr->sample_period_ns;
         for (int32_t i = in; i >= 0 && rc == 0; i = tr->ev[i].parent) {

@@ -12,8 +12,10 @@
 int op_samples_take(opprof_trace *tr, const op_timebase *tb, uint64_t stop_ticks);
 
 /* Each sample's CPU time to the innermost range of its thread open at its
- * instant and to that range's ancestors (op_evx.oncpu_*): called by
- * op_trace_finish once the call tree is built. 0, or -1 out of memory. */
+ * instant and to that range's ancestors (op_evx.oncpu_*); a thread that
+ * records no range (a pool) counts as the thread that does, when exactly
+ * one does. Called by op_trace_finish once the call tree is built. 0, or
+ * -1 out of memory. */
 int op_samples_attribute(opprof_trace *tr);
 
 #endif

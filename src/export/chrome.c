@@ -160,14 +160,24 @@ static void put_event(cw *c, size_t i)
     op_jw *w = c->w;
     begin_event(c);
     const char *pre = k_cat_prefix[e->cat <= OPPROF_CAT_OTHER ? e->cat : OPPROF_CAT_OTHER];
-    op_jw_put(w, pre, strlen(pre));
+    size_t npre = strlen(pre);
+    if (e->flags & OP_EV_OPEN) { /* open when read (a flight dump): a "B" with no "E", as Chrome marks it */
+        char b[64];
+        memcpy(b, pre, npre);
+        b[8] = 'B'; /* {"ph": "X" */
+        op_jw_put(w, b, npre);
+    } else {
+        op_jw_put(w, pre, npre);
+    }
     put_name(c, e->name);
     op_jw_need(w, 256);
     memcpy(w->p, c->thread_text[e->thread], c->thread_len[e->thread]);
     w->p += c->thread_len[e->thread];
     w->p = op_fmt_us3(w->p, e->start_ns);
-    memcpy(w->p, ", \"dur\": ", 9);
-    w->p = op_fmt_us3(w->p + 9, e->dur_ns);
+    if (!(e->flags & OP_EV_OPEN)) {
+        memcpy(w->p, ", \"dur\": ", 9);
+        w->p = op_fmt_us3(w->p + 9, e->dur_ns);
+    }
     memcpy(w->p, ", \"args\": {", 11);
     w->p += 11;
     if (e->flags & OP_EV_HAS_EXT) {

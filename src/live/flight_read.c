@@ -1,8 +1,9 @@
 /* Reading the flight recorder's rings into a trace while the program
  * records on: the rings are frozen (capture/ring.c) for as long as the
  * collector reads them, so nothing is overwritten under it and no
- * recording thread waits. Ranges still open are closed at the moment of
- * the read and flagged as forced, as at a stop. */
+ * recording thread waits. Ranges still open run to the moment of the
+ * read, flagged as open (model.h: OP_EV_OPEN), so that the dump writes
+ * them as begun, not as ended there. */
 #include <stdlib.h>
 #include <string.h>
 

@@ -41,6 +41,8 @@ typedef struct collector {
     } * open;
     size_t nopen, cap_open;
     unsigned chunks_decoded; /* full-size chunks, for op_chunk_decoded */
+    int live;        /* a live read (a flight recorder's dump): the generation records on */
+    int thread_open; /* the current thread records on: its ranges not ended are open, not ended by a stop */
 } collector;
 
 /* Nanoseconds of a tick of the current thread, its gaps taken out. */
@@ -93,9 +95,11 @@ static size_t decode_record(collector *cl, uint32_t thread, const op_word *p, co
     const opprof_site *site = op_rec_site(w0);
     uint64_t t0 = LOAD(&p[1]), t1 = LOAD(&p[2]);
     int forced = (w0 & OP_REC_FORCED) != 0;
+    int still_open = 0;
     if (t1 == OP_OPEN) {
         t1 = close_ticks;
         forced = 1;
+        still_open = cl->thread_open;
     }
     uint32_t name = op_recnames_site(&cl->names, cl->tr, site);
     if (name == UINT32_MAX) return SIZE_MAX;
@@ -103,6 +107,7 @@ static size_t decode_record(collector *cl, uint32_t thread, const op_word *p, co
     op_event *ev = op_trace_add_event(cl->tr, thread, name, (int)site->category, s, e - s);
     if (!ev) return SIZE_MAX;
     if (forced) ev->flags |= OPPROF_EVENT_FORCED_END;
+    if (still_open) ev->flags |= OP_EV_OPEN;
     if (forced && cap_ticks && t1 == cap_ticks) ev->flags |= OPPROF_EVENT_CAPPED;
     open_pop_before(cl, t0);
     if (open_push(cl, (int32_t)(cl->tr->nev - 1), t1) != 0) return SIZE_MAX;
@@ -217,7 +222,9 @@ static int collect_thread(collector *cl, op_tstate *t, uint64_t stop_ticks)
     int64_t ti = op_trace_thread(cl->tr, t->pid, t->tid);
     if (ti < 0) return -1;
     if (t->name[0]) cl->tr->threads[ti].name = op_trace_intern(cl->tr, t->name, strlen(t->name));
-    uint64_t close_ticks = atomic_load_explicit(&t->dead, memory_order_acquire) ? t->exit_ticks : stop_ticks;
+    int dead = atomic_load_explicit(&t->dead, memory_order_acquire);
+    uint64_t close_ticks = dead ? t->exit_ticks : stop_ticks;
+    cl->thread_open = cl->live && !dead;
     if (cl->opts & OP_OPT_AGG) {
         cl->tr->dropped += atomic_load_explicit(&t->dropped, memory_order_relaxed);
         return op_collect_agg_thread(cl->tr, t, cl->tb, close_ticks, agg_shapes, agg_stack, cl);
@@ -273,7 +280,7 @@ int op_collect(uint64_t gen, const op_timebase *tb, uint64_t stop_ticks, uint32_
     *out = NULL;
     opprof_trace *tr = op_trace_new();
     if (!tr) return op_fail(OPPROF_E_NOMEM, "out of memory collecting the session");
-    collector cl = {.tr = tr, .tb = tb, .opts = opts};
+    collector cl = {.tr = tr, .tb = tb, .opts = opts, .live = gen == op_gen_load_acquire()};
     int rc = op_recnames_init(&cl.names);
     op_registry_lock();
     if (rc == 0 && !(opts & OP_OPT_AGG) && op_trace_reserve_events(tr, events_bound(gen)) != 0) rc = -1;
@@ -281,7 +288,7 @@ int op_collect(uint64_t gen, const op_timebase *tb, uint64_t stop_ticks, uint32_
         if (t->gen == gen) rc = collect_thread(&cl, t, stop_ticks);
     /* A live read (a flight recorder's dump) leaves the exited threads for
      * the next: their rings go under the recorder's budget (capture/ring.h). */
-    if (gen != op_gen_load_acquire()) op_registry_reap(gen);
+    if (!cl.live) op_registry_reap(gen);
     op_registry_unlock();
     op_collect_agg_sort(tr);
     op_trace_fit_events(tr);

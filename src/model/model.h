@@ -58,6 +58,8 @@ typedef struct op_evx {
 
 /* Internal event flags, beside the public OPPROF_EVENT_* bits. */
 enum {
+    OP_EV_OPEN = 1u << 3,     /* still open when a live session was read (a flight recorder's dump):
+                                 its duration runs to the read, and a trace writes it as begun only */
     OP_EV_HAS_CORR = 1u << 4, /* correlation is set */
     OP_EV_HAS_EXT = 1u << 5,  /* external_id is set */
     OP_EV_OPENING = 1u << 6,  /* a streamed range's begin: its end comes as a second, complete event */

@@ -1,3 +1,4 @@
+#define _GNU_SOURCE /* memmem */
 /* The flight recorder: a slow step's dump holds that step and the 100
  * before it, in 20 runs of 20; a ring that wraps keeps the latest events
  * and no broken ones; dumps while threads record (TSan); the signal and
@@ -139,6 +140,50 @@ static void ring_wraps_cleanly(void **state)
     assert_true(as > 20000 && as < 100000); /* the latest, not all 300,000 */
 }
 
+OPPROF_SITE(k_open, "open_at_dump");
+
+/* A range still open when a dump reads the rings is written as begun, not
+ * as a range that ended at the dump: a "B" with no "E" (Chrome and
+ * Perfetto show it as not ended; opprof's reader lets it run to the
+ * trace's end). Ranges that ended stay complete events. */
+static void open_ranges_are_marked_open(void **state)
+{
+    (void)state;
+    opprof_flight_config fc;
+    opprof_flight_config_init(&fc);
+    fc.ring_bytes = 2u << 20;
+    fc.signal = -1;
+    assert_int_equal(opprof_flight_start(&fc), OPPROF_OK);
+    opprof_begin(&k_open);
+    for (int i = 0; i < 100; i++) {
+        opprof_begin(&k_a);
+        opprof_end(&k_a);
+    }
+    char path[600];
+    path_in(path, sizeof path, "open.json");
+    assert_int_equal(opprof_flight_dump(path), OPPROF_OK);
+    assert_int_equal(opprof_end(&k_open), OPPROF_OK);
+    assert_int_equal(opprof_flight_stop(), OPPROF_OK);
+    char *j = slurp(path);
+    assert_non_null(j);
+    const char *at = strstr(j, "\"name\": \"open_at_dump\"");
+    assert_non_null(at);
+    const char *ev = at;
+    while (ev > j && *ev != '{') ev--;
+    assert_memory_equal(ev, "{\"ph\": \"B\"", 10);
+    const char *close = strchr(at, '}');
+    assert_non_null(close);
+    assert_null(memmem(at, (size_t)(close - at), "\"dur\"", 5)); /* no end, no duration */
+    const char *a = strstr(j, "\"name\": \"a\"");
+    assert_non_null(a);
+    for (ev = a; ev > j && *ev != '{';) ev--;
+    assert_memory_equal(ev, "{\"ph\": \"X\"", 10);
+    free(j);
+    opprof_trace *t = NULL;
+    assert_int_equal(opprof_trace_load(path, &t), OPPROF_OK); /* and it reads back */
+    opprof_trace_free(t);
+}
+
 static atomic_int g_stop;
 
 /* Records as fast as it can, but for a pause now and then that leaves the
@@ -268,6 +313,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(ring_wraps_cleanly),
+        cmocka_unit_test(open_ranges_are_marked_open),
         cmocka_unit_test(dumps_while_threads_record),
         cmocka_unit_test(signal_and_trigger_dump),
         cmocka_unit_test(slow_step_dump_holds_it_20_of_20),

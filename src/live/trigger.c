@@ -244,9 +244,9 @@ int opprof_trigger(int64_t pid, const opprof_trigger_request *r, FILE *out)
     /* After the first answer: the recording's own time, then time to write. */
     int64_t bound = r->dump ? 0 : r->steps ? (r->timeout_ns ? r->timeout_ns : 600000000000LL)
                                            : (r->duration_ns ? r->duration_ns : 5000000000LL);
-    int64_t rest_ms = (bound + WRITE_GRACE_NS) / 1000000;
+    int64_t rest_ms = bound > INT64_MAX - WRITE_GRACE_NS ? -1 : (bound + WRITE_GRACE_NS) / 1000000;
     char *reply = NULL;
-    if (!rc) rc = exchange(fd, (long long)pid, req, rest_ms > 0x7fffffff ? -1 : (int)rest_ms, &reply);
+    if (!rc) rc = exchange(fd, (long long)pid, req, rest_ms < 0 || rest_ms > 0x7fffffff ? -1 : (int)rest_ms, &reply);
     free(req);
     if (rc) return rc;
     const char *body = "";

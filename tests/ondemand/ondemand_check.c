@@ -5,6 +5,7 @@
  * with a clear message (opprof trigger exits 2); --list shows the process
  * and removes stale sockets. */
 #include <errno.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -255,12 +256,44 @@ static void list_shows_and_cleans(void **state)
 /* A duration or a timeout of INT64_MAX ns (opprof_trigger takes any
  * positive one): recorded until the program ends, which writes what it has;
  * the wait's rounding to milliseconds overflowed (UBSan). */
+/* Ends the target of tag once --list shows it recording: what the
+ * program's end does to a trigger that waits for ever. */
+typedef struct ender {
+    pid_t pid;
+    const char *tag;
+} ender;
+
+static void *end_when_recording(void *arg)
+{
+    const ender *e = arg;
+    char want[64], stop[600];
+    snprintf(want, sizeof want, "%lld on-demand recording ", (long long)e->pid);
+    snprintf(stop, sizeof stop, "%s/%s.stop", g_dir, e->tag);
+    for (int64_t end = proc_now_ms() + PROC_DEADLINE_MS; proc_now_ms() < end; proc_sleep_ms(10)) {
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+        if (!f) break;
+        opprof_trigger_list(f);
+        fclose(f);
+        int found = buf && strstr(buf, want) != NULL;
+        free(buf);
+        if (found) break;
+    }
+    (void)proc_touch(stop); /* recording or not: the test must end */
+    return NULL;
+}
+
 static void trigger_for_ever(void **state)
 {
     (void)state;
     for (int k = 0; k < 2; k++) {
-        pid_t pid = start_target("1", 1, k ? "ever_steps" : "ever");
+        const char *tag = k ? "ever_steps" : "ever";
+        pid_t pid = start_target("600", 1, tag);
         assert_true(proc_wait_listening(pid));
+        ender en = {pid, tag};
+        pthread_t th;
+        assert_int_equal(pthread_create(&th, NULL, end_when_recording, &en), 0);
         char trace[600];
         path_in(trace, sizeof trace, k ? "ever_steps.json" : "ever.json");
         opprof_trigger_request r;
@@ -279,11 +312,12 @@ static void trigger_for_ever(void **state)
         fclose(f);
         print_message("trigger: %d, reply: %s", rc, reply ? reply : "");
         free(reply);
-        assert_int_equal(proc_wait(pid), 7); /* its own exit, not a sanitizer's */
+        pthread_join(th, NULL);
+        assert_int_equal(proc_wait_ms(pid, PROC_DEADLINE_MS), 7); /* its own exit, not a sanitizer's */
         assert_int_equal(rc, OPPROF_OK);
         size_t n;
         (void)work_span(trace, &n);
-        assert_true(n > 100);
+        assert_true(n > 0); /* what it recorded until the program ended, written */
     }
 }
 

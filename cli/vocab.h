@@ -20,13 +20,15 @@
 /* The keys of opprof_key_averages_sort (tests check the two agree). */
 #define CLI_SORT_KEYS                                                                                         \
     "cpu_time_total|self_cpu_time_total|cpu_time|count|flops|cpu_memory_usage|self_cpu_memory_usage|"         \
-    "cuda_time_total|self_cuda_time_total|cuda_time|device_time_total|self_device_time_total|device_time"
+    "cuda_time_total|self_cuda_time_total|cuda_time|device_time_total|self_device_time_total|device_time|"       \
+    "oncpu_time_total|self_oncpu_time_total|wait_time_total"
 
 #define CLI_SORT_HELP                                                                                         \
     "row order, largest first (default " CLI_DEFAULT_SORT "): cpu_time_total," CLI_CONT                        \
     "self_cpu_time_total, cpu_time (average), count, flops, cpu_memory_usage," CLI_CONT                       \
     "self_cpu_memory_usage, cuda_time_total, self_cuda_time_total, cuda_time," CLI_CONT                       \
-    "device_time_total, self_device_time_total, device_time (cuda_* = device_*)"
+    "device_time_total, self_device_time_total, device_time (cuda_* = device_*)," CLI_CONT                 \
+    "oncpu_time_total, self_oncpu_time_total, wait_time_total (with sampling)"
 
 #define CLI_ROW_SORT(field, eg)                                                                               \
     {"--sort", "KEY", CLI_OPT_STRING, field, 0, 0, CLI_SORT_KEYS, CLI_SORT_HELP eg}

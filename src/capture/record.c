@@ -384,7 +384,7 @@ static void close_from(op_tstate *t, uint32_t k, uint64_t ts)
         op_word *rec = t->stack[i].rec;
         if (!rec) continue;
         if (i > k) OP_STORE(&rec[0], OP_LOAD(&rec[0]) | OP_REC_FORCED);
-        OP_STORE(&rec[2], ts);
+        OP_STORE_END(&rec[2], ts);
     }
     t->depth = k;
 }
@@ -463,7 +463,7 @@ int opprof_end(const opprof_site *site)
         return end_slow(g, site, 0, 0, NULL, 0);
     op_word *rec = t->stack[d - 1].rec;
     t->depth = d - 1;
-    if (OP_LIKELY(rec != NULL)) OP_STORE(&rec[2], ts);
+    if (OP_LIKELY(rec != NULL)) OP_STORE_END(&rec[2], ts);
     return OPPROF_OK;
 }
 

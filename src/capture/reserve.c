@@ -35,7 +35,7 @@ static void cap_close(op_tstate *t)
         op_word *rec = t->stack[i].rec;
         if (!rec) continue;
         OP_STORE(&rec[0], OP_LOAD(&rec[0]) | OP_REC_FORCED);
-        OP_STORE(&rec[2], ts);
+        OP_STORE_END(&rec[2], ts);
         t->stack[i].rec = NULL; /* its end stores nothing */
     }
 }

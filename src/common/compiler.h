@@ -28,6 +28,10 @@
 /* A word another thread may read (or write) at the same time. */
 #define OP_STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
 #define OP_LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+/* A range's end time: a release store (a plain mov on x86), so a reader
+ * that sees the end with an acquire load (the spool, a live dump) may then
+ * read the whole record and its chunk with plain reads or write(2). */
+#define OP_STORE_END(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
 
 /* The seam between the two libraries (docs/DESIGN.md lists it): libopprof
  * and libopprof_trace are built with hidden visibility; the few internal

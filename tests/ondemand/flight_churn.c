@@ -25,7 +25,7 @@
 OPPROF_SITE(k_work, "churn_work");
 
 static long g_ranges;
-static volatile unsigned g_sink;
+static _Thread_local volatile unsigned g_sink; /* one per thread: a shared one is a race */
 
 static long rss_kb(void)
 {

@@ -153,6 +153,8 @@ static void planted_folder_is_refused(void **state)
     assert_int_equal(rc, OPPROF_E_PERM);
     assert_non_null(strstr(opprof_last_error(), "not user 0's own folder"));
     assert_int_equal(len, 0);
+    free(out);
+    out = NULL;
     assert_int_equal(bytes_in(got), 0);
     /* --list does not look into it either (nor removes anything there). */
     f = open_memstream(&out, &len);

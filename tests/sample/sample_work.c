@@ -2,7 +2,8 @@
  * each function's time is its own (self), as in s73.c. */
 #include "sample_work.h"
 
-volatile unsigned long sw_sink;
+/* One sink per thread: the threads spin at once, and a shared one is a race. */
+static _Thread_local volatile unsigned long sw_sink;
 
 static inline __attribute__((always_inline)) unsigned long mix(unsigned long x, int n)
 {

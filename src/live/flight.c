@@ -6,14 +6,14 @@
  * a slow step only wakes the writer, so the step after it runs at once. */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -46,7 +46,7 @@ static struct {
     _Atomic int running;
     _Atomic int async_pending; /* a signal or opprof_flight_dump_async */
     _Atomic unsigned long long dumps;
-    int wake[2];
+    sem_t wake;                /* posted: work for the writer (async-signal-safe, and no descriptor) */
     pthread_t writer;
     int quit;
     opprof_flight_config cfg;
@@ -66,15 +66,14 @@ static struct {
     int sig;                   /* installed on, 0 none */
     int64_t last_ns;           /* the last step's end */
     op_flight_policy pol;
-} W = {.wake = {-1, -1}};
+} W;
 
+/* A semaphore rather than a pipe: a program may close every descriptor
+ * above 2 and open its own files under the same numbers, and a pipe's
+ * number would then be one of the program's files. */
 static void wake_writer(void)
 {
-    char b = 1;
-    ssize_t n;
-    do n = write(W.wake[1], &b, 1);
-    while (n < 0 && errno == EINTR);
-    /* EAGAIN: the pipe is full of wake-ups already; the writer will look. */
+    (void)sem_post(&W.wake); /* EOVERFLOW: wake-ups pending already; the writer will look */
 }
 
 /* ---- the file name ---- */
@@ -274,16 +273,14 @@ static void *writer_main(void *arg)
     int64_t wait_until = 0;
     int again = 0; /* a dump to write already: no waiting */
     for (;;) {
-        int timeout = again ? 0 : -1;
-        if (!again && wait_until) {
-            int64_t left = wait_until - op_mono_ns();
-            timeout = left > 0 ? (int)(left / 1000000 + 1) : 0;
+        if (!again && wait_until) { /* until then (op_mono_ns's clock), or a wake-up */
+            struct timespec at = {(time_t)(wait_until / 1000000000), (long)(wait_until % 1000000000)};
+            (void)sem_clockwait(&W.wake, CLOCK_MONOTONIC, &at);
+        } else if (!again && sem_wait(&W.wake) != 0 && errno != EINTR) {
+            break;
         }
         again = 0;
-        struct pollfd p = {W.wake[0], POLLIN, 0};
-        if (poll(&p, 1, timeout) < 0 && errno != EINTR) break;
-        char buf[64];
-        while (read(W.wake[0], buf, sizeof buf) > 0) {
+        while (sem_trywait(&W.wake) == 0) { /* one look serves every wake-up so far */
         }
         pthread_mutex_lock(&g_lock);
         int quit = W.quit;
@@ -517,11 +514,9 @@ static void forget_config(void)
     op_policy_free(&W.pol);
 }
 
-static void close_pipe(void)
+static void drop_wake(void)
 {
-    for (int i = 0; i < 2; i++)
-        if (W.wake[i] >= 0) close(W.wake[i]);
-    W.wake[0] = W.wake[1] = -1;
+    sem_destroy(&W.wake);
 }
 
 int opprof_flight_start(const opprof_flight_config *c)
@@ -560,9 +555,9 @@ int opprof_flight_start(const opprof_flight_config *c)
     atomic_store(&W.signals, 0);
     atomic_store(&W.dumps, 0);
     atomic_store(&W.async_pending, 0);
-    if (pipe2(W.wake, O_CLOEXEC | O_NONBLOCK) != 0) {
+    if (sem_init(&W.wake, 0, 0) != 0) {
         forget_config();
-        return op_fail(OPPROF_E_IO, "pipe: %s", strerror(errno));
+        return op_fail(OPPROF_E_IO, "sem_init: %s", strerror(errno));
     }
     opprof_config s = W.cfg.session;
     s.on_trace_ready = NULL;
@@ -576,7 +571,7 @@ int opprof_flight_start(const opprof_flight_config *c)
     rc = op_session_start_ring(&s, (uint32_t)chunks, flight_on_step);
     if (rc != OPPROF_OK) {
         op_session_watch(NULL, NULL);
-        close_pipe();
+        drop_wake();
         forget_config();
         return rc;
     }
@@ -588,7 +583,7 @@ int opprof_flight_start(const opprof_flight_config *c)
     pthread_sigmask(SIG_SETMASK, &saved, NULL);
     if (e != 0) {
         (void)opprof_stop(NULL);
-        close_pipe();
+        drop_wake();
         forget_config();
         return op_fail(OPPROF_E_IO, "cannot start the flight recorder's writer: %s", strerror(e));
     }
@@ -635,7 +630,7 @@ int opprof_flight_stop(void)
     pthread_mutex_unlock(&g_lock);
     wake_writer();
     pthread_join(W.writer, NULL);
-    close_pipe();
+    drop_wake();
     int rc = opprof_stop(NULL); /* what the rings hold goes: a dump was the time to keep it */
     op_session_watch(NULL, NULL);
     forget_config();

@@ -7,7 +7,17 @@
  * answers pings (opprof trigger --list) and turns other requests away with
  * "busy" (op_listener_wait), so that a second trigger never waits unseen.
  * The thread blocks every signal: the program's signals go to the
- * program's threads. */
+ * program's threads.
+ *
+ * Programs close every descriptor above 2 at start (daemons, servers) and
+ * open their own files under the same numbers. So the listening socket is
+ * kept with its identity (common/ownfd.h) and checked before each use and
+ * at least every RECHECK_MS; when the program has taken its number, the
+ * number is left alone and a new socket listens at the same path. The
+ * thread is told to stop by a flag and a shutdown of the socket (when it is
+ * still ours), not by a pipe the program could have closed. A trigger that
+ * connected to the old socket in that window gets no reply, or is refused,
+ * and connects again (trigger.c). */
 #define _GNU_SOURCE
 #include "live/listener.h"
 
@@ -17,6 +27,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,25 +37,27 @@
 #include <unistd.h>
 
 #include "common/error.h"
+#include "common/ownfd.h"
 #include "live/odsock.h"
 #include "opprof.h"
 
 #define REQUEST_MAX (64 * 1024)
 #define NSERVICES 2 /* one per OP_LISTEN_* bit */
+#define RECHECK_MS 250 /* how often the listener checks that its socket is still its own */
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER; /* everything in L */
 static pthread_once_t g_fork_once = PTHREAD_ONCE_INIT;
 
 static struct {
     int reasons;       /* OP_LISTEN_* */
-    int fd;            /* listening socket */
-    int wake[2];       /* a byte here: stop */
+    op_ownfd sock;     /* the listening socket */
+    _Atomic int stop;  /* the thread is to leave */
     pthread_t thread;
     pid_t pid;
     char path[256];
     unsigned long seq; /* triggers served */
     const op_listen_service *svc[NSERVICES]; /* by bit; kept after release for fork */
-} L = {.fd = -1, .wake = {-1, -1}};
+} L = {.sock = OP_OWNFD_NONE};
 
 static int bit_index(int reason)
 {
@@ -109,7 +122,8 @@ static void reply_ping(int c)
 /* Accepts one connection from the same user (or root); -1 for none. */
 static int accept_peer(void)
 {
-    int c = accept4(L.fd, NULL, NULL, SOCK_CLOEXEC);
+    if (!op_ownfd_ours(&L.sock)) return -1;
+    int c = accept4(L.sock.fd, NULL, NULL, SOCK_CLOEXEC);
     if (c < 0) return -1;
     struct ucred cr;
     socklen_t len = sizeof cr;
@@ -132,28 +146,36 @@ static char *read_request(int c)
 /* While a request is served: answer pings, turn the rest away. */
 static void serve_busy(void)
 {
-    int c = accept_peer();
-    if (c < 0) return;
-    char *req = read_request(c);
+    op_ownfd c;
+    if (op_ownfd_set(&c, accept_peer()) != 0) return;
+    char *req = read_request(c.fd);
     char op[16] = "";
     if (req) op_od_get(req, "op", op, sizeof op);
-    if (!strcmp(op, "ping")) reply_ping(c);
-    else if (req)
-        op_listen_reply_error(c, OPPROF_E_ACTIVE, "process %lld is busy with another trigger; try again when it is done",
+    int ours = op_ownfd_ours(&c); /* else the program closed it meanwhile */
+    if (ours && !strcmp(op, "ping"))
+        reply_ping(c.fd);
+    else if (ours && req)
+        op_listen_reply_error(c.fd, OPPROF_E_ACTIVE,
+                              "process %lld is busy with another trigger; try again when it is done",
                               (long long)getpid());
     free(req);
-    close(c);
+    op_ownfd_close(&c);
 }
+
+static int relisten(void);
 
 int op_listener_wait(int timeout_ms, int c, int event)
 {
     /* The client has sent its request and shut its side: only a hangup
      * (POLLHUP, reported whatever the events asked) says it is gone. */
-    struct pollfd p[4] = {{L.wake[0], POLLIN, 0}, {L.fd, POLLIN, 0}, {c, 0, 0}, {event, POLLIN, 0}};
-    int pr = poll(p, event >= 0 ? 4 : 3, timeout_ms);
+    if (atomic_load(&L.stop)) return OP_WAIT_STOP;
+    (void)relisten();
+    /* The socket's number is watched only while it is ours (-1: poll skips it). */
+    struct pollfd p[4] = {{-1, 0, 0}, {op_ownfd_ours(&L.sock) ? L.sock.fd : -1, POLLIN, 0}, {c, 0, 0}, {event, POLLIN, 0}};
+    int pr = poll(p, event >= 0 ? 4 : 3, timeout_ms > RECHECK_MS ? RECHECK_MS : timeout_ms);
+    if (atomic_load(&L.stop)) return OP_WAIT_STOP;
     if (pr < 0 && errno != EINTR) return OP_WAIT_STOP;
     if (pr <= 0) return OP_WAIT_TIME;
-    if (p[0].revents & POLLIN) return OP_WAIT_STOP;
     if (p[2].revents & (POLLHUP | POLLERR)) return OP_WAIT_HANGUP;
     if (event >= 0 && (p[3].revents & POLLIN)) {
         char buf[64];
@@ -208,22 +230,34 @@ static void dispatch(int c, const char *req)
     o->serve(c, req, n);
 }
 
+/* One connection: the request read and dispatched, the connection closed
+ * (only while it is still ours). */
+static void serve(int fd)
+{
+    op_ownfd c;
+    if (op_ownfd_set(&c, fd) != 0) return;
+    char *req = read_request(c.fd);
+    int ours = op_ownfd_ours(&c); /* else the program closed it meanwhile: no reply, the trigger asks again */
+    if (ours && !req) op_listen_reply_error(c.fd, OPPROF_E_PARSE, "no request within 2 s");
+    else if (ours) dispatch(c.fd, req);
+    free(req);
+    op_ownfd_close(&c);
+}
+
 static void *listener_main(void *arg)
 {
     (void)arg;
-    for (;;) {
-        struct pollfd p[2] = {{L.wake[0], POLLIN, 0}, {L.fd, POLLIN, 0}};
-        int pr = poll(p, 2, -1);
-        if (pr < 0 && errno == EINTR) continue;
-        if (pr < 0 || (p[0].revents & POLLIN)) break;
-        if (!(p[1].revents & POLLIN)) continue;
+    while (!atomic_load(&L.stop)) {
+        if (relisten() != OPPROF_OK) { /* said once on stderr; tried again */
+            poll(NULL, 0, RECHECK_MS);
+            continue;
+        }
+        struct pollfd p = {L.sock.fd, POLLIN, 0};
+        int pr = poll(&p, 1, RECHECK_MS);
+        if (atomic_load(&L.stop)) break;
+        if (pr <= 0 || !(p.revents & POLLIN)) continue; /* EINTR, the recheck, or POLLNVAL: the number was closed */
         int c = accept_peer();
-        if (c < 0) continue;
-        char *req = read_request(c);
-        if (!req) op_listen_reply_error(c, OPPROF_E_PARSE, "no request within 2 s");
-        else dispatch(c, req);
-        free(req);
-        close(c);
+        if (c >= 0) serve(c);
     }
     return NULL;
 }
@@ -232,10 +266,7 @@ static void *listener_main(void *arg)
 
 static void close_all(void)
 {
-    if (L.fd >= 0) close(L.fd);
-    for (int i = 0; i < 2; i++)
-        if (L.wake[i] >= 0) close(L.wake[i]);
-    L.fd = L.wake[0] = L.wake[1] = -1;
+    op_ownfd_close(&L.sock);
 }
 
 /* A forked child has no listener thread: the socket stays the parent's. */
@@ -254,6 +285,41 @@ static void install_fork(void)
     pthread_atfork(NULL, NULL, fork_child);
 }
 
+/* A socket listening at L.path, kept with its identity in L.sock. */
+static int listen_at_path(void)
+{
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_un a;
+    memset(&a, 0, sizeof a);
+    a.sun_family = AF_UNIX;
+    memcpy(a.sun_path, L.path, strlen(L.path) + 1); /* op_od_sock_path checked that it fits */
+    unlink(L.path); /* a process of the same pid before us, gone; or our socket the program closed */
+    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || chmod(L.path, 0600) != 0 || listen(fd, 8) != 0 ||
+        op_ownfd_set(&L.sock, fd) != 0) {
+        int rc = op_fail(OPPROF_E_IO, "cannot listen on %s: %s", L.path, strerror(errno));
+        if (fd >= 0) close(fd);
+        return rc;
+    }
+    return OPPROF_OK;
+}
+
+/* On the listener thread: when the program has closed the socket (and
+ * maybe opened a file under its number), a new one listens in its place.
+ * The first failure is said on stderr. */
+static int relisten(void)
+{
+    static int said;
+    if (op_ownfd_ours(&L.sock)) return OPPROF_OK;
+    pthread_mutex_lock(&g_lock);
+    L.sock.fd = -1; /* the number is the program's now */
+    int rc = atomic_load(&L.stop) ? OPPROF_OK : listen_at_path();
+    pthread_mutex_unlock(&g_lock);
+    if (rc != OPPROF_OK && !said++)
+        fprintf(stderr, "opprof: the program closed the trigger socket, and a new one cannot be made: %s\n",
+                opprof_last_error());
+    return rc;
+}
+
 static int start_locked(void)
 {
     char dir[200];
@@ -261,19 +327,8 @@ static int start_locked(void)
     if (rc != 0) return rc;
     if (op_od_sock_path(dir, getpid(), L.path, sizeof L.path) != 0)
         return op_fail(OPPROF_E_IO, "socket path too long in %s", dir);
-    if (pipe2(L.wake, O_CLOEXEC) != 0) return op_fail(OPPROF_E_IO, "pipe: %s", strerror(errno));
-    L.fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    struct sockaddr_un a;
-    memset(&a, 0, sizeof a);
-    a.sun_family = AF_UNIX;
-    memcpy(a.sun_path, L.path, strlen(L.path) + 1); /* op_od_sock_path checked that it fits */
-    unlink(L.path); /* a process of the same pid before us, gone */
-    if (L.fd < 0 || bind(L.fd, (struct sockaddr *)&a, sizeof a) != 0 || chmod(L.path, 0600) != 0 ||
-        listen(L.fd, 8) != 0) {
-        rc = op_fail(OPPROF_E_IO, "cannot listen on %s: %s", L.path, strerror(errno));
-        close_all();
-        return rc;
-    }
+    atomic_store(&L.stop, 0);
+    if ((rc = listen_at_path()) != OPPROF_OK) return rc;
     sigset_t all, saved;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &saved);
@@ -310,10 +365,13 @@ void op_listener_release(int reason)
     int stop = had && !L.reasons && L.pid == getpid();
     pthread_mutex_unlock(&g_lock);
     if (!stop) return;
-    char b = 1;
-    ssize_t w;
-    do w = write(L.wake[1], &b, 1);
-    while (w < 0 && errno == EINTR);
+    /* The flag, then a shutdown that wakes the thread's poll at once; when
+     * the socket is not ours any more, the thread sees the flag at its next
+     * recheck. */
+    atomic_store(&L.stop, 1);
+    pthread_mutex_lock(&g_lock);
+    if (op_ownfd_ours(&L.sock)) (void)shutdown(L.sock.fd, SHUT_RDWR);
+    pthread_mutex_unlock(&g_lock);
     pthread_join(L.thread, NULL);
     pthread_mutex_lock(&g_lock);
     unlink(L.path);

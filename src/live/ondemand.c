@@ -15,6 +15,7 @@
 
 #include "capture/clock.h"
 #include "common/error.h"
+#include "common/ownfd.h"
 #include "opprof_trace.h"
 #include "live/odsock.h"
 #include "live/listener.h"
@@ -38,8 +39,8 @@ static struct {
     int64_t steps;       /* the schedule's context: N */
     int want;            /* the listener still waits for the trace */
     opprof_trace *ready; /* handed over, not yet taken */
-    int ev[2];           /* a byte: ready is set */
-} T = {.ev = {-1, -1}}; /* under g_lock, but steps (read-only while a session runs) */
+    op_ownfd ev[2];      /* a byte: ready is set (only while the pipe is still ours: common/ownfd.h) */
+} T = {.ev = {OP_OWNFD_NONE, OP_OWNFD_NONE}}; /* under g_lock, but steps (read-only while a session runs) */
 
 /* The schedule of a --steps recording: the step under way when the trigger
  * came (0) is not counted; steps 1..N are recorded as ProfilerStep#1..N and
@@ -60,8 +61,10 @@ static void steps_take(opprof_trace *tr)
         T.ready = tr;
         char b = 1;
         ssize_t w;
-        do w = write(T.ev[1], &b, 1);
-        while (w < 0 && errno == EINTR);
+        if (op_ownfd_ours(&T.ev[1])) {
+            do w = write(T.ev[1].fd, &b, 1);
+            while (w < 0 && errno == EINTR);
+        }
     }
     pthread_mutex_unlock(&g_lock);
     if (!keep) opprof_trace_free(tr); /* the trigger gave up on it */
@@ -97,7 +100,9 @@ static int wait_recording(int c, int64_t duration_ns, int64_t steps, int64_t tim
             left -= 1000000;
         }
         int64_t ms = left / 1000000 + (left % 1000000 != 0); /* rounded up; a timeout of INT64_MAX fits */
-        int w = op_listener_wait(ms > 1000 ? 1000 : (int)ms, c, steps > 0 ? T.ev[0] : -1);
+        /* Without the pipe (the program closed it), T.ready is seen at the listener's next recheck. */
+        int ev = steps > 0 && op_ownfd_ours(&T.ev[0]) ? T.ev[0].fd : -1;
+        int w = op_listener_wait(ms > 1000 ? 1000 : (int)ms, c, ev);
         if (w == OP_WAIT_STOP) return END_EXIT;
         if (w == OP_WAIT_HANGUP) return END_HANGUP;
     }
@@ -176,10 +181,13 @@ static void serve_record(int c, const char *req, unsigned long n)
         cfg.schedule.enabled = 1;
         cfg.schedule.fn = steps_schedule;
         cfg.schedule.fn_ctx = &T.steps;
-        if (pipe2(T.ev, O_CLOEXEC | O_NONBLOCK) != 0) {
+        int ev[2];
+        if (pipe2(ev, O_CLOEXEC | O_NONBLOCK) != 0) {
             op_listen_reply_error(c, OPPROF_E_IO, "process %lld: pipe: %s", (long long)getpid(), strerror(errno));
             return;
         }
+        (void)op_ownfd_set(&T.ev[0], ev[0]);
+        (void)op_ownfd_set(&T.ev[1], ev[1]);
         pthread_mutex_lock(&g_lock);
         T.steps = steps;
         T.want = 1;
@@ -213,8 +221,7 @@ static void serve_record(int c, const char *req, unsigned long n)
         }
         T.ready = NULL;
         T.want = 0;
-        for (int i = 0; i < 2; i++) close(T.ev[i]);
-        T.ev[0] = T.ev[1] = -1;
+        for (int i = 0; i < 2; i++) op_ownfd_close(&T.ev[i]);
         pthread_mutex_unlock(&g_lock);
     }
     atomic_store(&D.recording, 0);

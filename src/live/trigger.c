@@ -20,6 +20,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/error.h"
@@ -120,19 +121,28 @@ static int open_listener(long long pid, int *fd)
         return op_fail(OPPROF_E_PERM, "process %lld belongs to another user (uid %lld); only its user can trigger it",
                        pid, owner);
     char dir[256], path[320], why[700] = "";
-    int denied = 0;
-    for (int k = 0; op_od_dir_candidate((uid_t)owner, k, dir, sizeof dir) == 0; k++) {
-        if (op_od_sock_path(dir, pid, path, sizeof path) != 0) continue;
-        if (dir_is_users(dir, (uid_t)owner, why, sizeof why) != 0) continue; /* why says so, when there is one */
-        int c = connect_checked(path, pid, (uid_t)owner, why, sizeof why);
-        if (c >= 0) {
-            *fd = c;
-            return OPPROF_OK;
+    int denied = 0, refused;
+    /* ECONNREFUSED: bound but not listening yet, or a socket the program
+     * closed, which its listener replaces within a quarter of a second
+     * (listener.c): asked again for up to a second. (Or a file left by an
+     * earlier process of this pid, not ours to remove while the process
+     * lives.) EPERM: not the process's (why says whose). */
+    for (int tries = 0;; tries++) {
+        refused = 0;
+        for (int k = 0; op_od_dir_candidate((uid_t)owner, k, dir, sizeof dir) == 0; k++) {
+            if (op_od_sock_path(dir, pid, path, sizeof path) != 0) continue;
+            if (dir_is_users(dir, (uid_t)owner, why, sizeof why) != 0) continue; /* why says so, when there is one */
+            int c = connect_checked(path, pid, (uid_t)owner, why, sizeof why);
+            if (c >= 0) {
+                *fd = c;
+                return OPPROF_OK;
+            }
+            if (errno == EACCES) denied = 1;
+            if (errno == ECONNREFUSED) refused = 1;
         }
-        if (errno == EACCES) denied = 1;
-        /* ECONNREFUSED: bound but not listening yet (or left by an earlier
-         * process of this pid); the file is not ours to remove while the
-         * process lives. EPERM: not the process's (why says whose). */
+        if (!refused || denied || why[0] || tries >= 10) break;
+        struct timespec ts = {0, 100000000L};
+        nanosleep(&ts, NULL);
     }
     if (why[0]) return op_fail(OPPROF_E_PERM, "process %lld: not connecting: %s", pid, why);
     if (denied) return op_fail(OPPROF_E_PERM, "process %lld: its socket is not open to user %u", pid, (unsigned)me);
@@ -144,9 +154,12 @@ static int open_listener(long long pid, int *fd)
 /* Sends req and reads the whole reply (the listener closes when done): the
  * first byte within ANSWER_MS, the rest within rest_ms (-1: no limit) of
  * it. A record or a dump is answered "accepted" at once, dropped here. */
-static int exchange(int fd, long long pid, const char *req, int rest_ms, char **reply)
+/* *nothing (when not NULL) is set when the connection ended without a
+ * byte: the listener's socket was replaced under us (listener.c). */
+static int exchange(int fd, long long pid, const char *req, int rest_ms, char **reply, int *nothing)
 {
     int rc = OPPROF_OK, r = 0;
+    if (nothing) *nothing = 0;
     if (op_od_write_all(fd, req, strlen(req)) != 0 || shutdown(fd, SHUT_WR) != 0)
         rc = op_fail(OPPROF_E_IO, "cannot send the request: %s", strerror(errno));
     else if ((r = op_od_read_reply(fd, REPLY_MAX, ANSWER_MS, rest_ms, reply, NULL)) == -2)
@@ -155,6 +168,8 @@ static int exchange(int fd, long long pid, const char *req, int rest_ms, char **
                      pid, ANSWER_MS / 1000);
     else if (r != 0)
         rc = op_fail(OPPROF_E_IO, "no reply (the process may have exited)");
+    if (nothing) *nothing = r == -1 || (r == 0 && !**reply);
+    if (r == 0 && !**reply) rc = op_fail(OPPROF_E_IO, "no reply (the process may have exited)");
     close(fd);
     if (rc == OPPROF_OK && !strncmp(*reply, "accepted\n", 9)) memmove(*reply, *reply + 9, strlen(*reply + 9) + 1);
     return rc;
@@ -239,14 +254,26 @@ int opprof_trigger(int64_t pid, const opprof_trigger_request *r, FILE *out)
     if (r->row_limit) fprintf(f, "row_limit=%d\n", r->row_limit);
     if (r->record_shapes) fprintf(f, "shapes=1\n");
     if (fclose(f) != 0 && !rc) rc = op_fail(OPPROF_E_NOMEM, "out of memory");
-    int fd = -1;
-    if (!rc) rc = open_listener(pid, &fd);
     /* After the first answer: the recording's own time, then time to write. */
     int64_t bound = r->dump ? 0 : r->steps ? (r->timeout_ns ? r->timeout_ns : 600000000000LL)
                                            : (r->duration_ns ? r->duration_ns : 5000000000LL);
     int64_t rest_ms = bound > INT64_MAX - WRITE_GRACE_NS ? -1 : (bound + WRITE_GRACE_NS) / 1000000;
     char *reply = NULL;
-    if (!rc) rc = exchange(fd, (long long)pid, req, rest_ms < 0 || rest_ms > 0x7fffffff ? -1 : (int)rest_ms, &reply);
+    /* Nothing back at all: the program closed the listener's socket while
+     * we connected to it, and the listener makes a new one within a quarter
+     * of a second (listener.c); asked again for up to 2 s. */
+    for (int tries = 0, nothing = 1; !rc && nothing && tries <= 20; tries++) {
+        int fd = -1;
+        if (tries) {
+            free(reply);
+            reply = NULL;
+            struct timespec ts = {0, 100000000L};
+            nanosleep(&ts, NULL);
+        }
+        if ((rc = open_listener(pid, &fd)) != OPPROF_OK) break;
+        rc = exchange(fd, (long long)pid, req, rest_ms < 0 || rest_ms > 0x7fffffff ? -1 : (int)rest_ms, &reply, &nothing);
+        if (rc != OPPROF_OK && nothing && tries < 20) rc = OPPROF_OK; /* asked again */
+    }
     free(req);
     if (rc) return rc;
     const char *body = "";
@@ -296,7 +323,7 @@ static int list_one(const char *path, long long pid, FILE *out)
     int fd = connect_checked(path, pid, geteuid(), why, sizeof why);
     if (fd < 0) return 0; /* starting up (bound, not yet listening), or not a listener of ours */
     char *reply = NULL;
-    if (exchange(fd, pid, "op=ping\n", ANSWER_MS, &reply) != OPPROF_OK) {
+    if (exchange(fd, pid, "op=ping\n", ANSWER_MS, &reply, NULL) != OPPROF_OK) {
         if (strstr(opprof_last_error(), "does not answer")) {
             list_silent(pid, out);
             return 1;

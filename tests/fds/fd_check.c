@@ -88,6 +88,30 @@ static int wait_exit(pid_t pid, int seconds)
     return -1;
 }
 
+/* Waits until the program has closed its descriptors and opened its logs. */
+static void wait_ready(void)
+{
+    char out[800];
+    in_case(out, sizeof out, "out");
+    for (int i = 0; i < 2000; i++) {
+        char *o = slurp(out);
+        int ready = o && strstr(o, "ready\n");
+        free(o);
+        if (ready) return;
+        sleep_ms(10);
+    }
+    fail_msg("the program never said ready");
+}
+
+static void tell_stop(void)
+{
+    char stop[800];
+    in_case(stop, sizeof stop, "stop");
+    int fd = open(stop, O_WRONLY | O_CREAT, 0644);
+    assert_true(fd >= 0);
+    close(fd);
+}
+
 /* Each log holds its one line and nothing else; stdout is the program's. */
 static void check_logs(void)
 {
@@ -180,6 +204,67 @@ static void trace_pftrace_goes_to_its_file(void **state)
     streamed_trace("cf.pftrace");
 }
 
+static void flight_dumps_and_keeps_the_logs(void **state)
+{
+    (void)state;
+    new_case("flight");
+    char file[800];
+    in_case(file, sizeof file, "fl_{n}.json");
+    const char *args[] = {"--flight", "4M", "--flight-file", file, NULL};
+    pid_t pid = spawn(args, 1);
+    wait_ready();
+    sleep_ms(100); /* some calls in the rings */
+    opprof_trigger_request r;
+    opprof_trigger_request_init(&r);
+    r.dump = 1;
+    if (opprof_trigger(pid, &r, NULL) != OPPROF_OK) {
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        fail_msg("trigger --dump: %s", opprof_last_error());
+    }
+    char first[800], second[800];
+    in_case(first, sizeof first, "fl_1.json");
+    in_case(second, sizeof second, "fl_2.json");
+    assert_true(calls_in(first, "work") > 0);
+    assert_int_equal(kill(pid, SIGUSR2), 0);
+    for (int i = 0; i < 2000 && access(second, F_OK) != 0; i++) sleep_ms(10);
+    tell_stop();
+    assert_int_equal(wait_exit(pid, 20), 0);
+    check_logs();
+    assert_true(calls_in(second, "work") > 0);
+    check_no_leftovers();
+}
+
+static void on_demand_records_and_keeps_the_logs(void **state)
+{
+    (void)state;
+    new_case("ondemand");
+    const char *args[] = {"--on-demand", NULL};
+    pid_t pid = spawn(args, 1);
+    wait_ready();
+    char table[800];
+    in_case(table, sizeof table, "table.txt");
+    opprof_trigger_request r;
+    opprof_trigger_request_init(&r);
+    r.duration_ns = 200000000;
+    r.table = table;
+    if (opprof_trigger(pid, &r, NULL) != OPPROF_OK) {
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        fail_msg("trigger: %s", opprof_last_error());
+    }
+    char *t = slurp(table);
+    assert_non_null(t);
+    if (!strstr(t, "work")) fail_msg("table without work:\n%s", t);
+    free(t);
+    tell_stop();
+    assert_int_equal(wait_exit(pid, 20), 0);
+    check_logs();
+    char *e = err_text();
+    if (e && *e) fail_msg("stderr:\n%s", e);
+    free(e);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -202,6 +287,8 @@ int main(void)
         cmocka_unit_test(plain_exec_keeps_the_logs),
         cmocka_unit_test(trace_json_goes_to_its_file),
         cmocka_unit_test(trace_pftrace_goes_to_its_file),
+        cmocka_unit_test(flight_dumps_and_keeps_the_logs),
+        cmocka_unit_test(on_demand_records_and_keeps_the_logs),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "live/flight.h"
 #include "opprof_trace.h"
 
 static opprof_env g_env; /* the config points into it */
@@ -76,6 +77,6 @@ __attribute__((constructor)) static void autostart(void)
 
 __attribute__((destructor)) static void autostop(void)
 {
-    if (g_flight) (void)opprof_flight_stop();
+    if (g_flight) (void)op_flight_stop_at_exit(); /* a dump signal during the exit ends nothing */
     (void)opprof_on_demand_stop();
 }

@@ -618,21 +618,36 @@ uint64_t opprof_flight_dumps(void)
     return atomic_load(&W.dumps);
 }
 
-int opprof_flight_stop(void)
+/* The signal's handler stays until the writer has finished the last dump:
+ * a signal then must not find the program's default (for SIGUSR2, the end
+ * of the process, its stdout unflushed and the dump cut off). At exit it
+ * stays for good, inert (the recorder is not running): a dump asked for
+ * while the process ends is no reason to kill it. */
+static int stop(int exiting)
 {
     int was = 1;
     if (!atomic_compare_exchange_strong(&W.running, &was, 0))
         return op_fail(OPPROF_E_NO_SESSION, "opprof_flight_stop: the flight recorder is not running");
-    restore_signal();
     op_listener_release(OP_LISTEN_FLIGHT);
     pthread_mutex_lock(&g_lock);
     W.quit = 1;
     pthread_mutex_unlock(&g_lock);
     wake_writer();
     pthread_join(W.writer, NULL);
+    if (!exiting) restore_signal();
     drop_wake();
     int rc = opprof_stop(NULL); /* what the rings hold goes: a dump was the time to keep it */
     op_session_watch(NULL, NULL);
     forget_config();
     return rc;
+}
+
+int opprof_flight_stop(void)
+{
+    return stop(0);
+}
+
+int op_flight_stop_at_exit(void)
+{
+    return stop(1);
 }

@@ -2,12 +2,14 @@
  * do at start: closes every descriptor above 2, then opens its own files,
  * which take the same numbers. Built with -finstrument-functions.
  *
- *   fd_target DIR [wait]   closes descriptors 3 and up (closefrom), opens
+ *   fd_target DIR [MODE]   closes descriptors 3 and up (closefrom), opens
  *                          DIR/log0..log5 and writes one line to each,
  *                          left in stdio's buffer until exit; prints
  *                          "ready"; calls work() 2000 times, or with
- *                          "wait" until DIR/stop exists; prints "done" and
- *                          exits 0, which flushes the logs. */
+ *                          MODE "wait" until DIR/stop exists; prints "done"
+ *                          and exits 0, which flushes the logs. MODE
+ *                          "wait_exit": the same, then _exit(0) (no exit
+ *                          handlers, nothing flushed). */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,8 +44,9 @@ int main(int argc, char **argv)
     fflush(stdout);
     char stop[4096];
     snprintf(stop, sizeof stop, "%s/stop", argv[1]);
-    int wait = argc > 2 && !strcmp(argv[2], "wait");
+    int wait = argc > 2 && !strncmp(argv[2], "wait", 4);
     for (long n = 0; wait ? access(stop, F_OK) != 0 : n < 2000; n++) work();
     printf("done\n");
+    if (argc > 2 && !strcmp(argv[2], "wait_exit")) _exit(0);
     return 0; /* exit flushes and closes the logs */
 }

@@ -248,7 +248,8 @@ int op_afile_open_named(op_afile *f, const char *path)
 static int reclaim(op_afile *f)
 {
     if (op_ownfd_ours(&f->own)) return OPPROF_OK;
-    uint64_t dev = f->own.dev, ino = f->own.ino;
+    if (f->own.fd < 0 && !f->own.ino) return op_fail(OPPROF_E_IO, "cannot write %s: not open", show(f->path).s);
+    op_ownfd was = f->own;
     f->fd = f->own.fd = -1;
     const char *name = f->direct ? f->path : f->tmp;
     if (!name) {
@@ -262,10 +263,12 @@ static int reclaim(op_afile *f)
     do
         fd = open(name, O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
     while (fd < 0 && errno == EINTR);
-    struct stat st;
-    int same = fd >= 0 && fstat(fd, &st) == 0 && (uint64_t)st.st_dev == dev && (uint64_t)st.st_ino == ino;
-    if (same && S_ISREG(st.st_mode) && lseek(fd, (off_t)f->written, SEEK_SET) < 0) same = 0;
+    op_ownfd now;
+    int same = fd >= 0 && op_ownfd_set(&now, fd) == 0 && op_ownfd_same(&now, &was);
+    if (same && S_ISREG(now.kind & S_IFMT) && lseek(fd, (off_t)f->written, SEEK_SET) < 0) same = 0;
     if (!same) {
+        f->own = was; /* asked again at the next write */
+        f->own.fd = -1;
         if (fd >= 0) close(fd);
         f->err = EBADF;
         return op_fail(OPPROF_E_IO,
@@ -274,7 +277,7 @@ static int reclaim(op_afile *f)
                        show(f->path).s, show(name).s);
     }
     if (!f->direct) (void)lock_file(fd);
-    (void)op_ownfd_set(&f->own, fd);
+    f->own = now;
     f->fd = fd;
     f->reopened++;
     return OPPROF_OK;

@@ -6,11 +6,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "capture/spill.h"
 #include "common/error.h"
+#include "common/ownfd.h"
 #include "common/vec.h"
 #include "common/writeall.h"
 #include "export/spool.h"
@@ -25,9 +25,7 @@ typedef struct ent {
 } ent;
 
 struct op_spool {
-    int fd;
-    dev_t dev;
-    ino_t ino;
+    op_ownfd own;        /* the unnamed file, with its identity (common/ownfd.h) */
     int broken;          /* the file is not written any more */
     uint64_t size;       /* where the next chunk goes */
     OP_VEC(ent) e;       /* in hand-off order */
@@ -60,29 +58,26 @@ op_spool *op_spool_open(const char *near)
     if (!slash) snprintf(dir, sizeof dir, ".");
     else if (slash == near) snprintf(dir, sizeof dir, "/");
     else snprintf(dir, sizeof dir, "%.*s", (int)(slash - near), near);
-    s->fd = tmp_in(dir);
-    if (s->fd < 0) {
+    int fd = tmp_in(dir);
+    if (fd < 0) {
         const char *t = getenv("TMPDIR");
-        s->fd = tmp_in(t && *t ? t : "/tmp");
+        fd = tmp_in(t && *t ? t : "/tmp");
     }
-    struct stat sb;
-    if (s->fd < 0 || fstat(s->fd, &sb) != 0) {
+    if (fd < 0 || op_ownfd_set(&s->own, fd) != 0) {
         op_fail(OPPROF_E_IO, "cannot make the trace's spool file in %s or TMPDIR: %s", dir, strerror(errno));
-        if (s->fd >= 0) close(s->fd);
+        if (fd >= 0) close(fd);
         free(s);
         return NULL;
     }
-    s->dev = sb.st_dev;
-    s->ino = sb.st_ino;
     return s;
 }
 
 /* The descriptor is still our file: a program may close descriptors it
- * did not open and reuse the number for one of its own. */
+ * did not open and reuse the number for one of its own (an unnamed file's
+ * inode number is free again the moment it is closed: ownfd.h). */
 static int ours(const op_spool *s)
 {
-    struct stat sb;
-    return s->fd >= 0 && fstat(s->fd, &sb) == 0 && sb.st_dev == s->dev && sb.st_ino == s->ino;
+    return op_ownfd_ours(&s->own);
 }
 
 static void broke(op_spool *s, const char *why, int err)
@@ -99,7 +94,7 @@ static void write_out(op_spool *s, ent *e)
     if (!s->broken && !ours(s)) broke(s, "the program closed opprof's spool file", 0);
     if (!s->broken) {
         size_t n = (size_t)e->nwords * sizeof(op_word);
-        if (op_write_all_fd(s->fd, e->mem->words, n, NULL) == 0) {
+        if (op_write_all_fd(s->own.fd, e->mem->words, n, NULL) == 0) {
             e->off = (int64_t)s->size;
             s->size += n;
             s->st.bytes += n;
@@ -198,7 +193,7 @@ int op_spool_replay(op_spool *s, op_spool_fn fn, void *ctx, uint64_t *lost)
         if (!c && rc == 0 && fn) {
             c = readable ? op_spill_chunk() : NULL;
             size_t n = (size_t)e->nwords * sizeof(op_word);
-            if (c && (size_t)c->nwords >= e->nwords && pread(s->fd, c->words, n, (off_t)e->off) == (ssize_t)n) {
+            if (c && (size_t)c->nwords >= e->nwords && pread(s->own.fd, c->words, n, (off_t)e->off) == (ssize_t)n) {
                 atomic_store_explicit(&c->end, c->words + e->nwords, memory_order_release);
             } else {
                 if (c) op_spill_free(c);
@@ -213,7 +208,7 @@ int op_spool_replay(op_spool *s, op_spool_fn fn, void *ctx, uint64_t *lost)
     s->e.n = 0;
     s->held.n = 0;
     s->size = 0;
-    if (readable && ftruncate(s->fd, 0) != 0) broke(s, "cannot empty the spool file", errno);
+    if (readable && ftruncate(s->own.fd, 0) != 0) broke(s, "cannot empty the spool file", errno);
     return rc;
 }
 
@@ -233,6 +228,6 @@ void op_spool_free(op_spool *s)
     op_vec_free(&s->e);
     op_vec_free(&s->held);
     op_vec_free(&s->scratch);
-    if (s->fd >= 0 && ours(s)) close(s->fd);
+    op_ownfd_close(&s->own);
     free(s);
 }

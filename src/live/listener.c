@@ -169,21 +169,21 @@ int op_listener_wait(int timeout_ms, int c, int event)
     /* The client has sent its request and shut its side: only a hangup
      * (POLLHUP, reported whatever the events asked) says it is gone. */
     if (atomic_load(&L.stop)) return OP_WAIT_STOP;
-    (void)relisten();
-    /* The socket's number is watched only while it is ours (-1: poll skips it). */
-    struct pollfd p[4] = {{-1, 0, 0}, {op_ownfd_ours(&L.sock) ? L.sock.fd : -1, POLLIN, 0}, {c, 0, 0}, {event, POLLIN, 0}};
-    int pr = poll(p, event >= 0 ? 4 : 3, timeout_ms > RECHECK_MS ? RECHECK_MS : timeout_ms);
+    /* The socket is watched only while it is ours (relisten checked; -1: poll skips it). */
+    int sock = relisten() == OPPROF_OK ? L.sock.fd : -1;
+    struct pollfd p[3] = {{sock, POLLIN, 0}, {c, 0, 0}, {event, POLLIN, 0}};
+    int pr = poll(p, event >= 0 ? 3 : 2, timeout_ms > RECHECK_MS ? RECHECK_MS : timeout_ms);
     if (atomic_load(&L.stop)) return OP_WAIT_STOP;
     if (pr < 0 && errno != EINTR) return OP_WAIT_STOP;
     if (pr <= 0) return OP_WAIT_TIME;
-    if (p[2].revents & (POLLHUP | POLLERR)) return OP_WAIT_HANGUP;
-    if (event >= 0 && (p[3].revents & POLLIN)) {
+    if (p[1].revents & (POLLHUP | POLLERR)) return OP_WAIT_HANGUP;
+    if (event >= 0 && (p[2].revents & POLLIN)) {
         char buf[64];
         while (read(event, buf, sizeof buf) > 0) {
         }
         return OP_WAIT_EVENT;
     }
-    if (p[1].revents & POLLIN) serve_busy();
+    if (p[0].revents & POLLIN) serve_busy();
     return OP_WAIT_TIME;
 }
 

@@ -73,8 +73,9 @@ static uint32_t callers_stack(view *v, const uint32_t *f, size_t n)
     return v->seq_stack[seq];
 }
 
-/* The rows of one stack of t seen c periods' worth, first at first_ns. */
-static int add_stack(view *v, const op_stack *st, uint64_t c, int64_t first_ns)
+/* The rows of one stack of t seen c periods' worth standing for ns of CPU
+ * time, first at first_ns. */
+static int add_stack(view *v, const op_stack *st, uint64_t c, int64_t ns, int64_t first_ns)
 {
     uint32_t *f = malloc((st->nframes ? st->nframes : 1) * sizeof *f);
     if (!f) return -1;
@@ -87,7 +88,6 @@ static int add_stack(view *v, const op_stack *st, uint64_t c, int64_t first_ns)
         }
         f[n++] = id;
     }
-    int64_t ns = (int64_t)c * v->t->sample_period_ns;
     for (size_t i = 0; i < n; i++) {
         int again = 0; /* recursion: a function counts once per sample */
         for (size_t j = 0; j < i && !again; j++) again = f[j] == f[i];
@@ -138,9 +138,10 @@ static int build(view *v, const char *threads, const char *within)
     const opprof_trace *t = v->t;
     uint32_t wid = within ? op_strtab_find(&t->str, within, strlen(within)) : 0;
     uint64_t *count = calloc(t->nstacks + 1, sizeof *count);
+    int64_t *ns = calloc(t->nstacks + 1, sizeof *ns);
     int64_t *first = malloc((t->nstacks + 1) * sizeof *first);
     uint8_t *pick = calloc(t->nthreads + 1, 1);
-    int rc = count && first && pick ? 0 : -1;
+    int rc = count && ns && first && pick ? 0 : -1;
     for (size_t i = 0; rc == 0 && i < t->nthreads; i++) pick[i] = (uint8_t)thread_selected(t, (uint32_t)i, threads);
     for (size_t i = 0; rc == 0 && i < t->nsamples; i++) {
         const op_sample *s = &t->samples[i];
@@ -148,10 +149,12 @@ static int build(view *v, const char *threads, const char *within)
         if (within && (wid == UINT32_MAX || !inside(t, s, wid))) continue;
         if (!count[s->stack] || s->ts_ns < first[s->stack]) first[s->stack] = s->ts_ns;
         count[s->stack] += s->weight;
+        ns[s->stack] += op_sample_ns(s, t->sample_period_ns);
     }
     for (size_t k = 1; rc == 0 && k <= t->nstacks; k++)
-        if (count[k]) rc = add_stack(v, &t->stacks[k - 1], count[k], first[k]);
+        if (count[k]) rc = add_stack(v, &t->stacks[k - 1], count[k], ns[k], first[k]);
     free(count);
+    free(ns);
     free(first);
     free(pick);
     return rc;

@@ -119,8 +119,16 @@ typedef struct op_sample {
     uint32_t thread;    /* index into threads */
     uint32_t stack;     /* index + 1 into stacks, 0 when every frame was the profiler's */
     uint64_t weight;    /* sampling periods it stands for (>= 1) */
+    int64_t cpu_ns;     /* the CPU time it stands for (op_sample_ns) */
     int32_t ev;         /* computed: the innermost range of its thread open then, -1 none */
 } op_sample;
+
+/* The CPU time sample s stands for: its thread's CPU clock since the
+ * thread's previous sample when the sampler read it, else its periods. */
+static inline int64_t op_sample_ns(const op_sample *s, int64_t period_ns)
+{
+    return s->cpu_ns > 0 ? s->cpu_ns : (int64_t)s->weight * period_ns;
+}
 
 /* A trace: the handle the client hands out (session/handle.h) and, behind
  * it, the model that every reader of opprof_trace.h asks for through

@@ -42,6 +42,7 @@ static void add_thread_samples(void *arg, int64_t pid, int64_t tid, const char *
         o->thread = (uint32_t)th;
         o->stack = st;
         o->weight = s[i].weight;
+        o->cpu_ns = s[i].cpu_ns;
         o->ev = -1;
     }
 }
@@ -110,7 +111,7 @@ int op_samples_attribute(opprof_trace *tr)
         if (first[th + 1] == first[th] && only >= 0) th = (size_t)only;
         int32_t in = innermost(tr, list + first[th], first[th + 1] - first[th], sm->ts_ns);
         sm->ev = in;
-        int64_t ns = (int64_t)sm->weight * tr->sample_period_ns;
+        int64_t ns = op_sample_ns(sm, tr->sample_period_ns);
         for (int32_t i = in; i >= 0 && rc == 0; i = tr->ev[i].parent) {
             op_evx *x = op_evx_add(tr, &tr->ev[i]);
             if (!x) {

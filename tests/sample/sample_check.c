@@ -82,37 +82,56 @@ static void *sleeper(void *arg)
 }
 
 /* 7:3 calls of equal cost read as 7:3 within 15%; a thread that sleeps
- * and spins once per 10 ms stays far below. */
+ * and spins once per 10 ms stays far below.
+ * The sampled share is a statistic: at the kernel's 250 Hz tick a 4 s round
+ * has 700-1000 samples, and on a busy machine far fewer (a CPU timer's
+ * signal waits for the thread to run again, 123 in a round beside three
+ * busy loops and a parallel suite), each standing for the CPU time since
+ * the last, so one round's ratio spreads by 11% or more and misses 15% about
+ * one time in six although nothing is wrong. Rounds are added up until the
+ * ratio is within 15% on at least 600 samples, or six rounds have run: a
+ * real bias of the sampler still fails, noise does not. */
 static void test_ratio_7_3_beside_a_sleeping_thread(void **state)
 {
     (void)state;
-    start(1000);
-    pthread_t th;
-    atomic_store(&g_stop_sleeper, 0);
-    assert_int_equal(pthread_create(&th, NULL, sleeper, NULL), 0);
-    double t0 = thread_cpu_s();
-    for (long i = 0; thread_cpu_s() - t0 < 4.0; i++) {
-        if (i % 10 < 7) sw_work_a();
-        else sw_work_b();
+    int64_t a = 0, b = 0, s = 0;
+    size_t samples = 0;
+    double ratio = 0, cpu = 0;
+    for (int round = 1; round <= 6; round++) {
+        start(1000);
+        pthread_t th;
+        atomic_store(&g_stop_sleeper, 0);
+        assert_int_equal(pthread_create(&th, NULL, sleeper, NULL), 0);
+        double t0 = thread_cpu_s();
+        for (long i = 0; thread_cpu_s() - t0 < 4.0; i++) {
+            if (i % 10 < 7) sw_work_a();
+            else sw_work_b();
+        }
+        cpu += thread_cpu_s() - t0;
+        atomic_store(&g_stop_sleeper, 1);
+        pthread_join(th, NULL);
+        opprof_trace *fn, *t = stop(&fn, NULL);
+        int64_t ra, rb, rs, self;
+        times_of(fn, "sw_work_a", &ra, &self);
+        times_of(fn, "sw_work_b", &rb, &self);
+        times_of(fn, "sw_spin_joined", &rs, &self);
+        a += ra, b += rb, s += rs;
+        samples += opprof_trace_sample_count(t);
+        opprof_trace_free(fn);
+        opprof_trace_free(t);
+        ratio = b > 0 ? (double)a / (double)b : 0;
+        print_message("round %d: samples %zu; work_a %.3f s, work_b %.3f s, sleeper %.3f s; a:b %.3f (7:3 is 2.333)\n",
+                      round, samples, a / 1e9, b / 1e9, s / 1e9, ratio);
+        if (samples >= 600 && ratio > 7.0 / 3 * 0.85 && ratio < 7.0 / 3 * 1.15) break;
     }
-    atomic_store(&g_stop_sleeper, 1);
-    pthread_join(th, NULL);
-    opprof_trace *fn, *t = stop(&fn, NULL);
-    int64_t a, b, s, self;
-    times_of(fn, "sw_work_a", &a, &self);
-    times_of(fn, "sw_work_b", &b, &self);
-    times_of(fn, "sw_spin_joined", &s, &self);
-    print_message("samples %zu; work_a %.3f s, work_b %.3f s, sleeper %.3f s\n", opprof_trace_sample_count(t),
-                  a / 1e9, b / 1e9, s / 1e9);
-    assert_true(opprof_trace_sample_count(t) >= 300);
+    assert_true(samples >= 300);
     assert_true(b > 0);
-    double ratio = (double)a / (double)b;
     assert_true(ratio > 7.0 / 3 * 0.85 && ratio < 7.0 / 3 * 1.15);
     assert_true(s < a / 20);
-    /* The sampled CPU time is the thread's: 4 s of work, give or take. */
-    assert_true(a + b > 3000000000ll && a + b < 5000000000ll);
-    opprof_trace_free(fn);
-    opprof_trace_free(t);
+    /* The sampled CPU time is the thread's CPU time in the loop: each
+     * sample stands for its thread's CPU clock since the one before. */
+    print_message("sampled %.3f s of %.3f s CPU\n", (a + b) / 1e9, cpu);
+    assert_true(a + b > cpu * 0.9e9 && a + b < cpu * 1.05e9);
 }
 
 static void *late_joined(void *arg)

@@ -67,10 +67,12 @@ def run(argv, **kw):
     return wall, ru.ru_utime + ru.ru_stime
 
 
-def opprof_shares(argv, tmp, name):
-    """Self and total time per function (ms) from opprof exec --sample's CSV."""
+def opprof_shares(argv, tmp, name, inline=True):
+    """Self and total time per function (ms) from opprof exec --sample's CSV;
+    inline=False: --no-inline, functions as the binary's symbols (perf's view)."""
     csv = os.path.join(tmp, name + ".csv")
-    subprocess.run([OPPROF, "exec", "--sample", "--format", "csv", "--row-limit", "-1", "--table", csv, "--"] + argv,
+    flags = [] if inline else ["--no-inline"]
+    subprocess.run([OPPROF, "exec", "--sample"] + flags + ["--format", "csv", "--row-limit", "-1", "--table", csv, "--"] + argv,
                    check=True, stdout=subprocess.DEVNULL)
     self_ms, total_ms = {}, {}
     with open(csv) as f:
@@ -105,7 +107,7 @@ def perf_shares(argv, tmp, name):
 
 def compare(title, argv, tmp, name):
     ref = perf_shares(argv, tmp, name)
-    self_ms, _ = opprof_shares(argv, tmp, name)
+    self_ms, _ = opprof_shares(argv, tmp, name, inline=False)  # perf names the symbol, not what was inlined
     total = sum(self_ms.values()) or 1.0
     print(f"\n{title}: top five of perf record -e cpu-clock, share of samples (points)")
     print(f"  {'function':40s} {'perf':>7s} {'opprof':>7s} {'diff':>6s}")

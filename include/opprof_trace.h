@@ -486,6 +486,8 @@ OPPROF_API int opprof_trace_load_max(const char *path, uint64_t max_events, oppr
  *   OPPROF_SAMPLE            sample stacks: on (1 kHz) or samples per second
  *                            of CPU time (opprof_config.sample_hz)
  *   OPPROF_SAMPLE_UNWIND     auto, fp or libunwind (opprof_config.sample_unwind)
+ *   OPPROF_INLINE            0: stacks without inlined frames
+ *                            (opprof_stack_inline)
  *   OPPROF_CONFIG            all of them in one string, keys in lower case
  *                            without the prefix, separated by ';':
  *                            "record_shapes=1;schedule=wait=1,warmup=1,active=2;
@@ -621,6 +623,14 @@ OPPROF_API const opprof_site *opprof_function_site(const void *fn);
  * instrumented call; until it is set, OPPROF_EXCLUDE in the environment
  * gives it. */
 OPPROF_API int opprof_function_exclude(const char *patterns);
+
+/* Whether stacks (samples, with_stack) show each function inlined at an
+ * address as a frame of its own (1, the default: "FILE(LINE): FUNC" of the
+ * inlined function, then its caller at the call site) or only the function
+ * the machine code belongs to, its symbol (0: what perf report shows, for
+ * comparing with it). Process-wide, for stacks symbolized from then on;
+ * until it is called, OPPROF_INLINE=0 in the environment gives 0. */
+OPPROF_API int opprof_stack_inline(int on);
 
 /* ======================================================================
  * 14. Distributed runs

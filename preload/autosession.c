@@ -16,6 +16,7 @@
  *                                 is removed from the environment once read,
  *                                 so the programs it runs are not profiled
  *   OPPROF_EXCLUDE=PATTERNS       functions left out (opprof_function_exclude)
+ *   OPPROF_INLINE=0               stacks without inlined frames (opprof_stack_inline)
  *   OPPROF_EXEC_TRACE=FILE        the trace (.gz: compressed; .pftrace:
  *                                 Perfetto's); streamed
  *                                 (opprof_config.stream_trace) unless a
@@ -329,6 +330,8 @@ __attribute__((constructor, no_instrument_function)) static void on_load(void)
         const char *cols = getenv("OPPROF_EXEC_COLUMNS");
         S.columns = cols && !strcmp(cols, "oncpu") ? OPPROF_COLUMNS_ONCPU : 0;
     }
+    const char *inl = getenv("OPPROF_INLINE"); /* read now: the settings go before the stacks are named */
+    if (want && inl && !strcmp(inl, "0")) (void)opprof_stack_inline(0);
     if (want && opprof_function_exclude(getenv("OPPROF_EXCLUDE")) != OPPROF_OK) {
         complain("--exclude");
         want = 0;

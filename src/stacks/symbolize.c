@@ -14,7 +14,11 @@
 
 #include "stacks/symbolize.h"
 
+#include "common/error.h"
+#include "opprof_trace.h"
+
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static int g_inline = -1; /* opprof_stack_inline; -1: not set, OPPROF_INLINE gives it */
 static Dwfl *g_dwfl;
 static char *g_debuginfo_path; /* NULL: the standard places (.debug, /usr/lib/debug) */
 static const Dwfl_Callbacks k_callbacks = {
@@ -118,10 +122,14 @@ static int frames_locked(uint64_t ip, op_frame_fn emit, void *ctx)
     /* Functions inlined at this address, innermost first: each is a frame
      * of its own, located where its caller called it. */
     int count = 0;
+    if (g_inline < 0) {
+        const char *env = getenv("OPPROF_INLINE");
+        g_inline = !(env && !strcmp(env, "0"));
+    }
     Dwarf_Addr bias;
     Dwarf_Die *cu = dwfl_module_addrdie(m, a, &bias);
     Dwarf_Die *scopes = NULL;
-    int ns = cu ? dwarf_getscopes(cu, a - bias, &scopes) : 0;
+    int ns = cu && g_inline ? dwarf_getscopes(cu, a - bias, &scopes) : 0;
     for (int i = 0; i < ns; i++) {
         int tag = dwarf_tag(&scopes[i]);
         if (tag == DW_TAG_subprogram) break;
@@ -179,4 +187,13 @@ int op_symbolize_function(const void *fn, op_function_info *info)
     if (file) copy(info->file, sizeof info->file, file, strlen(file));
     pthread_mutex_unlock(&g_lock);
     return 0;
+}
+
+int opprof_stack_inline(int on)
+{
+    if (on != 0 && on != 1) return op_fail(OPPROF_E_INVAL, "opprof_stack_inline: %d is not 0 or 1", on);
+    pthread_mutex_lock(&g_lock);
+    g_inline = on;
+    pthread_mutex_unlock(&g_lock);
+    return OPPROF_OK;
 }

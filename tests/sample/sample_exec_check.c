@@ -1,6 +1,6 @@
 /* opprof exec --sample on a program nobody instrumented (s73.c, -O2):
  * the table by function and the folded stacks, a thread the program starts
- * sampled from its start (pthread_create interposed), the program's exit
+ * sampled from its start (pthread_create interposed), --no-inline, the program's exit
  * status kept, and --threads refused without --sample. */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -75,6 +75,44 @@ static void test_table_and_stacks_by_function(void **state)
     free(folded);
 }
 
+/* The self CPU time of name, -1 when absent. */
+static double self_us(const char *csv, const char *name)
+{
+    char key[256];
+    snprintf(key, sizeof key, "\n%s,", name);
+    const char *p = strstr(csv, key);
+    long count;
+    double self;
+    if (!p || sscanf(p + strlen(key), "%ld,%lf", &count, &self) != 2) return -1;
+    return self;
+}
+
+/* --no-inline: the leaf is the function the code belongs to (work_a, as
+ * perf report names it), not mix, which the compiler inlined into it. */
+static void test_no_inline_is_perfs_view(void **state)
+{
+    (void)state;
+    assert_int_equal(sh("'%s' exec --sample --no-inline --format csv --row-limit -1 --table %s/n.csv "
+                        "--stacks %s/n.folded -- '%s' 20000 2>%s/err",
+                        env("OPPROF_BIN"), g_dir, g_dir, env("S73"), g_dir),
+                     0);
+    char path[600];
+    snprintf(path, sizeof path, "%s/n.csv", g_dir);
+    char *csv = slurp(path);
+    assert_non_null(csv);
+    double a = self_us(csv, "work_a"), b = self_us(csv, "work_b");
+    print_message("--no-inline: work_a self %.0f us, work_b self %.0f us\n", a, b);
+    assert_true(a > 0 && b > 0);
+    assert_null(strstr(csv, "\nmix,"));
+    free(csv);
+    snprintf(path, sizeof path, "%s/n.folded", g_dir);
+    char *folded = slurp(path);
+    assert_non_null(folded);
+    assert_non_null(strstr(folded, "main;work_a "));
+    assert_null(strstr(folded, ";mix "));
+    free(folded);
+}
+
 static void test_exit_status_and_errors(void **state)
 {
     (void)state;
@@ -106,6 +144,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_table_and_stacks_by_function),
+        cmocka_unit_test(test_no_inline_is_perfs_view),
         cmocka_unit_test(test_exit_status_and_errors),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -12,10 +12,12 @@
    on a program that does nothing (S73_ITERATIONS=100000 by default).
 2. Top five functions' shares (self samples / all) under perf record -e
    cpu-clock (the reference, when perf is installed: Debian's linux-perf)
-   and under opprof exec --sample, on s73 and on a real C program, Debian's
-   python3 interpreter (-O2, not instrumented, its functions in .dynsym)
-   running a pure-Python LZW compressor. Prints each share and the largest
-   difference in points.
+   and under opprof exec --sample --no-inline (perf names the symbol, not
+   what was inlined into it), on s73 and on a real C program, the CPython
+   interpreter running this script (sys.executable: not instrumented; one
+   with a symbol table, as pyenv builds it; Debian's stripped python3 leaves
+   perf bare addresses for its static functions) running a pure-Python LZW
+   compressor. Prints each share and the largest difference in points.
 Never a test: the figures depend on the machine and its load, printed first.
 """
 import os
@@ -148,7 +150,7 @@ def main():
         py = os.path.join(tmp, "lzw.py")
         with open(py, "w") as f:
             f.write(LZW)
-        compare("python3 (pure-Python LZW)", [sys.executable, py], tmp, "py")
+        compare(f"python3 (pure-Python LZW, {sys.executable})", [sys.executable, py], tmp, "py")
     finally:
         shutil.rmtree(tmp)
 

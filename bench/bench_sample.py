@@ -18,6 +18,10 @@
    with a symbol table, as pyenv builds it; Debian's stripped python3 leaves
    perf bare addresses for its static functions) running a pure-Python LZW
    compressor. Prints each share and the largest difference in points.
+3. Sampling on top of recording ranges: bench_wholeprog's program
+   (wholeprog_work, -finstrument-functions, 30M calls) under opprof exec
+   with and without --sample at the default rate, alternating, best of
+   REPS each: wall and CPU time, and the ratio (target <= 1.03x).
 Never a test: the figures depend on the machine and its load, printed first.
 """
 import os
@@ -143,6 +147,18 @@ def main():
         fixed = min(run([OPPROF, "exec", "--sample", "--table", os.path.join(tmp, "t"), "--", "true"])[1]
                     for _ in range(REPS))
         print(f"fixed cost of opprof exec --sample -- true: {fixed:.3f} s of CPU (start, symbolization at the end)")
+        work = os.path.join(BUILD, "bin", "wholeprog_work")
+        if os.access(work, os.X_OK):
+            ranges, both = [], []
+            table = os.path.join(tmp, "w")
+            for _ in range(REPS):
+                ranges.append(run([OPPROF, "exec", "--table", table, "--", work]))
+                both.append(run([OPPROF, "exec", "--sample", "--table", table, "--", work]))
+            rw, rc = min(w for w, _ in ranges), min(c for _, c in ranges)
+            bw, bc = min(w for w, _ in both), min(c for _, c in both)
+            print(f"wholeprog_work (30M instrumented calls), best of {REPS}: opprof exec {rw:.3f} s, "
+                  f"with --sample {bw:.3f} s: {bw / rw:.3f}x wall (target <= 1.03x); "
+                  f"CPU {rc:.3f} s vs {bc:.3f} s: {bc / rc:.3f}x")
         if not shutil.which("perf"):
             print("perf not installed (scripts/deps.sh bench): no reference shares")
             return

@@ -222,7 +222,9 @@ static void test_handler_is_signal_safe(void **state)
     for (int i = 0; i < 3; i++) pthread_join(th[i], NULL);
     opprof_trace *fn, *t = stop(&fn, NULL);
     assert_int_equal(atomic_load(&g_errno_bad), 0);
-    assert_true(opprof_trace_sample_count(t) > 50);
+    /* Samples were taken: a CPU timer fires at the tick, and on a busy
+     * machine (TSan, load 8) 1.5 s of CPU gave fewer than 50. */
+    assert_true(opprof_trace_sample_count(t) > 10);
     opprof_trace_free(fn);
     opprof_trace_free(t);
 }

@@ -50,6 +50,7 @@ int cmd_summary(int argc, char **argv)
     opprof_trace *t;
     if ((rc = cli_load_trace("summary", pos[0], o.max_events, &t)) != CLI_OK) return rc;
     if (o.by_stack && !cli_trace_has_stacks(t)) cli_note_no_stacks("summary", pos[0]);
+    opprof_trace_sample_note(t, "opprof summary", stderr); /* sample events read past, if any */
     /* An empty table says why: a trace of other kinds of events (async "b"/"e", counters, flows)
      * is read but gives no rows. */
     if (opprof_trace_event_count(t) == 0)

@@ -214,6 +214,10 @@ int opprof_trace_sample_note(const opprof_trace *t, const char *who, FILE *f)
     if (t->samples_dropped)
         bad |= fprintf(f, "%s: %llu samples were not kept (a thread's sample buffer was full, or past 4096 threads)\n",
                        who, (unsigned long long)t->samples_dropped) < 0;
+    if (t->samples_skipped)
+        bad |= fprintf(f, "%s: %llu sample events of the file (sampled stacks) were read past: the tables are "
+                          "of its ranges\n",
+                       who, (unsigned long long)t->samples_skipped) < 0;
     if (t->sample_signal_lost)
         bad |= fprintf(f, "%s: the program installed its own handler for signal %d, which sampling used: sampling "
                           "stopped there (OPPROF_SAMPLE_SIGNAL picks another)\n",

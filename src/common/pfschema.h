@@ -23,6 +23,15 @@ enum {
     PF_PKT_CLOCK_ID = 58,            /* timestamp_clock_id */
     PF_PKT_DEFAULTS = 59,            /* trace_packet_defaults */
     PF_PKT_TRACK_DESCRIPTOR = 60,
+    PF_PKT_PERF_SAMPLE = 66,
+
+    /* PerfSample; its callstack is interned on the sequence */
+    PF_PS_PID = 2,
+    PF_PS_TID = 3,
+    PF_PS_CALLSTACK_IID = 4,
+    PF_PS_CPU_MODE = 5,
+    PF_PS_TIMEBASE_COUNT = 6,
+    PF_CPU_MODE_USER = 2,
 
     PF_SEQ_INCREMENTAL_STATE_CLEARED = 1,
     PF_SEQ_NEEDS_INCREMENTAL_STATE = 2,
@@ -75,6 +84,22 @@ enum {
     PF_ID_STRING_VALUES = 29,
     PF_IN_IID = 1,
     PF_IN_NAME = 2,
+
+    /* InternedData of callstacks: function names and mapping paths are
+     * InternedStrings (iid 1, str 2); Frame, Mapping and Callstack have iid 1. */
+    PF_ID_FUNCTION_NAMES = 5,
+    PF_ID_FRAMES = 6,
+    PF_ID_CALLSTACKS = 7,
+    PF_ID_SOURCE_PATHS = 18,
+    PF_ID_MAPPING_PATHS = 17,
+    PF_ID_MAPPINGS = 19,
+    PF_FR_FUNCTION_NAME_ID = 2,
+    PF_FR_MAPPING_ID = 3,
+    PF_FR_REL_PC = 4,
+    PF_FR_SOURCE_PATH_IID = 5,
+    PF_FR_LINE_NUMBER = 6,
+    PF_MAP_PATH_STRING_IDS = 7,
+    PF_CALLSTACK_FRAME_IDS = 2, /* outermost frame first */
 
     /* TrackDescriptor, ProcessDescriptor, ThreadDescriptor, CounterDescriptor */
     PF_TD_UUID = 1,

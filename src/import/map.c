@@ -8,6 +8,7 @@
  *       the begin's; a "B" never ended lasts to the trace's last time)
  *   "i"/"I" named "[memory]"         -> memory events
  *   "M" thread_name                  -> thread names
+ *   "P" ProfileChunk                 -> counted (samples_skipped), not kept
  * Everything else (flows, other metadata, gpu_user_annotation,
  * python_function, the Trace span, cuda_sync) is not a row and is skipped:
  * keeping it would cost memory for nothing a table shows. */
@@ -275,6 +276,9 @@ int op_import_event(op_importer *im)
     case 'i':
     case 'I': return name_is(ev, "[memory]") ? add_memory(im) : 0;
     case 'M': return name_is(ev, "thread_name") ? add_thread_name(im) : 0;
+    case 'P': /* a sampled CPU profile's stacks (opprof exec --sample): counted, not kept */
+        if (name_is(ev, "ProfileChunk")) im->t->samples_skipped++;
+        return 0;
     default: return 0;
     }
 }

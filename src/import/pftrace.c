@@ -366,7 +366,7 @@ int op_pf_packet(pf_reader *r, op_pbr body)
     uint32_t clock = 0;
     int has_ts = 0, has_clock = 0;
     op_pbr te = {0}, in = {0}, def = {0}, td = {0}, cs = {0}, z = {0};
-    int has_te = 0, has_in = 0, has_def = 0, has_td = 0, has_cs = 0, has_z = 0;
+    int has_te = 0, has_in = 0, has_def = 0, has_td = 0, has_cs = 0, has_z = 0, has_perf = 0;
     while ((rc = op_pbr_next(&body, &f, &why)) > 0) {
         int len = f.wire == OP_PB_LEN, var = f.wire == OP_PB_VARINT;
         switch (f.field) {
@@ -381,6 +381,7 @@ int op_pf_packet(pf_reader *r, op_pbr body)
         case PF_PKT_TRACK_DESCRIPTOR: if (len) { td = f.sub; has_td = 1; } break;
         case PF_PKT_CLOCK_SNAPSHOT: if (len) { cs = f.sub; has_cs = 1; } break;
         case PF_PKT_COMPRESSED: if (len) { z = f.sub; has_z = 1; } break;
+        case PF_PKT_PERF_SAMPLE: if (len) has_perf = 1; break;
         default: break;
         }
     }
@@ -396,6 +397,10 @@ int op_pf_packet(pf_reader *r, op_pbr body)
     if (has_def && defaults(r, s, def) != 0) return -1;
     if (has_in && interned(r, s, in) != 0) return -1;
     if (has_td && track_descriptor(r, td) != 0) return -1;
+    if (has_perf) { /* a sampled stack (opprof exec --sample): counted, not kept */
+        r->t->samples_skipped++;
+        return 0;
+    }
     if (!has_ts) return 0; /* a track event without a time is not placed */
     int64_t ns = 0;
     if (packet_time(r, s, ts, has_clock, clock, &ns) != 0) return -1;

@@ -179,6 +179,8 @@ struct opprof_trace {
     uint64_t samples_dropped; /* samples the sampler's buffers could not keep */
     int sample_signal_lost;   /* the signal that sampling used, when the program took it over (sampling
                                * stopped there); 0 */
+    uint64_t samples_skipped; /* a file read: its sample events read past (Chrome "ProfileChunk"s,
+                               * Perfetto PerfSamples), which the model does not keep */
     int mem_totals_given;     /* the producer set total_allocated (imported traces) */
     int finished;
 };

@@ -42,6 +42,7 @@
 #include "export/options.h"
 #include "export/out.h"
 #include "export/pftrace.h"
+#include "export/samples.h"
 #include "model/model.h"
 
 typedef struct cw {
@@ -550,6 +551,10 @@ static int write_trace(const opprof_trace *t, op_jw *w, const opprof_export_opti
         cw_free(&c);
         return op_fail(OPPROF_E_NOMEM, "out of memory while exporting flows");
     }
+    if (op_chrome_write_samples(w, t, &c.first, 0) != 0) {
+        cw_free(&c);
+        return op_fail(OPPROF_E_NOMEM, "out of memory while exporting %zu samples", t->nsamples);
+    }
     if (t->dropped) {
         char buf[160];
         snprintf(buf, sizeof buf, "opprof: %llu events dropped (event cap reached)", (unsigned long long)t->dropped);
@@ -662,10 +667,13 @@ int op_chrome_stream_events(op_chrome_stream *s, const opprof_trace *t)
     return s->w->status;
 }
 
-int op_chrome_stream_end(op_chrome_stream *s, const opprof_trace *t, uint64_t dropped, int incomplete)
+int op_chrome_stream_end(op_chrome_stream *s, const opprof_trace *t, const opprof_trace *sampled, uint64_t dropped,
+                         int incomplete)
 {
     op_jw *w = s->w;
     int rc = t ? op_chrome_stream_events(s, t) : OPPROF_E_INVAL; /* NULL: giving up */
+    if (rc == OPPROF_OK && op_chrome_write_samples(w, sampled, &s->c.first, 1) != 0)
+        rc = op_fail(OPPROF_E_NOMEM, "out of memory writing the samples");
     if (rc == OPPROF_OK) {
         cw *c = &s->c;
         if (dropped) {

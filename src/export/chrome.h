@@ -19,8 +19,10 @@ int op_chrome_stream_begin(op_chrome_stream **out, op_jw *w, const opprof_trace 
  * its strings and threads may grow between calls, its events are new. */
 int op_chrome_stream_events(op_chrome_stream *s, const opprof_trace *t);
 
-/* The last events of t, its threads' metadata, and the end; frees s.
- * t NULL: gives up, writing nothing more. */
-int op_chrome_stream_end(op_chrome_stream *s, const opprof_trace *t, uint64_t dropped, int incomplete);
+/* The last events of t, the samples of `sampled` (the session's trace of
+ * sums; NULL or none: nothing), t's threads' metadata, and the end; frees
+ * s. t NULL: gives up, writing nothing more. */
+int op_chrome_stream_end(op_chrome_stream *s, const opprof_trace *t, const opprof_trace *sampled, uint64_t dropped,
+                         int incomplete);
 
 #endif

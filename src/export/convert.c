@@ -53,8 +53,8 @@ static int end(conv *c, const opprof_trace *t)
     if (t && !c->begun) rc = begin(c, t); /* a trace without events is still a trace */
     int incomplete = t && (t->options & OP_TRACE_INCOMPLETE);
     uint64_t dropped = t ? t->dropped : 0;
-    if (c->pf) rc = op_pf_stream_end(c->pf, rc == OPPROF_OK ? t : NULL, NULL, 0, dropped, incomplete);
-    else if (c->cs) rc = op_chrome_stream_end(c->cs, rc == OPPROF_OK ? t : NULL, dropped, incomplete);
+    if (c->pf) rc = op_pf_stream_end(c->pf, rc == OPPROF_OK ? t : NULL, NULL, 0, NULL, dropped, incomplete);
+    else if (c->cs) rc = op_chrome_stream_end(c->cs, rc == OPPROF_OK ? t : NULL, NULL, dropped, incomplete);
     c->pf = NULL;
     c->cs = NULL;
     return rc;

@@ -115,14 +115,11 @@ static int emit_event(pf_wseq *s, uint64_t ts)
     return op_pf_emit(pw);
 }
 
-/* Clears the incremental state; sets the clock and the thread's track as
- * the defaults; interns the categories and annotation names. */
-static int first_packet(pf_wseq *s, uint64_t t0)
+/* The sequence's clock snapshot: its incremental clock at t0, with the
+ * clocks it stands against. */
+void op_pf_put_clocks(pf_writer *pw, uint64_t t0)
 {
-    pf_writer *pw = s->pw;
     op_pbw *p = &pw->pkt;
-    op_pbw_uint(p, PF_PKT_SEQUENCE_ID, s->id);
-    op_pbw_uint(p, PF_PKT_SEQUENCE_FLAGS, PF_SEQ_INCREMENTAL_STATE_CLEARED);
     op_pbw_begin(p, PF_PKT_CLOCK_SNAPSHOT);
     op_pbw_begin(p, PF_CS_CLOCKS);
     op_pbw_uint(p, PF_CLK_ID, PF_CLOCK_SEQ_FIRST);
@@ -137,12 +134,23 @@ static int first_packet(pf_wseq *s, uint64_t t0)
     op_pbw_end(p);
     /* Times before the machine's boot are no wall-clock times (an imported
      * trace of its own origin): they stay as they are. */
-    int64_t boot = s->pw->boot_ns;
+    int64_t boot = pw->boot_ns;
     op_pbw_begin(p, PF_CS_CLOCKS);
     op_pbw_uint(p, PF_CLK_ID, PF_CLOCK_BOOTTIME);
     op_pbw_uint(p, PF_CLK_TIMESTAMP, boot > 0 && (int64_t)t0 >= boot ? t0 - (uint64_t)boot : t0);
     op_pbw_end(p);
     op_pbw_end(p);
+}
+
+/* Clears the incremental state; sets the clock and the thread's track as
+ * the defaults; interns the categories and annotation names. */
+static int first_packet(pf_wseq *s, uint64_t t0)
+{
+    pf_writer *pw = s->pw;
+    op_pbw *p = &pw->pkt;
+    op_pbw_uint(p, PF_PKT_SEQUENCE_ID, s->id);
+    op_pbw_uint(p, PF_PKT_SEQUENCE_FLAGS, PF_SEQ_INCREMENTAL_STATE_CLEARED);
+    op_pf_put_clocks(pw, t0);
     op_pbw_begin(p, PF_PKT_DEFAULTS);
     op_pbw_uint(p, PF_DEF_CLOCK_ID, PF_CLOCK_SEQ_FIRST);
     op_pbw_begin(p, PF_DEF_TRACK_EVENT);
@@ -431,6 +439,7 @@ int op_pf_write(const opprof_trace *t, op_jw *w, const opprof_export_options *o,
     if (rc == 0) rc = op_pf_meta_counters(&pw);
     if (rc == 0) rc = op_pf_meta_info(&pw, t);
     if (rc == 0) rc = op_pf_write_threads(&pw);
+    if (rc == 0) rc = op_pf_write_samples(&pw, t, 0);
     if (rc == 0) rc = op_pf_flush(&pw);
     op_pf_writer_free(&pw);
     if (w->status) return w->status;

@@ -12,6 +12,9 @@
  *                  begin/end packets whose timestamps are nanosecond deltas
  *                  and whose names, categories, annotation names and string
  *                  values are interned on the sequence.
+ *   sequence PF_SEQ_SAMPLES  a sampled trace's samples: PerfSample packets
+ *                  (pid, tid, callstack_iid), time order, the callstacks,
+ *                  frames, function names and mappings interned.
  * Ranges that overlap without nesting go on extra tracks under the thread
  * ("lanes"), so that every track's begins and ends pair up.
  *
@@ -72,6 +75,19 @@ void op_pf_seq_free(pf_wseq *s);
  * that overlap on lanes (the whole trace, or one batch of a trace read in
  * batches). 0 or -1. */
 int op_pf_write_threads(pf_writer *pw);
+
+/* The clock snapshot of a sequence whose packets' times are deltas from t0
+ * (ns on the trace's wall clock) into pw->pkt: its incremental clock, then
+ * CLOCK_REALTIME, then BOOTTIME. */
+void op_pf_put_clocks(pf_writer *pw, uint64_t t0);
+
+/* t's samples (opprof_config.sample_hz) as PerfSample packets on a sequence
+ * of their own (PF_SEQ_SAMPLES), their callstacks, frames, function names
+ * and mappings interned on it (pftrace_samples.c). describe: a track
+ * descriptor for each sampled thread too, for a streamed file whose
+ * threads came from another trace. 0 or -1. */
+#define PF_SEQ_SAMPLES 0x40000000u /* above the threads' 2 + index */
+int op_pf_write_samples(pf_writer *pw, const opprof_trace *t, int describe);
 
 /* Writes t as a .pftrace into out's writer; zlevel as pf_writer's. */
 int op_pf_write(const opprof_trace *t, op_jw *w, const opprof_export_options *o, int zlevel);

@@ -128,10 +128,12 @@ int op_pf_stream_model(op_pf_stream *s, const opprof_trace *t)
     return pw->w->status;
 }
 
-int op_pf_stream_end(op_pf_stream *s, const opprof_trace *t, const uint32_t *order, size_t n, uint64_t dropped,
-                     int incomplete)
+int op_pf_stream_end(op_pf_stream *s, const opprof_trace *t, const uint32_t *order, size_t n,
+                     const opprof_trace *sampled, uint64_t dropped, int incomplete)
 {
     int rc = t ? op_pf_stream_events(s, t, order, n) : OPPROF_E_INVAL; /* NULL: giving up */
+    if (rc == OPPROF_OK && op_pf_write_samples(&s->pw, sampled, 1) != 0)
+        rc = s->pw.w->status ? s->pw.w->status : nomem();
     if (rc == OPPROF_OK) {
         s->info->dropped = dropped;
         s->info->filter_min_ns = t->filter_min_ns;

@@ -23,9 +23,10 @@ int op_pf_stream_events(op_pf_stream *s, const opprof_trace *t, const uint32_t *
  * a whole trace's are written (overlapping ranges on lanes), each thread's
  * a piece of its sequence: a batch of a trace read in batches (convert.c). */
 int op_pf_stream_model(op_pf_stream *s, const opprof_trace *t);
-/* The last batch (t NULL: giving up, nothing more written), the metadata
- * and the last compressed batch; frees s. */
-int op_pf_stream_end(op_pf_stream *s, const opprof_trace *t, const uint32_t *order, size_t n, uint64_t dropped,
-                     int incomplete);
+/* The last batch (t NULL: giving up, nothing more written), the samples of
+ * `sampled` (the session's trace of sums; NULL or none: nothing), the
+ * metadata and the last compressed batch; frees s. */
+int op_pf_stream_end(op_pf_stream *s, const opprof_trace *t, const uint32_t *order, size_t n,
+                     const opprof_trace *sampled, uint64_t dropped, int incomplete);
 
 #endif

@@ -19,6 +19,7 @@
 #include "model/collect.h"
 #include "model/distributed.h"
 #include "model/model.h"
+#include "model/samples.h"
 #include "model/stream.h"
 #include "session/handle.h"
 
@@ -74,16 +75,17 @@ static void write_batch(void)
     op_sdec_clear(W.dec);
 }
 
-/* Ends the file's writer: with t the last batch, else giving up. */
-static int end_writer(const opprof_trace *t, uint64_t dropped, int incomplete)
+/* Ends the file's writer: with t the last batch and the samples of
+ * `sampled`, else giving up. */
+static int end_writer(const opprof_trace *t, const opprof_trace *sampled, uint64_t dropped, int incomplete)
 {
     int rc = OPPROF_OK;
     if (W.pf) {
         size_t n = 0;
         const uint32_t *order = t ? op_sdec_order(W.dec, &n) : NULL;
-        rc = op_pf_stream_end(W.pf, t, order, n, dropped, incomplete);
+        rc = op_pf_stream_end(W.pf, t, order, n, sampled, dropped, incomplete);
     } else if (W.cs) {
-        rc = op_chrome_stream_end(W.cs, t, dropped, incomplete);
+        rc = op_chrome_stream_end(W.cs, t, sampled, dropped, incomplete);
     }
     W.pf = NULL;
     W.cs = NULL;
@@ -155,7 +157,7 @@ int op_stream_begin(const opprof_trace *head, const op_timebase *tb, uint32_t op
     W.dec = NULL;
     W.spool = op_spool_open(W.path);
     if (!W.spool) {
-        (void)end_writer(NULL, 0, 0);
+        (void)end_writer(NULL, NULL, 0, 0);
         op_stream_abort();
         return OPPROF_E_IO;
     }
@@ -167,7 +169,7 @@ int op_stream_begin(const opprof_trace *head, const op_timebase *tb, uint32_t op
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (e != 0) {
         op_spill_close();
-        (void)end_writer(NULL, 0, 0);
+        (void)end_writer(NULL, NULL, 0, 0);
         op_stream_abort();
         op_spool_free(W.spool);
         W.spool = NULL;
@@ -243,8 +245,13 @@ int op_stream_stop(uint64_t gen, const op_timebase *tb, uint64_t stop_ticks, int
     opprof_trace *tr = NULL;
     if (!nomem && op_sdec_finish(W.dec, tb, stop_ticks, &tr) != 0) nomem = 1;
     int rc = nomem ? op_fail(OPPROF_E_NOMEM, "out of memory ending the streamed trace") : OPPROF_OK;
-    if (!W.status && W.dec) fail(end_writer(op_sdec_trace(W.dec), tr ? tr->dropped : 0, incomplete));
-    else (void)end_writer(NULL, 0, 0);
+    /* A sampling session's samples go into the file, at its end: taken
+     * here into the trace of sums, whose collector's own take (model/
+     * handle.c) then finds none left. */
+    if (tr && rc == OPPROF_OK) rc = op_samples_take(tr, tb, stop_ticks);
+    if (!W.status && W.dec)
+        fail(end_writer(op_sdec_trace(W.dec), rc == OPPROF_OK ? tr : NULL, tr ? tr->dropped : 0, incomplete));
+    else (void)end_writer(NULL, NULL, 0, 0);
     if (!W.status) fail(op_out_close(&W.out));
     else op_out_discard(&W.out);
     W.opened = 0;

@@ -28,6 +28,8 @@ static int finish(opprof_trace *tr, const op_gen_done *g)
         tr->output_dir = op_trace_intern(tr, g->output_dir, strlen(g->output_dir));
         if (tr->output_dir == UINT32_MAX) return op_fail(OPPROF_E_NOMEM, "out of memory");
     }
+    /* A streamed trace's writer took its samples already, to write them
+     * into its file: this take then finds none left. */
     rc = op_samples_take(tr, g->tb, g->stop_ticks);
     if (rc == OPPROF_OK) rc = op_distributed_apply(tr);
     return rc == OPPROF_OK ? op_trace_finish(tr) : rc;

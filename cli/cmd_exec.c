@@ -132,6 +132,10 @@ static int check_together(exec_opts *o)
     else if (o->on_demand && o->flight)
         fprintf(stderr, "opprof exec: --on-demand or --flight, not both: the flight recorder already records, "
                         "and opprof trigger PID --dump writes what it holds\n");
+    else if (o->sample && (o->on_demand || o->flight))
+        fprintf(stderr, "opprof exec: --sample does not go with %s: the flight recorder's dumps and on-demand "
+                        "recordings keep ranges, not samples; run opprof exec --sample --trace FILE (or --table) "
+                        "instead\n", o->flight ? "--flight" : "--on-demand");
     else if (o->on_demand && out)
         fprintf(stderr, "opprof exec: --on-demand records only when triggered, so %s would stay empty: give it to "
                         "opprof trigger PID (--trace, --table)\n", out);

@@ -1,7 +1,11 @@
 /* opprof exec --sample on a program nobody instrumented (s73.c, -O2):
  * the table by function and the folded stacks, a thread the program starts
- * sampled from its start (pthread_create interposed), --no-inline, the program's exit
- * status kept, and --threads refused without --sample. */
+ * sampled from its start (pthread_create interposed), --no-inline, the
+ * program's exit status kept, and --threads refused without --sample. The
+ * streamed --trace carries the samples: as V8 CPU profiles in Chrome JSON
+ * (read by profile_json.py), as PerfSample packets in a .pftrace (decoded
+ * by protoc), which opprof summary reads past, saying how many. --sample
+ * with --flight or --on-demand is refused. */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,9 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
+#include "fixtures.h"
 #include "slurp.h"
 #include "tmpdir.h"
 
@@ -128,6 +134,111 @@ static void test_exit_status_and_errors(void **state)
     assert_int_equal(sh("'%s' exec --sample=0 -- true 2>/dev/null", env("OPPROF_BIN")), 2);
 }
 
+static char *read_in(const char *name)
+{
+    char path[600];
+    snprintf(path, sizeof path, "%s/%s", g_dir, name);
+    char *text = slurp(path);
+    if (!text) fail_msg("cannot read %s", path);
+    return text;
+}
+
+static size_t count(const char *text, const char *needle)
+{
+    size_t n = 0;
+    for (const char *p = text; (p = strstr(p, needle)); p += strlen(needle)) n++;
+    return n;
+}
+
+/* The first line of out holding both words (w2 may be NULL), NULL when
+ * none; free it. */
+static char *line_with(const char *out, const char *w1, const char *w2)
+{
+    for (const char *p = out; *p;) {
+        size_t n = strcspn(p, "\n");
+        char *line = strndup(p, n);
+        assert_non_null(line);
+        if (strstr(line, w1) && (!w2 || strstr(line, w2))) return line;
+        free(line);
+        p += n + (p[n] != 0);
+    }
+    return NULL;
+}
+
+static void test_streamed_trace_carries_the_samples(void **state)
+{
+    (void)state;
+    const char *py = access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
+    assert_int_equal(sh("'%s' exec --sample --trace %s/x.json -- '%s' 5000 busy 2>%s/xerr", env("OPPROF_BIN"), g_dir,
+                        env("S73"), g_dir),
+                     0);
+    assert_int_equal(sh("'%s' '%s/tests/sample/profile_json.py' %s/x.json > %s/x.profiles", py,
+                        env("OPPROF_SOURCE_DIR"), g_dir, g_dir),
+                     0);
+    char *out = read_in("x.profiles");
+    print_message("%s", out);
+    /* the main thread's work, and the thread it started, each its own profile */
+    char *m = line_with(out, "work_a", "work_b");
+    assert_non_null(m);
+    assert_non_null(strstr(m, " name=s73 "));
+    char *sl = line_with(out, "sleeper_spin", NULL);
+    assert_non_null(sl);
+    assert_null(strstr(sl, "work_a")); /* another thread's profile */
+    assert_null(line_with(out, "sleeper_spin", "work_a"));
+    free(m);
+    free(sl);
+    free(out);
+    assert_int_equal(sh("'%s' summary %s/x.json >%s/x.sum 2>%s/x.sumerr", env("OPPROF_BIN"), g_dir, g_dir, g_dir), 0);
+    char *err = read_in("x.sumerr");
+    assert_non_null(strstr(err, "sample events of the file (sampled stacks) were read past"));
+    free(err);
+
+    char schema[1024];
+    if (!fixture_path(schema, sizeof schema, "perfetto/perfetto_trace.proto")) {
+        print_message("%s missing: the .pftrace half skipped\n", schema);
+        return;
+    }
+    if (system("command -v protoc >/dev/null 2>&1") != 0)
+        fail_msg("protoc not found: install protobuf-compiler (scripts/deps.sh)");
+    /* .pftrace.gz: plain packets inside the gzip, so protoc reads them. */
+    assert_int_equal(sh("'%s' exec --sample --trace %s/x.pftrace.gz -- '%s' 5000 busy 2>%s/perr", env("OPPROF_BIN"),
+                        g_dir, env("S73"), g_dir),
+                     0);
+    assert_int_equal(sh("zcat %s/x.pftrace.gz | protoc -I %s/perfetto --decode=perfetto.protos.Trace "
+                        "perfetto_trace.proto > %s/x.txt",
+                        g_dir, fixtures_dir(), g_dir),
+                     0);
+    char *text = read_in("x.txt");
+    size_t n = count(text, "perf_sample {");
+    print_message("%zu PerfSamples\n", n);
+    assert_true(n > 10);
+    assert_int_equal(count(text, "callstack_iid: "), n);
+    assert_int_equal(count(text, "str: \"work_a\""), 1);
+    assert_int_equal(count(text, "str: \"sleeper_spin\""), 1);
+    assert_non_null(strstr(text, "thread_name: \"s73\""));
+    free(text);
+    assert_int_equal(sh("'%s' summary %s/x.pftrace.gz >%s/p.sum 2>%s/p.sumerr", env("OPPROF_BIN"), g_dir, g_dir,
+                        g_dir),
+                     0);
+    err = read_in("p.sumerr");
+    char note[96];
+    snprintf(note, sizeof note, ": %zu sample events of the file", n);
+    if (!strstr(err, note)) fail_msg("no \"%s\" in: %s", note, err);
+    free(err);
+}
+
+static void test_sample_refused_with_flight_and_on_demand(void **state)
+{
+    (void)state;
+    const char *other[] = {"--flight 1M", "--on-demand"};
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(sh("'%s' exec --sample %s -- true 2>%s/ferr", env("OPPROF_BIN"), other[i], g_dir), 2);
+        char *err = read_in("ferr");
+        assert_non_null(strstr(err, "--sample does not go with"));
+        free(err);
+    }
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -146,6 +257,8 @@ int main(void)
         cmocka_unit_test(test_table_and_stacks_by_function),
         cmocka_unit_test(test_no_inline_is_perfs_view),
         cmocka_unit_test(test_exit_status_and_errors),
+        cmocka_unit_test(test_streamed_trace_carries_the_samples),
+        cmocka_unit_test(test_sample_refused_with_flight_and_on_demand),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -77,7 +77,7 @@ int op_pf_compressed(pf_reader *r, op_pbr z)
     r->z_off = outer_off + (uint64_t)(z.p - outer);
     op_pbr all = {r->zbuf, r->zbuf + n};
     op_pbf f;
-    const char *why;
+    const char *why = "a malformed packet";
     int rc;
     for (;;) {
         r->pkt = r->zbuf;

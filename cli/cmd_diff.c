@@ -111,7 +111,7 @@ static int by_key(const void *pa, const void *pb)
 static int load_side(const char *path, long max_events, const opprof_avg_options *ao, side *s)
 {
     s->path = path;
-    int rc = cli_load_trace("diff", path, max_events, &s->t);
+    int rc = cli_load_table("diff", path, max_events, ao, &s->t);
     if (rc != CLI_OK) return rc;
     if (ao->group_by_stack_n && !cli_trace_has_stacks(s->t)) cli_note_no_stacks("diff", path);
     if (opprof_key_averages(s->t, ao, &s->ka) != 0) {
@@ -133,6 +133,8 @@ static int load_side(const char *path, long max_events, const opprof_avg_options
         if (e.flags & OPPROF_EVENT_DEVICE) s->dev_total = sat_add(s->dev_total, e.dur_ns);
         else s->self_total = sat_add(s->self_total, e.self_ns);
     }
+    /* A .pftrace folded into sums (host ranges only: device activity is read into the model). */
+    for (size_t i = 0; !nev && i < s->n; i++) s->self_total = sat_add(s->self_total, s->rows[i].self_cpu_time_total_ns);
     return CLI_OK;
 }
 

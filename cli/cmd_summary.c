@@ -48,16 +48,19 @@ int cmd_summary(int argc, char **argv)
     int npos, rc = cli_parse(&SPEC, argc, argv, &o, pos, &npos);
     if (rc) return rc > 0 ? CLI_OK : CLI_BAD_INPUT;
     opprof_trace *t;
-    if ((rc = cli_load_trace("summary", pos[0], o.max_events, &t)) != CLI_OK) return rc;
+    opprof_avg_options ao = {o.by_shape, (int)o.by_stack, o.top_level};
+    /* Folded stacks need the events; the table alone, only sums (a .pftrace folded as read). */
+    rc = o.stacks ? cli_load_trace("summary", pos[0], o.max_events, &t)
+                  : cli_load_table("summary", pos[0], o.max_events, &ao, &t);
+    if (rc != CLI_OK) return rc;
     if (o.by_stack && !cli_trace_has_stacks(t)) cli_note_no_stacks("summary", pos[0]);
     opprof_trace_sample_note(t, "opprof summary", stderr); /* sample events read past, if any */
     /* An empty table says why: a trace of other kinds of events (async "b"/"e", counters, flows)
      * is read but gives no rows. */
-    if (opprof_trace_event_count(t) == 0)
+    if (opprof_trace_event_count(t) == 0 && opprof_trace_aggregated(t) == 0)
         fprintf(stderr, "opprof summary: %s has no operators: rows are complete (\"X\") or paired \"B\"/\"E\" "
                         "events of category cpu_op, user_annotation, cuda_runtime, cuda_driver, kernel, gpu_memcpy, "
                         "gpu_memset or none\n", pos[0]);
-    opprof_avg_options ao = {o.by_shape, (int)o.by_stack, o.top_level};
     opprof_key_averages *ka = NULL;
     rc = opprof_key_averages(t, &ao, &ka);
     if (rc == 0) rc = cli_write_key_averages(ka, o.format, o.sort, o.row_limit, stdout);

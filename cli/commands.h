@@ -17,6 +17,7 @@ enum { CLI_OK = 0, CLI_FAIL = 1, CLI_BAD_INPUT = 2 };
 
 typedef struct opprof_trace opprof_trace;
 typedef struct opprof_key_averages opprof_key_averages;
+typedef struct opprof_avg_options opprof_avg_options;
 
 /* The options of the commands that print key averages of trace files
  * (summary, diff). */
@@ -43,6 +44,11 @@ int cmd_report(int argc, char **argv);
  * "opprof COMMAND: PATH: byte N: what" and returns CLI_BAD_INPUT, also when
  * the trace is too large for memory. */
 int cli_load_trace(const char *command, const char *path, long max_events, opprof_trace **out);
+
+/* cli_load_trace keeping only what key averages with ao need
+ * (opprof_trace_load_table: a .pftrace folded into sums as it is read). */
+int cli_load_table(const char *command, const char *path, long max_events, const opprof_avg_options *ao,
+                   opprof_trace **out);
 
 /* Writes ka as format says ("table": the table of its first row_limit rows
  * by sort; "csv", "json": every row, sorted by sort). */

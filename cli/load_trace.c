@@ -5,9 +5,8 @@
 #include "commands.h"
 #include "opprof_trace.h"
 
-int cli_load_trace(const char *command, const char *path, long max_events, opprof_trace **out)
+static int loaded(const char *command, const char *path, int rc, opprof_trace **out)
 {
-    int rc = opprof_trace_load_max(path, max_events > 0 ? (uint64_t)max_events : 0, out);
     if (rc == 0) {
         /* The table is right for what was recorded; the reader should know it stops early. */
         if (opprof_trace_incomplete(*out))
@@ -21,3 +20,15 @@ int cli_load_trace(const char *command, const char *path, long max_events, oppro
     return CLI_BAD_INPUT;
 }
 
+
+int cli_load_trace(const char *command, const char *path, long max_events, opprof_trace **out)
+{
+    return loaded(command, path, opprof_trace_load_max(path, max_events > 0 ? (uint64_t)max_events : 0, out), out);
+}
+
+int cli_load_table(const char *command, const char *path, long max_events, const opprof_avg_options *ao,
+                   opprof_trace **out)
+{
+    uint64_t max = max_events > 0 ? (uint64_t)max_events : 0;
+    return loaded(command, path, opprof_trace_load_table(path, max, ao, out), out);
+}

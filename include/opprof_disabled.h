@@ -275,6 +275,10 @@ static inline int opprof_trace_load_buffer_disabled_(const void *buf, size_t len
 static inline int opprof_trace_load_max_disabled_(const char *path, uint64_t max_events, opprof_trace **out)
     { if (out) *out = (opprof_trace *)0; return OPPROF_E_UNSUPPORTED; }
 #define opprof_trace_load_max opprof_trace_load_max_disabled_
+static inline int opprof_trace_load_table_disabled_(const char *path, uint64_t max_events,
+    const opprof_avg_options *opt, opprof_trace **out)
+    { if (out) *out = (opprof_trace *)0; return OPPROF_E_UNSUPPORTED; }
+#define opprof_trace_load_table opprof_trace_load_table_disabled_
 static inline int opprof_config_from_env_size_disabled_(opprof_config *cfg, size_t cfg_size, opprof_env *env,
     size_t env_size)
 {

@@ -450,6 +450,21 @@ OPPROF_API int opprof_trace_load_buffer(const void *buf, size_t len, opprof_trac
  * an oversized input is never held whole. */
 OPPROF_API int opprof_trace_load_max(const char *path, uint64_t max_events, opprof_trace **out);
 
+/* opprof_trace_load_max keeping only what opprof_key_averages(t, opt)
+ * needs, which then gives the same table to the byte. A .pftrace (by its
+ * name, not stdin) is folded into sums by name (and input shapes) as it is
+ * read, in memory bounded by its distinct names and its deepest nesting,
+ * not by its slices: t then holds no events (opprof_trace_aggregated
+ * counts its calls), only the sums and what the file's metadata says
+ * (opprof_trace_dropped, opprof_trace_incomplete). Where the sums need the
+ * whole model (JSON, stdin, memory events, device activity, a thread's
+ * slices on two tracks, times that go back on a track, top_level_only,
+ * group_by_stack_n) it is the model, read as opprof_trace_load_max reads
+ * it; errors and max_events are the same either way. OPPROF_READ_FOLD=0
+ * in the environment always reads the model. */
+OPPROF_API int opprof_trace_load_table(const char *path, uint64_t max_events, const opprof_avg_options *opt,
+                                       opprof_trace **out);
+
 /* ======================================================================
  * 11. Configuration from the environment
  *

@@ -339,6 +339,27 @@ int opprof_trace_load_max(const char *path, uint64_t max_events, opprof_trace **
     return op_import_source_max(src, label, OP_IMPORT_CHUNK, max_events, out);
 }
 
+int opprof_trace_load_table(const char *path, uint64_t max_events, const opprof_avg_options *opt, opprof_trace **out)
+{
+    if (!out) return op_fail(OPPROF_E_INVAL, "opprof_trace_load_table: NULL out");
+    *out = NULL;
+    if (!path) return op_fail(OPPROF_E_INVAL, "opprof_trace_load_table: NULL path");
+    /* A .pftrace named as one is folded as it is read; stdin could not be
+     * read again when the fold gives up. Rows of the top level or by stack
+     * need the call tree and the stacks: the model. */
+    const char *env = getenv("OPPROF_READ_FOLD");
+    int fold = op_pf_path(path) && strcmp(path, "-") != 0 && !(env && !strcmp(env, "0")) &&
+               !(opt && (opt->top_level_only || opt->group_by_stack_n > 0));
+    if (fold) {
+        op_source *src;
+        int rc = op_source_open_path(path, &src);
+        if (rc != 0) return fail_open(rc, path);
+        rc = op_import_pftrace_fold(src, path, max_events, opt, out);
+        if (rc != PF_NEED_MODEL) return rc;
+    }
+    return opprof_trace_load_max(path, max_events, out);
+}
+
 int opprof_trace_load(const char *path, opprof_trace **out)
 {
     return opprof_trace_load_max(path, 0, out);

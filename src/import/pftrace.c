@@ -246,7 +246,7 @@ static int add_track(pf_reader *r, uint64_t uuid, int kind, uint32_t thread, con
     }
     if (op_map_put(&r->track_ix, uuid, (uint32_t)r->ntracks) != 0)
         return op_pf_fail(r, OPPROF_E_NOMEM, at, "out of memory");
-    r->tracks[r->ntracks++] = (pf_track){kind, thread, NULL, 0, 0};
+    r->tracks[r->ntracks++] = (pf_track){kind, thread, NULL, 0, 0, NULL, 0, 0, 0};
     return 0;
 }
 
@@ -406,7 +406,7 @@ int op_pf_packet(pf_reader *r, op_pbr body)
     if (packet_time(r, s, ts, has_clock, clock, &ns) != 0) return -1;
     if (has_te && op_pf_track_event(r, s, te, ns) != 0) return -1;
     /* Checked per packet, so an oversized input stops here, not after it is all held. */
-    if (r->max_events && r->t->nev + r->t->nmem > r->max_events)
+    if (r->max_events && op_pf_held(r) > r->max_events)
         return op_pf_fail(r, OPPROF_E_RANGE, r->pkt, "more than %" PRIu64 " events (the limit asked for)",
                           r->max_events);
     if (r->batch && r->t->nev + r->t->nmem >= r->batch->max) return flush(r);
@@ -530,7 +530,10 @@ static void finish_times(pf_reader *r)
 static void reader_free(pf_reader *r)
 {
     for (size_t i = 0; i < r->nseqs; i++) seq_clear(&r->seqs[i]);
-    for (size_t i = 0; i < r->ntracks; i++) free(r->tracks[i].open);
+    for (size_t i = 0; i < r->ntracks; i++) {
+        free(r->tracks[i].open);
+        free(r->tracks[i].fo);
+    }
     free(r->seqs);
     free(r->tracks);
     op_map_free(&r->seq_ix);
@@ -542,9 +545,9 @@ static void reader_free(pf_reader *r)
 }
 
 /* The whole input into *out: finished, or with a batch, its last events
- * handed out and nothing finished. */
+ * handed out and nothing finished, or with a fold, its sums. */
 static int import(op_source *src, const char *label, uint64_t max_events, const struct op_import_batch *b,
-                  opprof_trace **out)
+                  const opprof_avg_options *fold, opprof_trace **out)
 {
     *out = NULL;
     pf_reader r;
@@ -553,10 +556,15 @@ static int import(op_source *src, const char *label, uint64_t max_events, const 
     r.batch = b;
     pf_input in = {src, NULL, 0, 0, 0, 0, 0};
     r.t = op_trace_new();
-    int rc = r.t ? read_packets(&r, &in) : (r.status = OPPROF_E_NOMEM, snprintf(r.err, sizeof r.err, "out of memory"), -1);
+    int rc = r.t ? 0 : (r.status = OPPROF_E_NOMEM, snprintf(r.err, sizeof r.err, "out of memory"), -1);
+    if (rc == 0 && fold && !(r.fold = op_pf_fold_new(fold)))
+        rc = (r.status = OPPROF_E_NOMEM, snprintf(r.err, sizeof r.err, "out of memory"), -1);
+    if (rc == 0) rc = read_packets(&r, &in);
     free(in.buf);
     op_source_close(src);
-    if (rc == 0 && b) {
+    if (rc == 0 && fold) {
+        rc = op_pf_fold_finish(&r);
+    } else if (rc == 0 && b) {
         close_open(&r);
         rc = flush(&r);
     } else if (rc == 0 && op_thread_map_number(&r.threads, r.t) != 0) {
@@ -564,10 +572,12 @@ static int import(op_source *src, const char *label, uint64_t max_events, const 
         snprintf(r.err, sizeof r.err, "out of memory");
         rc = -1;
     }
-    if (rc == 0 && !b) finish_times(&r);
+    if (rc == 0 && !b && !fold) finish_times(&r);
+    op_pf_fold_free(r.fold);
     reader_free(&r);
     if (rc != 0) {
         opprof_trace_free(r.t);
+        if (r.status == PF_NEED_MODEL) return PF_NEED_MODEL;
         if (r.batch_failed) return op_fail(r.status, "%s", r.err);
         return op_fail(r.status, "%s: byte %" PRIu64 ": %s", label, r.err_off, r.err);
     }
@@ -586,10 +596,17 @@ static int import(op_source *src, const char *label, uint64_t max_events, const 
 
 int op_import_pftrace(op_source *src, const char *label, uint64_t max_events, opprof_trace **out)
 {
-    return import(src, label, max_events, NULL, out);
+    return import(src, label, max_events, NULL, NULL, out);
 }
 
 int op_import_pftrace_batches(op_source *src, const char *label, const struct op_import_batch *b, opprof_trace **out)
 {
-    return import(src, label, 0, b, out);
+    return import(src, label, 0, b, NULL, out);
+}
+
+int op_import_pftrace_fold(op_source *src, const char *label, uint64_t max_events, const opprof_avg_options *opt,
+                           opprof_trace **out)
+{
+    static const opprof_avg_options by_name; /* opt NULL: the default grouping, still a fold */
+    return import(src, label, max_events, NULL, opt ? opt : &by_name, out);
 }

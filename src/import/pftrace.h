@@ -34,12 +34,33 @@
 
 enum { PF_TK_OTHER, PF_TK_THREAD, PF_TK_META };
 
+/* A slice open on a track while sums are folded (pftrace_fold.c). */
+typedef struct pf_fopen {
+    int64_t start;  /* its begin, ns */
+    int64_t child;  /* the durations of its direct children so far */
+    uint64_t seq;   /* its place among the begins kept: the model's order of addition */
+    uint64_t flops; /* its FLOPs annotation, 0 none */
+    uint32_t name;  /* strtab id; UINT32_MAX: a slice the model skips, kept to pair with its end */
+    uint32_t shapes; /* strtab id of its input shapes, 0 none */
+} pf_fopen;
+
 typedef struct pf_track {
     int kind;
     uint32_t thread;
     uint32_t *open; /* open slices: event index, UINT32_MAX for a skipped one */
     size_t nopen, cap;
+    pf_fopen *fo;   /* open slices while folding (then open stays empty) */
+    size_t nfo, capfo;
+    int64_t last_ns; /* while folding: the track's latest begin or end, which the next may not precede */
 } pf_track;
+
+/* The key averages' sums folded as slices are read (pftrace_fold.c). */
+typedef struct pf_fold pf_fold;
+
+/* r->status when the fold meets what only the model can answer (memory
+ * events, device activity, a thread's slices on two tracks, times that go
+ * back on a track): the caller reads the file again into the model. */
+#define PF_NEED_MODEL 1
 
 /* The most packet sequences a file may have. Perfetto gives one to each
  * writer (a thread of a producer), so real traces have tens to thousands;
@@ -87,6 +108,7 @@ typedef struct pf_reader {
     uint64_t max_events; /* refuse more events and memory events than this; 0 no limit */
     const struct op_import_batch *batch; /* NULL: the whole trace at once (import.h) */
     int batch_failed; /* the failure is the batch's writer's, in err */
+    pf_fold *fold; /* non-NULL: sums folded, no events kept */
     /* The packet being read, for error offsets. */
     const unsigned char *pkt;
     uint64_t pkt_off;
@@ -118,6 +140,39 @@ void op_pf_inflate_free(pf_reader *r);
 
 /* A TrackEvent at ns on sequence s (pftrace_event.c). */
 int op_pf_track_event(pf_reader *r, pf_seq *s, op_pbr te, int64_t ns);
+
+/* Events and memory events the reader holds (or, folding, has met), for
+ * the max_events check. */
+uint64_t op_pf_held(const pf_reader *r);
+
+/* The fold's side of a slice begin and end on track tr, and of what the
+ * fold cannot take (PF_NEED_MODEL); pftrace_fold.c. */
+/* A begin or end at ns on tr: PF_NEED_MODEL when ns precedes the track's
+ * last time, or (a begin) when tr's thread has slices on another track. */
+int op_pf_fold_time(pf_reader *r, pf_track *tr, int64_t ns, int begin);
+/* *o pushed on tr's stack of open slices (o->name UINT32_MAX: skipped). */
+int op_pf_fold_push(pf_reader *r, pf_track *tr, const pf_fopen *o, const unsigned char *at);
+/* Slice *o, popped from tr, ended dur after its start: into its row's
+ * sums and its parent's children time. */
+int op_pf_fold_close(pf_reader *r, pf_track *tr, const pf_fopen *o, int64_t dur, const unsigned char *at);
+/* Sets PF_NEED_MODEL; -1. */
+int op_pf_need_model(pf_reader *r);
+
+/* The fold's state for the sums opt's key averages need; NULL when out of
+ * memory. */
+pf_fold *op_pf_fold_new(const opprof_avg_options *opt);
+void op_pf_fold_free(pf_fold *f);
+/* At the end of the input: slices still open end at the trace's last time
+ * (as close_open does for events), the rows are put in the order of their
+ * first slices, and r->t is finished. 0 or -1 (failure recorded). */
+int op_pf_fold_finish(pf_reader *r);
+
+/* Reads src (owned, closed) folding the sums key averages with opt need
+ * into *out (a finished trace of sums, op_aggrow, and no events). Returns
+ * PF_NEED_MODEL (nothing in *out) when the file needs the model; else as
+ * op_import_pftrace. */
+int op_import_pftrace_fold(op_source *src, const char *label, uint64_t max_events, const opprof_avg_options *opt,
+                           opprof_trace **out);
 
 /* The reader's entry: src (owned, closed) into a finished model; more
  * than max_events events and memory events (0: no limit) fail with

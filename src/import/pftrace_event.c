@@ -25,6 +25,7 @@ typedef struct pf_ann {
 typedef struct pf_te {
     uint64_t type, track;
     int has_track, has_name, skip_cat;
+    int has_ann; /* debug annotations follow (most slices have none: annotations() is skipped) */
     uint32_t name; /* strtab id */
     int cat;
     const unsigned char *name_p; /* an inline name, before interning */
@@ -86,6 +87,8 @@ static int fields(pf_reader *r, pf_seq *s, op_pbr te, pf_te *e)
             e->has_name = 1;
             if (e->name_n > OP_IMPORT_MAX_NAME)
                 return op_pf_fail(r, OPPROF_E_PARSE, f.sub.p, "track event: a name longer than 1 MiB");
+        } else if (f.field == PF_TE_DEBUG_ANNOTATIONS) {
+            e->has_ann = 1;
         } else if (f.field == PF_TE_CATEGORY_IIDS && !ncat++) { /* the first category decides */
             if (category_iid(r, s, &f, te.p, e) != 0) return -1;
         } else if (f.field == PF_TE_CATEGORIES && f.wire == OP_PB_LEN && !ncat++) {
@@ -114,6 +117,7 @@ static int annotation(pf_reader *r, pf_seq *s, op_pbr d, pf_ann *a)
     uint32_t kind = UINT32_MAX, str = UINT32_MAX;
     uint64_t num = 0;
     int has_num = 0, has_str = 0;
+    op_pbr inl = {0};
     while ((rc = op_pbr_next(&d, &f, &why)) > 0) {
         if (f.field == PF_DA_NAME_IID && f.wire == OP_PB_VARINT) {
             if (!op_map_get_u32(&s->anns, f.v, &kind)) kind = UINT32_MAX;
@@ -128,6 +132,11 @@ static int annotation(pf_reader *r, pf_seq *s, op_pbr d, pf_ann *a)
             num = f.v;
             has_num = 1;
         } else if (f.field == PF_DA_STRING && f.wire == OP_PB_LEN) {
+            if (r->fold) { /* interned below, only when the sums need it: no string per slice */
+                inl = f.sub;
+                has_str = 2;
+                continue;
+            }
             str = op_trace_intern(r->t, (const char *)f.sub.p, (size_t)(f.sub.end - f.sub.p));
             if (str == UINT32_MAX) return nomem(r, f.sub.p);
             has_str = 1;
@@ -142,17 +151,29 @@ static int annotation(pf_reader *r, pf_seq *s, op_pbr d, pf_ann *a)
     if (kind == UINT32_MAX) return 0; /* not one of ours: decoration */
     int is_str = kind == PF_ANN_SHAPES || kind == PF_ANN_TYPES || kind == PF_ANN_STACK || kind == PF_ANN_ARGS;
     if (is_str ? !has_str : !has_num) return 0; /* the wrong type: ignored, as the Chrome reader ignores it */
+    if (has_str == 2 && is_str) {
+        str = 0;
+        if (kind == PF_ANN_SHAPES &&
+            (str = op_trace_intern(r->t, (const char *)inl.p, (size_t)(inl.end - inl.p))) == UINT32_MAX)
+            return nomem(r, inl.p);
+    }
     a->has |= 1u << kind;
     if (is_str) a->str[kind] = str;
     else a->num[kind] = num;
     return 0;
 }
 
-static int annotations(pf_reader *r, pf_seq *s, op_pbr te, pf_ann *a)
+/* te's annotations into *a; has_ann 0 (fields() met none): nothing to read
+ * but a->has = 0, the only field read then. */
+static int annotations(pf_reader *r, pf_seq *s, op_pbr te, pf_ann *a, int has_ann)
 {
     op_pbf f;
     const char *why;
     int rc;
+    if (!has_ann) {
+        a->has = 0;
+        return 0;
+    }
     memset(a, 0, sizeof *a);
     while ((rc = op_pbr_next(&te, &f, &why)) > 0)
         if (f.field == PF_TE_DEBUG_ANNOTATIONS && f.wire == OP_PB_LEN && annotation(r, s, f.sub, a) != 0) return -1;
@@ -209,8 +230,60 @@ static int annotate(pf_reader *r, op_event *e, const pf_ann *a, const unsigned c
     return 0;
 }
 
+/* The name of a slice begun: interned, "" when it has none; UINT32_MAX when out of memory. */
+static uint32_t slice_name(pf_reader *r, const pf_te *f)
+{
+    if (!f->has_name) return op_trace_intern(r->t, "", 0);
+    if (f->name_p) return op_trace_intern(r->t, (const char *)f->name_p, f->name_n);
+    return f->name;
+}
+
+/* What annotations say that the sums need: input shapes and FLOPs, and the
+ * trace's options as annotate() sets them. */
+static void fold_annotations(pf_reader *r, const pf_ann *a, pf_fopen *o)
+{
+    if (a->has & (1u << PF_ANN_SHAPES)) {
+        o->shapes = a->str[PF_ANN_SHAPES];
+        r->t->options |= OP_TRACE_SHAPES;
+    }
+    if (a->has & (1u << PF_ANN_FLOPS)) {
+        o->flops = a->num[PF_ANN_FLOPS];
+        r->t->options |= OP_TRACE_FLOPS;
+    }
+}
+
+/* begin() while folding: the same checks and errors, a slice on the
+ * track's stack instead of an event. */
+static int fold_begin(pf_reader *r, pf_seq *s, op_pbr te, const pf_te *f, pf_track *tr, int64_t ns)
+{
+    if (op_pf_fold_time(r, tr, ns, 1) != 0) return -1;
+    pf_fopen o = {ns, 0, 0, 0, UINT32_MAX, 0};
+    if (tr->kind != PF_TK_THREAD || f->skip_cat) return op_pf_fold_push(r, tr, &o, te.p);
+    if (op_cat_is_device(f->cat)) return op_pf_need_model(r); /* charged to launches: the model's work */
+    if ((o.name = slice_name(r, f)) == UINT32_MAX) return nomem(r, te.p);
+    pf_ann a;
+    if (annotations(r, s, te, &a, f->has_ann) != 0) return -1;
+    fold_annotations(r, &a, &o);
+    see_time(r, ns, ns);
+    return op_pf_fold_push(r, tr, &o, te.p);
+}
+
+static int fold_end(pf_reader *r, pf_seq *s, op_pbr te, const pf_te *f, pf_track *tr, int64_t ns)
+{
+    if (op_pf_fold_time(r, tr, ns, 0) != 0) return -1;
+    if (!tr->nfo) return 0;
+    pf_fopen o = tr->fo[--tr->nfo];
+    if (o.name == UINT32_MAX) return 0;
+    see_time(r, o.start, ns);
+    pf_ann a;
+    if (annotations(r, s, te, &a, f->has_ann) != 0) return -1;
+    fold_annotations(r, &a, &o);
+    return op_pf_fold_close(r, tr, &o, ns > o.start ? ns - o.start : 0, te.p);
+}
+
 static int begin(pf_reader *r, pf_seq *s, op_pbr te, const pf_te *f, pf_track *tr, int64_t ns)
 {
+    if (r->fold) return fold_begin(r, s, te, f, tr, ns);
     opprof_trace *t = r->t;
     if (tr->nopen == tr->cap) {
         size_t c = tr->cap ? tr->cap * 2 : 16;
@@ -224,12 +297,10 @@ static int begin(pf_reader *r, pf_seq *s, op_pbr te, const pf_te *f, pf_track *t
         return 0;
     }
     if (t->nev >= (size_t)INT32_MAX) return op_pf_fail(r, OPPROF_E_RANGE, te.p, "more than %d events", INT32_MAX);
-    uint32_t name = f->name;
-    if (!f->has_name) name = op_trace_intern(t, "", 0);
-    else if (f->name_p) name = op_trace_intern(t, (const char *)f->name_p, f->name_n);
+    uint32_t name = slice_name(r, f);
     pf_ann a;
     if (name == UINT32_MAX) return nomem(r, te.p);
-    if (annotations(r, s, te, &a) != 0) return -1;
+    if (annotations(r, s, te, &a, f->has_ann) != 0) return -1;
     op_event *e = op_trace_add_event(t, tr->thread, name, f->cat, ns, 0);
     if (!e || annotate(r, e, &a, te.p) != 0) return e ? -1 : nomem(r, te.p);
     if (op_cat_is_device(f->cat)) { /* as the Chrome reader: the stream's device is its pid */
@@ -244,8 +315,9 @@ static int begin(pf_reader *r, pf_seq *s, op_pbr te, const pf_te *f, pf_track *t
 /* An end's annotations belong to the slice it closes, as in Perfetto's
  * trace processor: a streamed trace puts there what is known only at the
  * end (FLOPs given to opprof_end_flops, args patched by opprof_end_args). */
-static int end(pf_reader *r, pf_seq *s, op_pbr te, pf_track *tr, int64_t ns)
+static int end(pf_reader *r, pf_seq *s, op_pbr te, const pf_te *f, pf_track *tr, int64_t ns)
 {
+    if (r->fold) return fold_end(r, s, te, f, tr, ns);
     if (!tr->nopen) return 0; /* an end without a begin: Perfetto ignores it too */
     uint32_t i = tr->open[--tr->nopen];
     if (i == UINT32_MAX) return 0;
@@ -253,15 +325,16 @@ static int end(pf_reader *r, pf_seq *s, op_pbr te, pf_track *tr, int64_t ns)
     e->dur_ns = ns > e->start_ns ? ns - e->start_ns : 0;
     see_time(r, e->start_ns, ns);
     pf_ann a;
-    if (annotations(r, s, te, &a) != 0) return -1;
+    if (annotations(r, s, te, &a, f->has_ann) != 0) return -1;
     return annotate(r, e, &a, te.p);
 }
 
-static int memory(pf_reader *r, pf_seq *s, op_pbr te, const pf_track *tr, int64_t ns)
+static int memory(pf_reader *r, pf_seq *s, op_pbr te, const pf_te *f, const pf_track *tr, int64_t ns)
 {
     pf_ann a;
-    if (annotations(r, s, te, &a) != 0) return -1;
+    if (annotations(r, s, te, &a, f->has_ann) != 0) return -1;
     if (!(a.has & (1u << PF_ANN_BYTES))) return 0; /* the Chrome reader needs "Bytes" too */
+    if (r->fold) return op_pf_need_model(r); /* attributed by time, totals, the [memory] row: the model's */
     /* The model adds bytes up per operator and over the trace: a bound no
      * allocation reaches keeps those sums from overflowing. */
     int64_t bytes = op_pb_int(a.num[PF_ANN_BYTES]);
@@ -352,13 +425,13 @@ int op_pf_track_event(pf_reader *r, pf_seq *s, op_pbr te, int64_t ns)
     pf_track *tr = &r->tracks[k];
     switch (f.type) {
     case PF_TYPE_SLICE_BEGIN: return begin(r, s, te, &f, tr, ns);
-    case PF_TYPE_SLICE_END: return end(r, s, te, tr, ns);
+    case PF_TYPE_SLICE_END: return end(r, s, te, &f, tr, ns);
     case PF_TYPE_INSTANT:
         if (tr->kind == PF_TK_META) return metadata(r, te);
         if (tr->kind != PF_TK_THREAD || f.skip_cat || !f.has_name) return 0;
         if (f.name_p ? f.name_n == 8 && memcmp(f.name_p, "[memory]", 8) == 0
                      : op_strtab_len(&r->t->str, f.name) == 8 && !memcmp(op_strtab_get(&r->t->str, f.name), "[memory]", 8))
-            return memory(r, s, te, tr, ns);
+            return memory(r, s, te, &f, tr, ns);
         return 0;
     default: return 0; /* counters (memory's are derived), unspecified types */
     }

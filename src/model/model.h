@@ -107,6 +107,7 @@ typedef struct op_aggrow {
     uint64_t count;
     int64_t total_ns, self_ns;
     int64_t first_start_ns, first_end_ns; /* the first range: the order of the rows */
+    uint64_t first_seq; /* ... its place in the file among the ranges begun (a .pftrace's fold), for ties */
     uint64_t flops;
     int64_t mem, self_mem;
 } op_aggrow;

@@ -1,0 +1,186 @@
+/* Key averages folded while a .pftrace is read (pftrace.h): no event is
+ * kept. Each track keeps a stack of its open slices; a slice's end adds its
+ * duration, and its duration less its children's, to the row of its name
+ * (and input shapes), and its duration to its parent's children time. The
+ * result is an opprof_trace of sums (op_aggrow), which opprof_key_averages
+ * groups as it groups an aggregating session's.
+ *
+ * Why this gives the model's table to the byte: the model (model/build.c)
+ * makes each event the child of the innermost event of its thread that
+ * wholly contains it, in the order (start, the longer first, the order
+ * added). When a thread's slices are on one track and its times never go
+ * back, begins and ends pair as a stack whose nesting is that containment,
+ * but for a slice of no duration that touches another's end (the model may
+ * hang it elsewhere; its duration, 0, changes no self time). The rows are
+ * put in the order of their first slice by the model's key, the file's
+ * order of begins breaking ties, which is the order the model's groups are
+ * made in. What this cannot follow goes back to the model (PF_NEED_MODEL):
+ * memory events (attributed by time, with totals and a [memory] row),
+ * device activity (charged to launches by id), a thread's slices on two
+ * tracks (opprof's lanes for overlapping ranges) and times that go back on
+ * a track. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/error.h"
+#include "common/map.h"
+#include "common/satmath.h"
+#include "common/vec.h"
+#include "import/pftrace.h"
+
+struct pf_fold {
+    int by_shape;
+    uint64_t begun;        /* slices kept: the events the model would hold */
+    uint32_t *row_of_name; /* by name: strtab id -> row + 1 */
+    size_t nnames, cap_names;
+    op_map rows;           /* by name and shapes: name << 32 | shapes -> row */
+    uint32_t *lane;        /* thread -> the track + 1 its slices are on */
+    size_t nlane, cap_lane;
+    int sat;
+};
+
+pf_fold *op_pf_fold_new(const opprof_avg_options *opt)
+{
+    pf_fold *f = calloc(1, sizeof *f);
+    if (f) f->by_shape = opt && opt->group_by_input_shape;
+    return f;
+}
+
+void op_pf_fold_free(pf_fold *f)
+{
+    if (!f) return;
+    free(f->row_of_name);
+    free(f->lane);
+    op_map_free(&f->rows);
+    free(f);
+}
+
+int op_pf_need_model(pf_reader *r)
+{
+    if (!r->status) r->status = PF_NEED_MODEL;
+    return -1;
+}
+
+uint64_t op_pf_held(const pf_reader *r)
+{
+    return r->fold ? r->fold->begun : r->t->nev + r->t->nmem;
+}
+
+/* a[n..need) zeroed after growing a to at least need entries. */
+static int grow_zeroed(uint32_t **a, size_t *n, size_t *cap, size_t need)
+{
+    if (need <= *n) return 0;
+    if (op_grow(a, cap, need, sizeof **a) != 0) return -1;
+    memset(*a + *n, 0, (need - *n) * sizeof **a);
+    *n = need;
+    return 0;
+}
+
+int op_pf_fold_time(pf_reader *r, pf_track *tr, int64_t ns, int begin)
+{
+    if (tr->kind != PF_TK_THREAD) return 0; /* its slices are no events */
+    if (ns < tr->last_ns) return op_pf_need_model(r);
+    tr->last_ns = ns;
+    if (!begin) return 0;
+    pf_fold *f = r->fold;
+    uint32_t k = (uint32_t)(tr - r->tracks) + 1;
+    if (grow_zeroed(&f->lane, &f->nlane, &f->cap_lane, (size_t)tr->thread + 1) != 0)
+        return op_pf_fail(r, OPPROF_E_NOMEM, r->pkt, "out of memory");
+    if (!f->lane[tr->thread]) f->lane[tr->thread] = k;
+    return f->lane[tr->thread] == k ? 0 : op_pf_need_model(r);
+}
+
+int op_pf_fold_push(pf_reader *r, pf_track *tr, const pf_fopen *o, const unsigned char *at)
+{
+    if (tr->nfo == tr->capfo && op_grow(&tr->fo, &tr->capfo, tr->nfo + 1, sizeof *tr->fo) != 0)
+        return op_pf_fail(r, OPPROF_E_NOMEM, at, "out of memory");
+    pf_fopen *p = &tr->fo[tr->nfo++];
+    *p = *o;
+    if (o->name != UINT32_MAX) p->seq = r->fold->begun++;
+    return 0;
+}
+
+/* The row of o's key, made when new; NULL when out of memory. */
+static op_aggrow *row_of(pf_reader *r, const pf_fopen *o)
+{
+    pf_fold *f = r->fold;
+    opprof_trace *t = r->t;
+    uint32_t shapes = f->by_shape ? o->shapes : 0;
+    uint64_t *slot = NULL;
+    if (!f->by_shape) {
+        if (grow_zeroed(&f->row_of_name, &f->nnames, &f->cap_names, (size_t)o->name + 1) != 0) return NULL;
+        if (f->row_of_name[o->name]) return &t->agg[f->row_of_name[o->name] - 1];
+    } else {
+        int added;
+        if (!(slot = op_map_at(&f->rows, (uint64_t)o->name << 32 | shapes, &added))) return NULL;
+        if (!added) return &t->agg[*slot];
+    }
+    op_aggrow *row = op_trace_add_agg(t);
+    if (!row) return NULL;
+    row->name = o->name;
+    row->shapes = shapes;
+    row->cat = OPPROF_CAT_CPU_OP; /* every row kept is a host range (device activity goes to the model) */
+    row->first_start_ns = INT64_MAX;
+    if (slot) *slot = t->nagg - 1;
+    else f->row_of_name[o->name] = (uint32_t)t->nagg;
+    return row;
+}
+
+int op_pf_fold_close(pf_reader *r, pf_track *tr, const pf_fopen *o, int64_t dur, const unsigned char *at)
+{
+    pf_fold *f = r->fold;
+    op_aggrow *row = row_of(r, o);
+    if (!row) return op_pf_fail(r, OPPROF_E_NOMEM, at, "out of memory");
+    int64_t end = o->start + dur;
+    /* the model's order: start, the longer first, the order added */
+    if (o->start < row->first_start_ns ||
+        (o->start == row->first_start_ns &&
+         (end > row->first_end_ns || (end == row->first_end_ns && o->seq < row->first_seq)))) {
+        row->first_start_ns = o->start;
+        row->first_end_ns = end;
+        row->first_seq = o->seq;
+    }
+    row->count++;
+    row->total_ns = op_sat_add(row->total_ns, dur, &f->sat);
+    row->self_ns = op_sat_add(row->self_ns, dur - o->child, &f->sat);
+    row->flops = op_sat_addu(row->flops, o->flops, &f->sat);
+    for (size_t i = tr->nfo; i-- > 0;) { /* its parent: the innermost slice kept around it */
+        if (tr->fo[i].name == UINT32_MAX) continue;
+        tr->fo[i].child += dur;
+        break;
+    }
+    return 0;
+}
+
+static int row_before(const void *pa, const void *pb)
+{
+    const op_aggrow *a = pa, *b = pb;
+    if (a->first_start_ns != b->first_start_ns) return a->first_start_ns < b->first_start_ns ? -1 : 1;
+    if (a->first_end_ns != b->first_end_ns) return a->first_end_ns > b->first_end_ns ? -1 : 1;
+    return a->first_seq < b->first_seq ? -1 : a->first_seq > b->first_seq;
+}
+
+int op_pf_fold_finish(pf_reader *r)
+{
+    opprof_trace *t = r->t;
+    /* Slices still open last to the trace's last time, innermost first. */
+    for (size_t k = 0; k < r->ntracks; k++) {
+        pf_track *tr = &r->tracks[k];
+        while (tr->nfo) {
+            pf_fopen o = tr->fo[--tr->nfo];
+            if (o.name == UINT32_MAX) continue;
+            if (op_pf_fold_close(r, tr, &o, r->t_max > o.start ? r->t_max - o.start : 0, r->pkt) != 0) return -1;
+        }
+    }
+    if (op_thread_map_number(&r->threads, t) != 0) return op_pf_fail(r, OPPROF_E_NOMEM, r->pkt, "out of memory");
+    int64_t t0 = r->any_time ? r->t_min : 0;
+    for (size_t i = 0; i < t->nagg; i++) {
+        t->agg[i].first_start_ns -= t0;
+        t->agg[i].first_end_ns -= t0;
+    }
+    if (t->nagg > 1) qsort(t->agg, t->nagg, sizeof *t->agg, row_before);
+    t->base_time_ns = t0;
+    t->duration_ns = r->any_time ? r->t_max - t0 : 0;
+    if (r->fold->sat) t->options |= OP_TRACE_SATURATED;
+    return 0;
+}

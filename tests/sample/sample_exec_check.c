@@ -18,6 +18,7 @@
 
 #include <cmocka.h>
 
+#include "cli_shell.h"
 #include "fixtures.h"
 #include "slurp.h"
 #include "tmpdir.h"
@@ -31,36 +32,34 @@ static const char *env(const char *var)
     return v;
 }
 
-static int sh(const char *fmt, ...)
-{
-    char cmd[4096];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof cmd, fmt, ap);
-    va_end(ap);
-    int st = system(cmd);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-/* The CSV row's cpu_time_total_us of name, -1 when absent. */
-static double total_us(const char *csv, const char *name)
+/* The CSV row's self_cpu_time_total_us (column 1 after the name) or
+ * cpu_time_total_us (column 2) of name, -1 when absent. */
+static double row_us(const char *csv, const char *name, int column)
 {
     char key[256];
     snprintf(key, sizeof key, "\n%s,", name);
     const char *p = strstr(csv, key);
-    if (!p) return -1;
-    p += strlen(key);
     long count;
-    double self, total;
-    if (sscanf(p, "%ld,%lf,%lf", &count, &self, &total) != 3) return -1;
-    return total;
+    double us[2];
+    if (!p || sscanf(p + strlen(key), "%ld,%lf,%lf", &count, &us[0], &us[1]) != 3) return -1;
+    return us[column - 1];
+}
+
+static double total_us(const char *csv, const char *name)
+{
+    return row_us(csv, name, 2);
+}
+
+static double self_us(const char *csv, const char *name)
+{
+    return row_us(csv, name, 1);
 }
 
 static void test_table_and_stacks_by_function(void **state)
 {
     (void)state;
-    assert_int_equal(sh("'%s' exec --sample --format csv --table %s/t.csv --stacks %s/s.folded -- '%s' 20000 busy "
-                        "2>%s/err",
+    assert_int_equal(shell_status("'%s' exec --sample --format csv --table %s/t.csv --stacks %s/s.folded -- "
+                                  "'%s' 20000 busy 2>%s/err",
                         env("OPPROF_BIN"), g_dir, g_dir, env("S73"), g_dir),
                      0);
     char path[600];
@@ -81,26 +80,14 @@ static void test_table_and_stacks_by_function(void **state)
     free(folded);
 }
 
-/* The self CPU time of name, -1 when absent. */
-static double self_us(const char *csv, const char *name)
-{
-    char key[256];
-    snprintf(key, sizeof key, "\n%s,", name);
-    const char *p = strstr(csv, key);
-    long count;
-    double self;
-    if (!p || sscanf(p + strlen(key), "%ld,%lf", &count, &self) != 2) return -1;
-    return self;
-}
-
 /* --no-inline: the leaf is the function the code belongs to (work_a, as
  * perf report names it), not mix, which the compiler inlined into it. */
 static void test_no_inline_is_perfs_view(void **state)
 {
     (void)state;
-    assert_int_equal(sh("'%s' exec --sample --no-inline --format csv --row-limit -1 --table %s/n.csv "
-                        "--stacks %s/n.folded -- '%s' 20000 2>%s/err",
-                        env("OPPROF_BIN"), g_dir, g_dir, env("S73"), g_dir),
+    assert_int_equal(shell_status("'%s' exec --sample --no-inline --format csv --row-limit -1 --table %s/n.csv "
+                                  "--stacks %s/n.folded -- '%s' 20000 2>%s/err",
+                                  env("OPPROF_BIN"), g_dir, g_dir, env("S73"), g_dir),
                      0);
     char path[600];
     snprintf(path, sizeof path, "%s/n.csv", g_dir);
@@ -123,15 +110,15 @@ static void test_exit_status_and_errors(void **state)
 {
     (void)state;
     /* s73 with a bad thread start cannot fail; the status of `false` is 1. */
-    assert_int_equal(sh("'%s' exec --sample --table %s/x -- false 2>/dev/null", env("OPPROF_BIN"), g_dir), 1);
-    assert_int_equal(sh("'%s' exec --threads main -- true 2>%s/err2", env("OPPROF_BIN"), g_dir), 2);
+    assert_int_equal(shell_status("'%s' exec --sample --table %s/x -- false 2>/dev/null", env("OPPROF_BIN"), g_dir), 1);
+    assert_int_equal(shell_status("'%s' exec --threads main -- true 2>%s/err2", env("OPPROF_BIN"), g_dir), 2);
     char path[600];
     snprintf(path, sizeof path, "%s/err2", g_dir);
     char *err = slurp(path);
     assert_non_null(err);
     assert_non_null(strstr(err, "needs --sample"));
     free(err);
-    assert_int_equal(sh("'%s' exec --sample=0 -- true 2>/dev/null", env("OPPROF_BIN")), 2);
+    assert_int_equal(shell_status("'%s' exec --sample=0 -- true 2>/dev/null", env("OPPROF_BIN")), 2);
 }
 
 static char *read_in(const char *name)
@@ -169,11 +156,11 @@ static void test_streamed_trace_carries_the_samples(void **state)
 {
     (void)state;
     const char *py = access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
-    assert_int_equal(sh("'%s' exec --sample --trace %s/x.json -- '%s' 5000 busy 2>%s/xerr", env("OPPROF_BIN"), g_dir,
-                        env("S73"), g_dir),
+    assert_int_equal(shell_status("'%s' exec --sample --trace %s/x.json -- '%s' 5000 busy 2>%s/xerr",
+                                  env("OPPROF_BIN"), g_dir, env("S73"), g_dir),
                      0);
-    assert_int_equal(sh("'%s' '%s/tests/sample/profile_json.py' %s/x.json > %s/x.profiles", py,
-                        env("OPPROF_SOURCE_DIR"), g_dir, g_dir),
+    assert_int_equal(shell_status("'%s' '%s/tests/sample/profile_json.py' %s/x.json > %s/x.profiles", py,
+                                  env("OPPROF_SOURCE_DIR"), g_dir, g_dir),
                      0);
     char *out = read_in("x.profiles");
     print_message("%s", out);
@@ -188,7 +175,8 @@ static void test_streamed_trace_carries_the_samples(void **state)
     free(m);
     free(sl);
     free(out);
-    assert_int_equal(sh("'%s' summary %s/x.json >%s/x.sum 2>%s/x.sumerr", env("OPPROF_BIN"), g_dir, g_dir, g_dir), 0);
+    assert_int_equal(
+        shell_status("'%s' summary %s/x.json >%s/x.sum 2>%s/x.sumerr", env("OPPROF_BIN"), g_dir, g_dir, g_dir), 0);
     char *err = read_in("x.sumerr");
     assert_non_null(strstr(err, "sample events of the file (sampled stacks) were read past"));
     free(err);
@@ -201,12 +189,12 @@ static void test_streamed_trace_carries_the_samples(void **state)
     if (system("command -v protoc >/dev/null 2>&1") != 0)
         fail_msg("protoc not found: install protobuf-compiler (scripts/deps.sh)");
     /* .pftrace.gz: plain packets inside the gzip, so protoc reads them. */
-    assert_int_equal(sh("'%s' exec --sample --trace %s/x.pftrace.gz -- '%s' 5000 busy 2>%s/perr", env("OPPROF_BIN"),
-                        g_dir, env("S73"), g_dir),
+    assert_int_equal(shell_status("'%s' exec --sample --trace %s/x.pftrace.gz -- '%s' 5000 busy 2>%s/perr",
+                                  env("OPPROF_BIN"), g_dir, env("S73"), g_dir),
                      0);
-    assert_int_equal(sh("zcat %s/x.pftrace.gz | protoc -I %s/perfetto --decode=perfetto.protos.Trace "
-                        "perfetto_trace.proto > %s/x.txt",
-                        g_dir, fixtures_dir(), g_dir),
+    assert_int_equal(shell_status("zcat %s/x.pftrace.gz | protoc -I %s/perfetto --decode=perfetto.protos.Trace "
+                                  "perfetto_trace.proto > %s/x.txt",
+                                  g_dir, fixtures_dir(), g_dir),
                      0);
     char *text = read_in("x.txt");
     size_t n = count(text, "perf_sample {");
@@ -217,8 +205,8 @@ static void test_streamed_trace_carries_the_samples(void **state)
     assert_int_equal(count(text, "str: \"sleeper_spin\""), 1);
     assert_non_null(strstr(text, "thread_name: \"s73\""));
     free(text);
-    assert_int_equal(sh("'%s' summary %s/x.pftrace.gz >%s/p.sum 2>%s/p.sumerr", env("OPPROF_BIN"), g_dir, g_dir,
-                        g_dir),
+    assert_int_equal(shell_status("'%s' summary %s/x.pftrace.gz >%s/p.sum 2>%s/p.sumerr", env("OPPROF_BIN"), g_dir,
+                                  g_dir, g_dir),
                      0);
     err = read_in("p.sumerr");
     char note[96];
@@ -232,7 +220,8 @@ static void test_sample_refused_with_flight_and_on_demand(void **state)
     (void)state;
     const char *other[] = {"--flight 1M", "--on-demand"};
     for (int i = 0; i < 2; i++) {
-        assert_int_equal(sh("'%s' exec --sample %s -- true 2>%s/ferr", env("OPPROF_BIN"), other[i], g_dir), 2);
+        assert_int_equal(
+            shell_status("'%s' exec --sample %s -- true 2>%s/ferr", env("OPPROF_BIN"), other[i], g_dir), 2);
         char *err = read_in("ferr");
         assert_non_null(strstr(err, "--sample does not go with"));
         free(err);

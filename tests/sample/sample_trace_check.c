@@ -25,6 +25,7 @@
 
 #include <cmocka.h>
 
+#include "cli_shell.h"
 #include "fixtures.h"
 #include "model/model.h"
 #include "opprof_trace.h"
@@ -59,17 +60,6 @@ static void *worker(void *arg)
     double t0 = thread_cpu_s();
     while (thread_cpu_s() - t0 < CPU_S) sw_work_b();
     return NULL;
-}
-
-static int sh(const char *fmt, ...)
-{
-    char cmd[4096];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof cmd, fmt, ap);
-    va_end(ap);
-    int st = system(cmd);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
 static const char *bin(void)
@@ -121,8 +111,8 @@ static void test_json_carries_the_samples(void **state)
     const char *json = file_in("s.json");
     assert_int_equal(opprof_export_chrome_trace(g_trace, json), OPPROF_OK);
     const char *out = file_in("s.profiles");
-    assert_int_equal(sh("'%s' '%s/tests/sample/profile_json.py' %s > %s", trace_check_python(),
-                        getenv("OPPROF_SOURCE_DIR"), json, out),
+    assert_int_equal(shell_status("'%s' '%s/tests/sample/profile_json.py' %s > %s", trace_check_python(),
+                                  getenv("OPPROF_SOURCE_DIR"), json, out),
                      0);
     char *text = slurp(out);
     assert_non_null(text);
@@ -165,8 +155,8 @@ static void test_pftrace_carries_the_samples(void **state)
     assert_int_equal(opprof_export_chrome_trace(g_trace, pf), OPPROF_OK);
     unsetenv("OPPROF_PFTRACE_COMPRESS");
     const char *txt = file_in("s.pftrace.txt");
-    assert_int_equal(sh("protoc -I %s/perfetto --decode=perfetto.protos.Trace perfetto_trace.proto < %s > %s",
-                        fixtures_dir(), pf, txt),
+    assert_int_equal(shell_status("protoc -I %s/perfetto --decode=perfetto.protos.Trace perfetto_trace.proto < %s > %s",
+                                  fixtures_dir(), pf, txt),
                      0);
     char *text = slurp(txt);
     assert_non_null(text);
@@ -194,7 +184,7 @@ static void test_pftrace_carries_the_samples(void **state)
 /* opprof summary of FILE: stdout into OUT, stderr into ERR. */
 static void summary(const char *file, const char *out, const char *err)
 {
-    if (sh("'%s' summary --row-limit -1 %s > %s 2> %s", bin(), file, out, err) != 0) {
+    if (shell_status("'%s' summary --row-limit -1 %s > %s 2> %s", bin(), file, out, err) != 0) {
         char *why = slurp(err);
         fail_msg("opprof summary %s failed: %s", file, why ? why : "?");
     }

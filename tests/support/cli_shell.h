@@ -13,19 +13,30 @@
 
 #include <cmocka.h>
 
+/* Runs the shell command fmt makes; returns its exit status (-1 when it
+ * did not exit). */
+static inline int shell_status(const char *fmt, ...)
+{
+    char cmd[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    int st = system(cmd);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
 /* Runs "opprof ARGS" (ARGS a shell fragment from fmt) with stdout in out
  * and stderr in err; returns the exit status (-1 when it did not exit). */
 static inline int cli_shell_run(const char *out, const char *err, const char *fmt, ...)
 {
     const char *bin = getenv("OPPROF_BIN");
-    char args[2048], cmd[4096];
+    char args[2048];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(args, sizeof args, fmt, ap);
     va_end(ap);
-    snprintf(cmd, sizeof cmd, "%s %s >%s 2>%s", bin ? bin : "opprof", args, out, err);
-    int st = system(cmd);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return shell_status("%s %s >%s 2>%s", bin ? bin : "opprof", args, out, err);
 }
 
 static inline int count_lines(const char *s)

@@ -31,7 +31,7 @@ typedef struct exec_opts {
     const char *table, *trace, *stacks, *sort, *format, *metric, *activities;
     long row_limit, group_by_stack, stack_depth, max_events, sample;
     const char *threads, *columns, *within;
-    int with_stack, memory, on_demand, no_compensate, no_inline;
+    int with_stack, memory, on_demand, no_compensate, no_inline, separate_debuginfo;
     const char *flight, *slow_step, *slow, *flight_file, *flight_signal;
     const char *min_duration; /* --min-duration, parsed into min_duration_ns */
     long max_depth;
@@ -101,6 +101,10 @@ static const cli_option OPTIONS[] = {
     {"--no-inline", NULL, CLI_OPT_FLAG, FIELD(no_inline), 0, 0, NULL,
      "stacks name the function the code belongs to (its symbol), not" CLI_CONT
      "the functions inlined into it: perf report's view (OPPROF_INLINE=0)"},
+    {"--separate-debuginfo", NULL, CLI_OPT_FLAG, FIELD(separate_debuginfo), 0, 0, NULL,
+     "source lines and inlined frames also from separate debug files" CLI_CONT
+     "(-dbg packages); by default such modules are named from their" CLI_CONT
+     "symbol tables (OPPROF_SEPARATE_DEBUGINFO=1)"},
     {"--threads", "LIST", CLI_OPT_STRING, FIELD(threads), 0, 0, NULL,
      "with --sample, only these threads' samples: thread ids or shell" CLI_CONT
      "patterns on thread names, comma-separated"},
@@ -242,6 +246,7 @@ static int export_options(const exec_opts *o)
     if (o->columns) bad = bad || set("OPPROF_EXEC_COLUMNS", o->columns);
     if (o->within) bad = bad || set("OPPROF_EXEC_WITHIN", o->within);
     if (o->no_inline) bad = bad || set("OPPROF_INLINE", "0");
+    if (o->separate_debuginfo) bad = bad || set("OPPROF_SEPARATE_DEBUGINFO", "1");
     const char *table = o->table;
     if (!table && !o->stacks && !o->trace) table = "-";
     if (table) bad = bad || set("OPPROF_EXEC_TABLE", table);

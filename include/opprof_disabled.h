@@ -320,6 +320,8 @@ static inline int opprof_function_exclude_disabled_(const char *patterns) { retu
 #define opprof_function_exclude opprof_function_exclude_disabled_
 static inline int opprof_stack_inline_disabled_(int on) { return OPPROF_E_UNSUPPORTED; }
 #define opprof_stack_inline opprof_stack_inline_disabled_
+static inline int opprof_stack_separate_debuginfo_disabled_(int on) { return OPPROF_E_UNSUPPORTED; }
+#define opprof_stack_separate_debuginfo opprof_stack_separate_debuginfo_disabled_
 static inline void opprof_distributed_info_init_disabled_(opprof_distributed_info *d)
     { if (d) { static const opprof_distributed_info zero = OPPROF_DISABLED_ZERO_; *d = zero; d->rank = -1; d->world_size = -1; } }
 #define opprof_distributed_info_init opprof_distributed_info_init_disabled_

@@ -503,6 +503,9 @@ OPPROF_API int opprof_trace_load_table(const char *path, uint64_t max_events, co
  *   OPPROF_SAMPLE_UNWIND     auto, fp or libunwind (opprof_config.sample_unwind)
  *   OPPROF_INLINE            0: stacks without inlined frames
  *                            (opprof_stack_inline)
+ *   OPPROF_SEPARATE_DEBUGINFO  1: lines and inlined frames also from
+ *                            separate debug files
+ *                            (opprof_stack_separate_debuginfo)
  *   OPPROF_CONFIG            all of them in one string, keys in lower case
  *                            without the prefix, separated by ';':
  *                            "record_shapes=1;schedule=wait=1,warmup=1,active=2;
@@ -646,6 +649,17 @@ OPPROF_API int opprof_function_exclude(const char *patterns);
  * comparing with it). Process-wide, for stacks symbolized from then on;
  * until it is called, OPPROF_INLINE=0 in the environment gives 0. */
 OPPROF_API int opprof_stack_inline(int on);
+
+/* Whether source lines and inlined frames are also read from a module's
+ * separate debug file (a -dbg/-dbgsym package under /usr/lib/debug, a
+ * .gnu_debuglink beside it). Off by default: such a module is named from
+ * its symbol table, since opening separate, compressed DWARF inflates all of
+ * it at once (libc6-dbg: 70-100 ms of CPU, more than a sampled run's sampling
+ * costs), and names then do not depend on the -dbg packages a machine has.
+ * A module with DWARF in its own file always gets lines and inlined frames.
+ * Process-wide, for modules first named from then on; until it is called,
+ * OPPROF_SEPARATE_DEBUGINFO=1 in the environment gives 1. */
+OPPROF_API int opprof_stack_separate_debuginfo(int on);
 
 /* ======================================================================
  * 14. Distributed runs

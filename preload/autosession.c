@@ -17,6 +17,7 @@
  *                                 so the programs it runs are not profiled
  *   OPPROF_EXCLUDE=PATTERNS       functions left out (opprof_function_exclude)
  *   OPPROF_INLINE=0               stacks without inlined frames (opprof_stack_inline)
+ *   OPPROF_SEPARATE_DEBUGINFO=1   lines and inlined frames from separate debug files too
  *   OPPROF_EXEC_TRACE=FILE        the trace (.gz: compressed; .pftrace:
  *                                 Perfetto's); streamed
  *                                 (opprof_config.stream_trace) unless a
@@ -332,6 +333,8 @@ __attribute__((constructor, no_instrument_function)) static void on_load(void)
     }
     const char *inl = getenv("OPPROF_INLINE"); /* read now: the settings go before the stacks are named */
     if (want && inl && !strcmp(inl, "0")) (void)opprof_stack_inline(0);
+    const char *sep = getenv("OPPROF_SEPARATE_DEBUGINFO");
+    if (want && sep && !strcmp(sep, "1")) (void)opprof_stack_separate_debuginfo(1);
     if (want && opprof_function_exclude(getenv("OPPROF_EXCLUDE")) != OPPROF_OK) {
         complain("--exclude");
         want = 0;

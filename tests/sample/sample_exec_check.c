@@ -106,6 +106,32 @@ static void test_no_inline_is_perfs_view(void **state)
     free(folded);
 }
 
+/* A program whose DWARF is in a separate file (s73_split, as Debian's -dbg
+ * packages ship libraries) is named from its symbol table: no inlined mix,
+ * since opening separate DWARF at exit costs more than the sampling. With
+ * OPPROF_SEPARATE_DEBUGINFO=1 the inlined frame comes back. */
+static void test_separate_debuginfo_named_from_the_symbol_table(void **state)
+{
+    (void)state;
+    for (int separate = 0; separate <= 1; separate++) {
+        assert_int_equal(shell_status("OPPROF_SEPARATE_DEBUGINFO=%d '%s' exec --sample --stacks %s/d%d.folded -- "
+                                      "'%s' 10000 2>%s/err",
+                                      separate, env("OPPROF_BIN"), g_dir, separate, env("S73_SPLIT"), g_dir),
+                         0);
+        char path[600];
+        snprintf(path, sizeof path, "%s/d%d.folded", g_dir, separate);
+        char *folded = slurp(path);
+        assert_non_null(folded);
+        if (separate) {
+            assert_non_null(strstr(folded, ";main;work_a;mix "));
+        } else {
+            assert_non_null(strstr(folded, ";main;work_a "));
+            assert_null(strstr(folded, ";mix "));
+        }
+        free(folded);
+    }
+}
+
 static void test_exit_status_and_errors(void **state)
 {
     (void)state;
@@ -245,6 +271,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_table_and_stacks_by_function),
         cmocka_unit_test(test_no_inline_is_perfs_view),
+        cmocka_unit_test(test_separate_debuginfo_named_from_the_symbol_table),
         cmocka_unit_test(test_exit_status_and_errors),
         cmocka_unit_test(test_streamed_trace_carries_the_samples),
         cmocka_unit_test(test_sample_refused_with_flight_and_on_demand),

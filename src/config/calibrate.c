@@ -8,9 +8,11 @@
  * short session of the kind the program's will be (sums, or records: a
  * streamed trace records) in which a block of bare calls and a block of
  * instrumented ones are timed: the difference per call is the whole cost,
- * and the recorded durations, less a bare call, the inside part. The
- * fastest round gives each figure, the one least disturbed by other work
- * on the machine (as bench/ takes its floors). */
+ * and the recorded durations, less a bare call, the inside part. Each
+ * block's fastest round gives its figure, the one least disturbed by other
+ * work on the machine (as bench/ takes its floors); the figures are the
+ * differences of those minima, not the minimum of each round's difference,
+ * which one preempted bare block drives below zero. */
 #include <math.h>
 #include <stddef.h>
 #include <time.h>
@@ -68,7 +70,7 @@ int opprof_calibrate_overhead(const opprof_config *cfg, void (*call)(void *ctx),
     /* A streamed session records as one that keeps events does. */
     c.aggregate = cfg->struct_size > offsetof(opprof_config, stream_trace) && cfg->stream_trace ? 0 : cfg->aggregate;
     c.max_events = CAL_CALLS + 64;
-    double whole = INFINITY, in = INFINITY;
+    double bare_min = INFINITY, call_min = INFINITY, rec_min = INFINITY;
     for (int r = 0; r < CAL_ROUNDS; r++) {
         int rc = opprof_start(&c);
         if (rc != OPPROF_OK) return rc;
@@ -82,9 +84,11 @@ int opprof_calibrate_overhead(const opprof_config *cfg, void (*call)(void *ctx),
         if (d < 0)
             return op_fail(OPPROF_E_INVAL, "opprof_calibrate_overhead: the call recorded no range (%d expected)",
                            CAL_CALLS);
-        if (a - b < whole) whole = a - b;
-        if (d - b < in) in = d - b;
+        bare_min = fmin(bare_min, b);
+        call_min = fmin(call_min, a);
+        rec_min = fmin(rec_min, d);
     }
+    double whole = call_min - bare_min, in = rec_min - bare_min;
     if (!(whole > 0)) whole = 0;
     if (!(in > 0)) in = 0;
     if (in > whole) in = whole;

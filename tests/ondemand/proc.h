@@ -114,6 +114,38 @@ static inline int proc_wait_file(const char *path)
     return 1;
 }
 
+/* The CPU time pid has used (user + system), in clock ticks; -1 when it is
+ * gone. */
+static inline long proc_cpu_ticks(pid_t pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%lld/stat", (long long)pid);
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *p = strrchr(buf, ')'); /* the name may hold spaces */
+    unsigned long ut, st;
+    if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2) return -1;
+    return (long)(ut + st);
+}
+
+/* Waits until pid has used ticks more clock ticks of CPU than it had: it
+ * ran, however busy the machine. 0 when it did, -1 when it ended or the
+ * deadline passed. */
+static inline int proc_wait_cpu(pid_t pid, long ticks)
+{
+    long t0 = proc_cpu_ticks(pid);
+    if (t0 < 0) return -1;
+    for (int64_t end = proc_now_ms() + PROC_DEADLINE_MS; proc_now_ms() < end; proc_sleep_ms(5)) {
+        long t = proc_cpu_ticks(pid);
+        if (t < 0) return -1;
+        if (t - t0 >= ticks) return 0;
+    }
+    return -1;
+}
+
 /* Makes the (empty) file path: a target given it as its stop file ends. */
 static inline int proc_touch(const char *path)
 {

@@ -189,9 +189,11 @@ static void put_call_frame(prof *p, uint32_t frame)
     }
     OP_JW_LIT(w, ", \"url\": ");
     op_jw_str(w, f.where, f.where_len);
-    OP_JW_LIT(w, ", \"scriptId\": 0, \"lineNumber\": ");
-    op_jw_i64(w, f.line > 0 ? f.line - 1 : -1); /* V8's lines count from 0 */
-    OP_JW_LIT(w, ", \"columnNumber\": -1}");
+    /* V8's lineNumber is where the function begins, and viewers key a
+     * function by name, url and line: the line a frame was at when sampled
+     * made each call site a function of its own (speedscope listed main
+     * twice, once per callee). */
+    OP_JW_LIT(w, ", \"scriptId\": 0, \"lineNumber\": -1, \"columnNumber\": -1}");
 }
 
 static void put_head(prof *p, int *first, const char *name, const op_thread *th, size_t id, int64_t ts_us)
@@ -324,7 +326,11 @@ int op_chrome_write_samples(op_jw *w, const opprof_trace *t, int *first, int nam
             if (*first) OP_JW_LIT(w, "\n  ");
             else OP_JW_LIT(w, ",\n  ");
             *first = 0;
-            OP_JW_LIT(w, "{\"name\": \"thread_name\", \"ph\": \"M\", \"ts\": 0.000, \"pid\": ");
+            /* "cat" as Chrome writes it on metadata: speedscope takes a
+             * file for a Chrome timeline (and reads its CPU profiles) only
+             * when the first event has pid, tid, ph and cat, and in a file
+             * of samples only this is the first event. */
+            OP_JW_LIT(w, "{\"name\": \"thread_name\", \"cat\": \"__metadata\", \"ph\": \"M\", \"ts\": 0.000, \"pid\": ");
             op_jw_i64(w, th->pid);
             OP_JW_LIT(w, ", \"tid\": ");
             op_jw_i64(w, th->tid);

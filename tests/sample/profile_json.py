@@ -9,7 +9,9 @@ samples: the non-"(idle)" samples; functions: the nodes' functionName
 values, sorted. Exits 1, saying why, when the structure is wrong: a chunk
 before its Profile, a node whose parent is not yet defined, a sample of an
 unknown node, samples and timeDeltas of different lengths, or a negative
-delta."""
+delta, a first event without pid, tid, ph and cat (speedscope's test
+for a Chrome timeline), or one function with two call frames (its line:
+speedscope keys a function by name, url and line)."""
 import json
 import sys
 
@@ -18,6 +20,12 @@ def main(path):
     with open(path, encoding="utf-8") as f:
         doc = json.load(f)
     events = doc["traceEvents"]
+    # speedscope (1.25) reads the CPU profiles only of a file whose first
+    # event has pid, tid, ph and cat (isChromeTimeline); else it imports the
+    # file as plain trace events and finds an empty profile.
+    if events and not all(k in events[0] for k in ("pid", "tid", "ph", "cat")):
+        sys.exit("the first event lacks one of pid, tid, ph, cat (speedscope then sees no profile): %r"
+                 % events[0])
     names = {}
     profiles = {}
     order = []
@@ -52,6 +60,12 @@ def main(path):
                 if n["id"] in p["nodes"]:
                     sys.exit("node %d twice" % n["id"])
                 p["nodes"][n["id"]] = n["callFrame"]["functionName"]
+                cf = n["callFrame"]
+                where = (cf.get("url"), cf.get("lineNumber"), cf.get("columnNumber"))
+                seen = p.setdefault("frames", {}).setdefault((cf["functionName"], cf.get("url")), where)
+                if seen != where:
+                    sys.exit("%s has two call frames, %r and %r: viewers list it twice" %
+                             (cf["functionName"], seen, where))
             deltas = data["timeDeltas"]
             if len(deltas) != len(cp["samples"]):
                 sys.exit("%d samples, %d timeDeltas" % (len(cp["samples"]), len(deltas)))

@@ -14,6 +14,7 @@
 #include <libdeflate.h>
 
 #include "export/pftrace_pack.h"
+#include "export/pftrace_zq.h"
 
 /* OPPROF_PFTRACE_COMPRESS as the process started: opprof exec's preload
  * library removes the OPPROF_* variables from the environment before the
@@ -50,10 +51,25 @@ static size_t len_head(unsigned char *d, uint32_t field, uint64_t n)
     return k;
 }
 
-/* The batch as one packet: Trace.packet { compressed_packets: zlib(batch) }. */
+/* A compressed batch as one packet: Trace.packet { compressed_packets: z }. */
+static int put_compressed(void *ctx, const unsigned char *z, size_t zn)
+{
+    pf_writer *pw = ctx;
+    unsigned char field[16], packet[16];
+    size_t nf = len_head(field, PF_PKT_COMPRESSED, zn);
+    size_t np = len_head(packet, PF_TRACE_PACKET, nf + zn);
+    op_jw_put(pw->w, (const char *)packet, np);
+    op_jw_put(pw->w, (const char *)field, nf);
+    op_jw_put(pw->w, (const char *)z, zn);
+    return pw->w->status ? -1 : 0;
+}
+
+/* Everything batched so far into the file, in order: the batch the
+ * compressing thread holds, then the one being filled, compressed here. */
 static int flush_batch(pf_writer *pw)
 {
     op_pbw *b = &pw->batch;
+    if (pw->zq && op_pf_zq_drain(pw->zq, put_compressed, pw) != 0) return -1;
     if (b->out.failed) return -1;
     if (!b->out.n) return 0;
     /* A batch is one whole buffer: libdeflate compresses it to the same
@@ -69,14 +85,22 @@ static int flush_batch(pf_writer *pw)
     }
     size_t zn = libdeflate_zlib_compress(z, b->out.p, b->out.n, pw->zout, pw->zout_cap);
     if (!zn) return -1; /* the bound is room enough */
-    unsigned char field[16], packet[16];
-    size_t nf = len_head(field, PF_PKT_COMPRESSED, zn);
-    size_t np = len_head(packet, PF_TRACE_PACKET, nf + zn);
-    op_jw_put(pw->w, (const char *)packet, np);
-    op_jw_put(pw->w, (const char *)field, nf);
-    op_jw_put(pw->w, (const char *)pw->zout, zn);
     op_pbw_reset(b);
-    return pw->w->status ? -1 : 0;
+    return put_compressed(pw, pw->zout, zn);
+}
+
+/* A full batch while more follow: to the compressing thread, started at
+ * the first full batch (a trace of one batch starts none), while this
+ * thread encodes the next; compressed here when no thread can start. */
+static int hand_batch(pf_writer *pw)
+{
+    if (pw->batch.out.failed || pw->batch.depth) return -1;
+    if (!pw->zq && !pw->zq_tried) {
+        pw->zq_tried = 1;
+        pw->zq = op_pf_zq_new(pw->zlevel);
+    }
+    if (!pw->zq) return flush_batch(pw);
+    return op_pf_zq_hand(pw->zq, &pw->batch.out, put_compressed, pw);
 }
 
 int op_pf_emit(pf_writer *pw)
@@ -86,7 +110,7 @@ int op_pf_emit(pf_writer *pw)
     unsigned char head[16];
     size_t k = len_head(head, PF_TRACE_PACKET, p->out.n);
     if (pw->zlevel && k + p->out.n <= PF_BATCH_MAX) {
-        if (pw->batch.out.n + k + p->out.n > PF_BATCH_MAX && flush_batch(pw) != 0) return -1;
+        if (pw->batch.out.n + k + p->out.n > PF_BATCH_MAX && hand_batch(pw) != 0) return -1;
         op_pbw_raw(&pw->batch, head, k);
         op_pbw_raw(&pw->batch, p->out.p, p->out.n);
         op_pbw_reset(p);
@@ -134,6 +158,8 @@ void op_pf_writer_init(pf_writer *pw, op_jw *w, const opprof_export_options *o, 
 
 void op_pf_writer_free(pf_writer *pw)
 {
+    op_pf_zq_free(pw->zq); /* a batch it still held was given up with the file */
+    pw->zq = NULL;
     if (pw->z) {
         libdeflate_free_compressor(pw->z);
         pw->z = NULL;

@@ -28,6 +28,8 @@ typedef struct pf_writer {
     void *z;          /* the batches' compressor (libdeflate's: whole buffers, 2-3x zlib's speed) */
     unsigned char *zout;
     size_t zout_cap;
+    struct pf_zq *zq; /* full batches compressed beside the writer (pftrace_zq.h), from the first one */
+    int zq_tried;
 } pf_writer;
 
 /* A writer into w with options o, batches at zlevel, the events' times

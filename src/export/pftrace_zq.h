@@ -1,0 +1,33 @@
+/* A .pftrace's batches compressed beside the writer (pftrace_zq.c): one
+ * thread deflates the full batch while the writer encodes the next, and
+ * the writer writes each compressed batch itself, in order. */
+#ifndef OPPROF_EXPORT_PFTRACE_ZQ_H
+#define OPPROF_EXPORT_PFTRACE_ZQ_H
+
+#include <stddef.h>
+
+#include "common/buf.h"
+
+typedef struct pf_zq pf_zq;
+
+/* The compressed bytes of a batch, in the order handed over; 0 or -1. */
+typedef int (*pf_zq_put)(void *ctx, const unsigned char *z, size_t n);
+
+/* A compressing thread at zlib level `level` (1..9); NULL when none could
+ * start (the caller compresses in its own thread). */
+pf_zq *op_pf_zq_new(int level);
+
+/* Waits for the batch handed over before (if any) and passes its
+ * compressed bytes to put, then hands *batch over: its bytes go to the
+ * thread, and *batch gets an empty buffer back. 0, or -1 when the batch
+ * before could not be compressed (out of memory) or put failed. */
+int op_pf_zq_hand(pf_zq *q, op_buf *batch, pf_zq_put put, void *ctx);
+
+/* Waits for the batch handed over last, if any, and puts it: after this,
+ * every batch handed over is written. 0 or -1 as op_pf_zq_hand. */
+int op_pf_zq_drain(pf_zq *q, pf_zq_put put, void *ctx);
+
+/* Stops the thread and frees everything; a batch not drained is lost. */
+void op_pf_zq_free(pf_zq *q);
+
+#endif

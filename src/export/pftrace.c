@@ -97,15 +97,57 @@ static void ann_num(pf_wseq *s, int which, uint32_t field, uint64_t v)
     op_pbw_end(te);
 }
 
+static size_t varint_len(uint64_t v)
+{
+    size_t k = 1;
+    while (v >= 0x80) {
+        v >>= 7;
+        k++;
+    }
+    return k;
+}
+
+static unsigned char *put_varint(unsigned char *d, uint64_t v)
+{
+    while (v >= 0x80) {
+        *d++ = (unsigned char)(v | 0x80);
+        v >>= 7;
+    }
+    *d++ = (unsigned char)v;
+    return d;
+}
+
 /* The packet of te (and in, when it interned something) at time ts. */
 static int emit_event(pf_wseq *s, uint64_t ts)
 {
     pf_writer *pw = s->pw;
     op_pbw *p = &pw->pkt;
     if (ts < s->last_ts) ts = s->last_ts; /* the clock only goes forward: a delta is unsigned */
-    op_pbw_uint(p, PF_PKT_TIMESTAMP, ts - s->last_ts);
+    uint64_t dt = ts - s->last_ts;
     s->last_ts = ts;
     if (pw->te.out.failed || pw->in.out.failed) return -1;
+    if (!pw->in.out.n) { /* most packets: straight into the batch, the same bytes as below */
+        size_t te_n = pw->te.out.n;
+        size_t len = 1 + varint_len(dt) + 1 + varint_len(te_n) + te_n + 1 + varint_len(s->id) + 2;
+        unsigned char *d = op_pf_batch_room(pw, 1 + varint_len(len) + len);
+        if (d) {
+            *d++ = PF_TRACE_PACKET << 3 | OP_PB_LEN;
+            d = put_varint(d, len);
+            *d++ = PF_PKT_TIMESTAMP << 3 | OP_PB_VARINT;
+            d = put_varint(d, dt);
+            *d++ = PF_PKT_TRACK_EVENT << 3 | OP_PB_LEN;
+            d = put_varint(d, te_n);
+            memcpy(d, pw->te.out.p, te_n);
+            d += te_n;
+            *d++ = PF_PKT_SEQUENCE_ID << 3 | OP_PB_VARINT;
+            d = put_varint(d, s->id);
+            *d++ = PF_PKT_SEQUENCE_FLAGS << 3 | OP_PB_VARINT;
+            *d = PF_SEQ_NEEDS_INCREMENTAL_STATE;
+            op_pbw_reset(&pw->te);
+            return 0;
+        }
+    }
+    op_pbw_uint(p, PF_PKT_TIMESTAMP, dt);
     op_pbw_bytes(p, PF_PKT_TRACK_EVENT, pw->te.out.p, pw->te.out.n);
     if (pw->in.out.n) op_pbw_bytes(p, PF_PKT_INTERNED_DATA, pw->in.out.p, pw->in.out.n);
     op_pbw_uint(p, PF_PKT_SEQUENCE_ID, s->id);

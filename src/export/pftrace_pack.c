@@ -123,6 +123,17 @@ int op_pf_emit(pf_writer *pw)
     return pw->w->status ? -1 : 0;
 }
 
+unsigned char *op_pf_batch_room(pf_writer *pw, size_t n)
+{
+    op_pbw *b = &pw->batch;
+    if (!pw->zlevel || n > PF_BATCH_MAX || pw->pkt.out.n || pw->pkt.depth) return NULL;
+    if (b->out.n + n > PF_BATCH_MAX && hand_batch(pw) != 0) return NULL;
+    if (b->out.failed || op_buf_reserve(&b->out, n) != 0) return NULL;
+    unsigned char *d = (unsigned char *)b->out.p + b->out.n;
+    b->out.n += n;
+    return d;
+}
+
 int op_pf_flush(pf_writer *pw)
 {
     return flush_batch(pw);

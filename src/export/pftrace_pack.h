@@ -62,6 +62,13 @@ int op_pf_zlevel(const opprof_export_options *o);
  * machine suspended since would move it by as much. */
 int64_t op_pf_boot_offset(void);
 
+/* Room for n bytes at the end of the batch being filled (the batch handed
+ * over first when they do not fit), to be filled by the caller with whole
+ * framed Trace.packet fields: the short packets' way around pkt. NULL when
+ * there are no batches (zlevel 0), pkt holds a packet, n is more than a
+ * batch, or memory ran out; the caller then builds its packet in pkt. */
+unsigned char *op_pf_batch_room(pf_writer *pw, size_t n);
+
 /* Appends pkt as one Trace.packet to the output (or to the batch); 0 or -1
  * (out of memory). */
 int op_pf_emit(pf_writer *pw);

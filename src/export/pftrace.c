@@ -137,8 +137,8 @@ static int emit_event(pf_wseq *s, uint64_t ts)
             d = put_varint(d, dt);
             *d++ = PF_PKT_TRACK_EVENT << 3 | OP_PB_LEN;
             d = put_varint(d, te_n);
-            memcpy(d, pw->te.out.p, te_n);
-            d += te_n;
+            const unsigned char *te = (const unsigned char *)pw->te.out.p;
+            for (size_t i = 0; i < te_n; i++) *d++ = te[i]; /* a few bytes: no call to memcpy */
             *d++ = PF_PKT_SEQUENCE_ID << 3 | OP_PB_VARINT;
             d = put_varint(d, s->id);
             *d++ = PF_PKT_SEQUENCE_FLAGS << 3 | OP_PB_VARINT;

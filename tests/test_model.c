@@ -139,7 +139,8 @@ static void test_strtab_interns_and_grows(void **state)
 
 /* Gaps taken out of times asked in any order: the lookup that starts from
  * the last one found answers as a search from scratch would, in order
- * (the streamed reader), backwards and at random (the collector's ends). */
+ * (the streamed reader), backwards and at random (the collector's ends);
+ * so does the inline op_gaps_map, before, inside and past the last gap. */
 static uint64_t gaps_naive(const op_gaps *s, uint64_t ticks)
 {
     uint64_t out = ticks;
@@ -162,11 +163,14 @@ static void test_gaps_lookup_in_any_order(void **state)
         x = x * 6364136223846793005ull + 1442695040888963407ull;
         uint64_t t = (x >> 33) % 12000;
         assert_int_equal(op_gaps_apply(&g, t), gaps_naive(&g, t));
+        assert_int_equal(op_gaps_map(&g, t), gaps_naive(&g, t)); /* the inline way, past the last gap or not */
     }
+    for (uint64_t t = 10040; t < 10200; t++) assert_int_equal(op_gaps_map(&g, t), gaps_naive(&g, t)); /* around the last */
     g.n = 3; /* emptied for the next thread, as the collector does: a stale cursor past the end */
     assert_int_equal(op_gaps_apply(&g, 5000), gaps_naive(&g, 5000));
     op_gaps_free(&g);
     assert_int_equal(op_gaps_apply(&g, 77), 77);
+    assert_int_equal(op_gaps_map(&g, 77), 77);
 }
 
 int main(void)

@@ -32,7 +32,7 @@ void *op_calloc(size_t n, size_t size)
     return hook_fails() ? NULL : calloc(n, size);
 }
 
-int op_grow(void *pp, size_t *cap, size_t need, size_t elem)
+int op_grow_to(void *pp, size_t *cap, size_t need, size_t elem)
 {
     if (need <= *cap) return 0;
     size_t c = *cap ? *cap : 16;

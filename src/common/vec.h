@@ -17,7 +17,15 @@
  * capacity is *cap: doubles from 16 until it fits. 0, or -1 when out of
  * memory or when need * elem does not fit in size_t. pp is the address of
  * the array pointer (a T **, passed as void * so any T will do). */
-int op_grow(void *pp, size_t *cap, size_t need, size_t elem);
+int op_grow_to(void *pp, size_t *cap, size_t need, size_t elem);
+
+/* Inline, since most calls find room (a streamed trace's end asks once per
+ * range for its frame, its event and its place in the order: the call was
+ * 2% of that end); op_grow_to grows. */
+static inline int op_grow(void *pp, size_t *cap, size_t need, size_t elem)
+{
+    return need <= *cap ? 0 : op_grow_to(pp, cap, need, elem);
+}
 
 /* realloc(p, n) through the test hook below: every allocation of the common
  * containers goes through it. */

@@ -48,7 +48,7 @@ typedef struct collector {
 /* Nanoseconds of a tick of the current thread, its gaps taken out. */
 static int64_t ns_of(collector *cl, uint64_t ticks)
 {
-    return op_timebase_ns(cl->tb, cl->gaps.n ? op_gaps_apply(&cl->gaps, ticks) : ticks);
+    return op_timebase_ns(cl->tb, op_gaps_map(&cl->gaps, ticks));
 }
 
 /* Pops the events of the current thread that ended before tick t. */

@@ -147,7 +147,7 @@ static sthread *thread_of(op_sdec *d, op_tstate *t)
 
 static int64_t ns_of(const op_sdec *d, sthread *st, uint64_t ticks)
 {
-    return op_timebase_ns(&d->tb, st->gaps.n ? op_gaps_apply(&st->gaps, ticks) : ticks);
+    return op_timebase_ns(&d->tb, op_gaps_map(&st->gaps, ticks));
 }
 
 /* A range is done: its event, and its end replayed into the sums. */

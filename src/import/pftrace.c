@@ -51,7 +51,13 @@ int op_pf_sniff(const unsigned char *b, size_t n)
 static pf_seq *seq_of(pf_reader *r, uint64_t id, int create)
 {
     uint32_t k;
-    if (op_map_get_u32(&r->seq_ix, id, &k)) return &r->seqs[k];
+    if (r->last_seq_ok && r->last_seq_id == id) return &r->seqs[r->last_seq_k];
+    if (op_map_get_u32(&r->seq_ix, id, &k)) {
+        r->last_seq_id = id;
+        r->last_seq_k = k;
+        r->last_seq_ok = 1;
+        return &r->seqs[k];
+    }
     if (!create) return NULL;
     if (r->nseqs >= PF_MAX_SEQS) {
         op_pf_fail(r, OPPROF_E_RANGE, r->pkt, "more than %zu packet sequences", PF_MAX_SEQS);

@@ -95,6 +95,12 @@ typedef struct pf_reader {
     opprof_trace *t;
     op_thread_map threads;
     op_map seq_ix, track_ix;
+    /* The last sequence and track found: most packets are on the same ones
+     * as the packet before (a thread's batch), so each costs a compare
+     * instead of a hash lookup. A track's index never changes once given. */
+    uint64_t last_seq_id, last_track;
+    uint32_t last_seq_k, last_track_k;
+    int last_seq_ok, last_track_ok;
     op_map call_stacks; /* "Call stack" texts read (import/callstack.h) */
     pf_seq *seqs;
     size_t nseqs, cap_seqs;
@@ -117,7 +123,8 @@ typedef struct pf_reader {
      * where the compressed bytes start. */
     int in_batch;
     uint64_t z_off;
-    void *z; /* the inflate stream (a z_stream) */
+    void *z;  /* zlib's inflate stream (a z_stream), for what libdeflate refuses */
+    void *zd; /* libdeflate's decompressor */
     unsigned char *zbuf;
     size_t zcap;
     uint64_t z_out; /* bytes inflated from earlier batches, bounded by op_inflate_over */

@@ -421,7 +421,15 @@ int op_pf_track_event(pf_reader *r, pf_seq *s, op_pbr te, int64_t ns)
     pf_te f;
     if (fields(r, s, te, &f) != 0) return -1;
     uint32_t k;
-    if (!f.has_track || !op_map_get_u32(&r->track_ix, f.track, &k)) return 0; /* no track we know: skipped */
+    if (!f.has_track) return 0;
+    if (r->last_track_ok && r->last_track == f.track) {
+        k = r->last_track_k;
+    } else {
+        if (!op_map_get_u32(&r->track_ix, f.track, &k)) return 0; /* no track we know: skipped */
+        r->last_track = f.track;
+        r->last_track_k = k;
+        r->last_track_ok = 1;
+    }
     pf_track *tr = &r->tracks[k];
     switch (f.type) {
     case PF_TYPE_SLICE_BEGIN: return begin(r, s, te, &f, tr, ns);

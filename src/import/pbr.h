@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/compiler.h"
 #include "common/pfschema.h" /* the wire types */
 
 typedef struct op_pbr {
@@ -24,8 +25,12 @@ typedef struct op_pbf {
 
 /* 0 done, or -1 with *why set: a varint longer than 10 bytes or cut by the
  * end. */
-static inline int op_pbr_varint(op_pbr *r, uint64_t *v, const char **why)
+static OP_ALWAYS_INLINE int op_pbr_varint(op_pbr *r, uint64_t *v, const char **why)
 {
+    if (OP_LIKELY(r->p < r->end && *r->p < 0x80)) { /* most of a trace's varints: one byte */
+        *v = *r->p++;
+        return 0;
+    }
     uint64_t x = 0;
     for (int s = 0; s < 70; s += 7) {
         if (r->p >= r->end) {
@@ -44,10 +49,13 @@ static inline int op_pbr_varint(op_pbr *r, uint64_t *v, const char **why)
 }
 
 /* The next field of r: 1, 0 at the end, -1 on malformed input (*why set,
- * r->p where it lies). Groups and unknown wire types are malformed. Inline:
- * a .pftrace's reader calls it some ten times per slice, and the call was
- * a quarter of its time. */
-static inline int op_pbr_next(op_pbr *r, op_pbf *f, const char **why)
+ * r->p where it lies). Groups and unknown wire types are malformed. Always
+ * inline: a .pftrace's reader calls it some ten times per slice, and the
+ * call was a quarter of its time; gcc still made calls of it in the
+ * reader's loops, whose field and wire type, stored apart through the
+ * pointer, were then read back as one word (a store-forwarding stall on
+ * half of op_pf_track_event's samples). */
+static OP_ALWAYS_INLINE int op_pbr_next(op_pbr *r, op_pbf *f, const char **why)
 {
     if (r->p >= r->end) return 0;
     uint64_t tag;
@@ -58,6 +66,8 @@ static inline int op_pbr_next(op_pbr *r, op_pbf *f, const char **why)
     }
     f->field = (uint32_t)(tag >> 3);
     f->wire = (int)(tag & 7);
+    f->v = 0; /* every member set on every path: inlined, the compiler drops the stores it need not */
+    f->sub.p = f->sub.end = r->p;
     switch (f->wire) {
     case 0: return op_pbr_varint(r, &f->v, why) == 0 ? 1 : -1;
     case 1:

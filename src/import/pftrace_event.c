@@ -43,15 +43,15 @@ static int bad(pf_reader *r, op_pbr *at, const char *why)
 }
 
 /* category_iids may come packed (one length-delimited run) or one by one. */
-static int category_iid(pf_reader *r, pf_seq *s, const op_pbf *f, const unsigned char *at, pf_te *e)
+static int category_iid(pf_reader *r, pf_seq *s, op_pbf f, const unsigned char *at, pf_te *e)
 {
-    uint64_t iid = f->v;
-    if (f->wire == OP_PB_LEN) {
-        op_pbr p = f->sub;
+    uint64_t iid = f.v;
+    if (f.wire == OP_PB_LEN) {
+        op_pbr p = f.sub;
         const char *why;
         if (p.p == p.end) return 0;
         if (op_pbr_varint(&p, &iid, &why) != 0) return bad(r, &p, why);
-    } else if (f->wire != OP_PB_VARINT) {
+    } else if (f.wire != OP_PB_VARINT) {
         return 0;
     }
     uint32_t c;
@@ -90,7 +90,7 @@ static int fields(pf_reader *r, pf_seq *s, op_pbr te, pf_te *e)
         } else if (f.field == PF_TE_DEBUG_ANNOTATIONS) {
             e->has_ann = 1;
         } else if (f.field == PF_TE_CATEGORY_IIDS && !ncat++) { /* the first category decides */
-            if (category_iid(r, s, &f, te.p, e) != 0) return -1;
+            if (category_iid(r, s, f, te.p, e) != 0) return -1;
         } else if (f.field == PF_TE_CATEGORIES && f.wire == OP_PB_LEN && !ncat++) {
             uint32_t c = UINT32_MAX;
             for (int k = 0; k <= OPPROF_CAT_GPU_MEMSET; k++) {

@@ -363,8 +363,68 @@ static int flush(pf_reader *r)
     return -1;
 }
 
+/* A placed track event's end of the packet: its time, the event, the caps. */
+static int placed_event(pf_reader *r, pf_seq *s, uint64_t ts, int has_clock, uint32_t clock, int has_te, op_pbr te)
+{
+    int64_t ns = 0;
+    if (packet_time(r, s, ts, has_clock, clock, &ns) != 0) return -1;
+    if (has_te && op_pf_track_event(r, s, te, ns) != 0) return -1;
+    /* Checked per packet, so an oversized input stops here, not after it is all held. */
+    if (r->max_events && op_pf_held(r) > r->max_events)
+        return op_pf_fail(r, OPPROF_E_RANGE, r->pkt, "more than %" PRIu64 " events (the limit asked for)",
+                          r->max_events);
+    if (r->batch && r->t->nev + r->t->nmem >= r->batch->max) return flush(r);
+    return 0;
+}
+
+/* A one-byte tag, then a varint: the varint's end, or NULL when the bytes
+ * are not that (the general reader then reads the packet, and names any
+ * fault). */
+static inline const unsigned char *tag_varint(const unsigned char *p, const unsigned char *end, unsigned tag,
+                                              uint64_t *v)
+{
+    if (p >= end || *p != tag) return NULL;
+    uint64_t x = 0;
+    p++;
+    for (int sh = 0; sh < 64 && p < end; sh += 7) {
+        unsigned char b = *p++;
+        x |= (uint64_t)(b & 0x7f) << sh;
+        if (!(b & 0x80)) {
+            *v = x;
+            return p;
+        }
+    }
+    return NULL;
+}
+
+/* Most packets of a trace are a slice's begin or end as opprof and the
+ * Perfetto SDK write them: timestamp, track_event, sequence id and flags,
+ * in that order and nothing else. Such a packet is read here without the
+ * general loop's bookkeeping; 1 read (0 or -1 in *rc), 0 not this shape. */
+static int slice_packet(pf_reader *r, op_pbr body, int *rc)
+{
+    const unsigned char *p = body.p, *end = body.end;
+    uint64_t ts, n, seq_id, flags;
+    if (!(p = tag_varint(p, end, PF_PKT_TIMESTAMP << 3 | OP_PB_VARINT, &ts))) return 0;
+    if (!(p = tag_varint(p, end, PF_PKT_TRACK_EVENT << 3 | OP_PB_LEN, &n)) || n > (uint64_t)(end - p)) return 0;
+    op_pbr te = {p, p + n};
+    p += n;
+    if (!(p = tag_varint(p, end, PF_PKT_SEQUENCE_ID << 3 | OP_PB_VARINT, &seq_id))) return 0;
+    if (!(p = tag_varint(p, end, PF_PKT_SEQUENCE_FLAGS << 3 | OP_PB_VARINT, &flags)) || p != end) return 0;
+    if (flags & PF_SEQ_INCREMENTAL_STATE_CLEARED) return 0;
+    pf_seq *s = seq_of(r, seq_id, 0);
+    if (!s && r->status) {
+        *rc = -1;
+        return 1;
+    }
+    *rc = placed_event(r, s ? s : &r->none, ts, 0, 0, 1, te);
+    return 1;
+}
+
 int op_pf_packet(pf_reader *r, op_pbr body)
 {
+    int fast_rc;
+    if (slice_packet(r, body, &fast_rc)) return fast_rc;
     op_pbf f;
     const char *why;
     int rc;
@@ -408,15 +468,7 @@ int op_pf_packet(pf_reader *r, op_pbr body)
         return 0;
     }
     if (!has_ts) return 0; /* a track event without a time is not placed */
-    int64_t ns = 0;
-    if (packet_time(r, s, ts, has_clock, clock, &ns) != 0) return -1;
-    if (has_te && op_pf_track_event(r, s, te, ns) != 0) return -1;
-    /* Checked per packet, so an oversized input stops here, not after it is all held. */
-    if (r->max_events && op_pf_held(r) > r->max_events)
-        return op_pf_fail(r, OPPROF_E_RANGE, r->pkt, "more than %" PRIu64 " events (the limit asked for)",
-                          r->max_events);
-    if (r->batch && r->t->nev + r->t->nmem >= r->batch->max) return flush(r);
-    return 0;
+    return placed_event(r, s, ts, has_clock, clock, has_te, te);
 }
 
 /* The source's bytes, kept from the current packet on. */

@@ -223,9 +223,15 @@ static void annotation(op_pbw *b, const char *name, const char *s, uint64_t v)
     op_pbw_end(b);
 }
 
+/* How write_shaped lays out an event's packet: time and event only; the
+ * usual shape (time, event, sequence id, flags: the reader's fast path);
+ * the same fields with the sequence id first (its general loop); the usual
+ * shape with the incremental state cleared (the general loop too). */
+enum { SHAPE_PLAIN, SHAPE_USUAL, SHAPE_SEQ_FIRST, SHAPE_CLEARED };
+
 /* Tracks: 9 thread 1, 10 thread 2, 11 a lane under 9 (thread 1 again), 12
  * not a thread's; then the events, inline names, absolute times. */
-static void write_hand(const char *name, const hev *ev, size_t n)
+static void write_shaped(const char *name, const hev *ev, size_t n, int shape)
 {
     FILE *f = fopen(path_in(name), "wb");
     assert_non_null(f);
@@ -247,6 +253,7 @@ static void write_hand(const char *name, const hev *ev, size_t n)
     }
     for (size_t i = 0; i < n; i++) {
         op_pbw_reset(&b);
+        if (shape == SHAPE_SEQ_FIRST) op_pbw_uint(&b, PF_PKT_SEQUENCE_ID, 7);
         op_pbw_uint(&b, PF_PKT_TIMESTAMP, ev[i].ts);
         op_pbw_begin(&b, PF_PKT_TRACK_EVENT);
         op_pbw_uint(&b, PF_TE_TRACK_UUID, ev[i].track);
@@ -256,10 +263,19 @@ static void write_hand(const char *name, const hev *ev, size_t n)
         if (ev[i].flops >= 0) annotation(&b, "flops", NULL, (uint64_t)ev[i].flops);
         if (ev[i].shapes) annotation(&b, "Input Dims", ev[i].shapes, 0);
         op_pbw_end(&b);
+        if (shape == SHAPE_USUAL || shape == SHAPE_CLEARED) op_pbw_uint(&b, PF_PKT_SEQUENCE_ID, 7);
+        if (shape != SHAPE_PLAIN)
+            op_pbw_uint(&b, PF_PKT_SEQUENCE_FLAGS,
+                        PF_SEQ_NEEDS_INCREMENTAL_STATE | (shape == SHAPE_CLEARED ? PF_SEQ_INCREMENTAL_STATE_CLEARED : 0));
         frame(f, &b);
     }
     op_pbw_free(&b);
     fclose(f);
+}
+
+static void write_hand(const char *name, const hev *ev, size_t n)
+{
+    write_shaped(name, ev, n, SHAPE_PLAIN);
 }
 
 #define B(tr, ts, nm) {tr, PF_TYPE_SLICE_BEGIN, ts, nm, NULL, -1, NULL}
@@ -298,6 +314,42 @@ static void test_hand_made(void **state)
         /* [memory] without Bytes is no memory event: that one folds */
         assert_int_equal(folded, k == 2 ? 2 : 0);
     }
+}
+
+/* The reader's fast path for a slice's usual packet and its general loop
+ * read the same packets alike: the tables of each shape are the plain
+ * shape's, through the model and the fold. */
+static void test_packet_shapes_read_alike(void **state)
+{
+    (void)state;
+    const hev ev[] = {
+        B(9, 100, "outer"), B(10, 100, "outer"), B(9, 110, "a"), E(9, 150), B(9, 150, "z"), E(9, 150),
+        B(9, 160, "a"), E(9, 170), {9, PF_TYPE_SLICE_BEGIN, 180, "mm", NULL, 5, "[[1]]"},
+        {9, PF_TYPE_SLICE_END, 190, NULL, NULL, 7, "[[2, 2]]"}, E(9, 200), E(10, 210), B(10, 220, "open"),
+    };
+    size_t n = sizeof ev / sizeof *ev;
+    char *want[2] = {NULL, NULL};
+    static const char *const names[] = {"plain.pftrace", "usual.pftrace", "seqfirst.pftrace", "cleared.pftrace"};
+    for (int shape = SHAPE_PLAIN; shape <= SHAPE_CLEARED; shape++) {
+        write_shaped(names[shape], ev, n, shape);
+        assert_int_equal(same_every_way(path_in(names[shape])), 2); /* the fold agrees with the model (2 groupings fold) */
+        for (int fold = 0; fold < 2; fold++) {
+            opprof_trace *t = NULL;
+            assert_int_equal(fold ? opprof_trace_load_table(path_in(names[shape]), 0, &OPTS[0], &t)
+                                  : opprof_trace_load(path_in(names[shape]), &t),
+                             OPPROF_OK);
+            char *got = text_of(t, &OPTS[0], "cpu_time_total");
+            opprof_trace_free(t);
+            if (shape == SHAPE_PLAIN) {
+                want[fold] = got;
+                continue;
+            }
+            if (strcmp(want[fold], got)) fail_msg("%s (%s):\n%s\nplain:\n%s", names[shape], fold ? "fold" : "model", got, want[fold]);
+            free(got);
+        }
+    }
+    free(want[0]);
+    free(want[1]);
 }
 
 /* ---- errors: every truncation and corruption, and --max-events ---- */
@@ -535,6 +587,7 @@ int main(void)
         cmocka_unit_test(test_cli_same_output),
         cmocka_unit_test(test_exported_traces),
         cmocka_unit_test(test_hand_made),
+        cmocka_unit_test(test_packet_shapes_read_alike),
         cmocka_unit_test(test_errors_are_the_models),
         cmocka_unit_test(test_fixtures),
     };

@@ -26,7 +26,7 @@ build() {
   "$CC" -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
     -DOPPROF_BUILDING_LIBRARY -Iinclude -Isrc $(find src -name '*.c' -not -path 'src/report/*' | sort) \
     fuzz/fuzz_import.c \
-    -lunwind -ldw -lelf -lz -lm -lpthread -o "$out/fuzz_import"
+    -lunwind -ldw -lelf -lz -ldeflate -lm -lpthread -o "$out/fuzz_import"
 }
 
 seed() {

@@ -10,20 +10,9 @@ static int room(op_pbw *b, size_t k)
     return op_buf_reserve(&b->out, k) == 0;
 }
 
-static size_t put_varint(unsigned char *d, uint64_t v)
-{
-    size_t k = 0;
-    while (v >= 0x80) {
-        d[k++] = (unsigned char)(v | 0x80);
-        v >>= 7;
-    }
-    d[k++] = (unsigned char)v;
-    return k;
-}
-
 void op_pbw_varint_grow(op_pbw *b, uint64_t v)
 {
-    if (room(b, 10)) b->out.n += put_varint((unsigned char *)b->out.p + b->out.n, v);
+    if (room(b, 10)) b->out.n += op_pb_put_varint((unsigned char *)b->out.p + b->out.n, v);
 }
 
 void op_pbw_raw_grow(op_pbw *b, const void *p, size_t n)
@@ -67,7 +56,7 @@ void op_pbw_end(op_pbw *b)
     size_t at = b->open[--b->depth];
     size_t len = b->out.n - at - 1;
     unsigned char v[10];
-    size_t k = put_varint(v, len);
+    size_t k = op_pb_put_varint(v, len);
     if (k > 1) { /* move the body up to make room for a longer length */
         if (!room(b, k - 1)) return;
         memmove(b->out.p + at + k, b->out.p + at + 1, len);

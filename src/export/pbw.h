@@ -39,6 +39,31 @@ static inline void op_pbw_raw(op_pbw *b, const void *p, size_t n)
     b->out.n += n;
 }
 
+/* v as a varint at d, which has room for the longest (10 bytes); returns
+ * the bytes written. The one varint encoder: the buffered writer below,
+ * and packets framed in place (the .pftrace writer's batches). */
+static inline size_t op_pb_put_varint(unsigned char *d, uint64_t v)
+{
+    size_t k = 0;
+    while (v >= 0x80) {
+        d[k++] = (unsigned char)(v | 0x80);
+        v >>= 7;
+    }
+    d[k++] = (unsigned char)v;
+    return k;
+}
+
+/* The bytes v takes as a varint. */
+static inline size_t op_pb_varint_len(uint64_t v)
+{
+    size_t k = 1;
+    while (v >= 0x80) {
+        v >>= 7;
+        k++;
+    }
+    return k;
+}
+
 /* Inline: a slice's packets are a dozen varints, most of one byte. */
 static inline void op_pbw_varint(op_pbw *b, uint64_t v)
 {
@@ -46,14 +71,7 @@ static inline void op_pbw_varint(op_pbw *b, uint64_t v)
         op_pbw_varint_grow(b, v);
         return;
     }
-    unsigned char *d = (unsigned char *)b->out.p + b->out.n;
-    size_t k = 0;
-    while (v >= 0x80) {
-        d[k++] = (unsigned char)(v | 0x80);
-        v >>= 7;
-    }
-    d[k++] = (unsigned char)v;
-    b->out.n += k;
+    b->out.n += op_pb_put_varint((unsigned char *)b->out.p + b->out.n, v);
 }
 
 static inline void op_pbw_tag(op_pbw *b, uint32_t field, int wire)

@@ -97,26 +97,6 @@ static void ann_num(pf_wseq *s, int which, uint32_t field, uint64_t v)
     op_pbw_end(te);
 }
 
-static size_t varint_len(uint64_t v)
-{
-    size_t k = 1;
-    while (v >= 0x80) {
-        v >>= 7;
-        k++;
-    }
-    return k;
-}
-
-static unsigned char *put_varint(unsigned char *d, uint64_t v)
-{
-    while (v >= 0x80) {
-        *d++ = (unsigned char)(v | 0x80);
-        v >>= 7;
-    }
-    *d++ = (unsigned char)v;
-    return d;
-}
-
 /* The packet of te (and in, when it interned something) at time ts. */
 static int emit_event(pf_wseq *s, uint64_t ts)
 {
@@ -128,19 +108,19 @@ static int emit_event(pf_wseq *s, uint64_t ts)
     if (pw->te.out.failed || pw->in.out.failed) return -1;
     if (!pw->in.out.n) { /* most packets: straight into the batch, the same bytes as below */
         size_t te_n = pw->te.out.n;
-        size_t len = 1 + varint_len(dt) + 1 + varint_len(te_n) + te_n + 1 + varint_len(s->id) + 2;
-        unsigned char *d = op_pf_batch_room(pw, 1 + varint_len(len) + len);
+        size_t len = 1 + op_pb_varint_len(dt) + 1 + op_pb_varint_len(te_n) + te_n + 1 + op_pb_varint_len(s->id) + 2;
+        unsigned char *d = op_pf_batch_room(pw, 1 + op_pb_varint_len(len) + len);
         if (d) {
             *d++ = PF_TRACE_PACKET << 3 | OP_PB_LEN;
-            d = put_varint(d, len);
+            d += op_pb_put_varint(d, len);
             *d++ = PF_PKT_TIMESTAMP << 3 | OP_PB_VARINT;
-            d = put_varint(d, dt);
+            d += op_pb_put_varint(d, dt);
             *d++ = PF_PKT_TRACK_EVENT << 3 | OP_PB_LEN;
-            d = put_varint(d, te_n);
+            d += op_pb_put_varint(d, te_n);
             const unsigned char *te = (const unsigned char *)pw->te.out.p;
             for (size_t i = 0; i < te_n; i++) *d++ = te[i]; /* a few bytes: no call to memcpy */
             *d++ = PF_PKT_SEQUENCE_ID << 3 | OP_PB_VARINT;
-            d = put_varint(d, s->id);
+            d += op_pb_put_varint(d, s->id);
             *d++ = PF_PKT_SEQUENCE_FLAGS << 3 | OP_PB_VARINT;
             *d = PF_SEQ_NEEDS_INCREMENTAL_STATE;
             op_pbw_reset(&pw->te);

@@ -39,16 +39,8 @@ int op_pf_zlevel(const opprof_export_options *o)
 /* A length-delimited field's tag and length into d; returns its size. */
 static size_t len_head(unsigned char *d, uint32_t field, uint64_t n)
 {
-    size_t k = 0;
-    for (uint64_t v = ((uint64_t)field << 3) | OP_PB_LEN;; v >>= 7) {
-        d[k++] = (unsigned char)(v < 0x80 ? v : (v & 0x7f) | 0x80);
-        if (v < 0x80) break;
-    }
-    for (uint64_t v = n;; v >>= 7) {
-        d[k++] = (unsigned char)(v < 0x80 ? v : (v & 0x7f) | 0x80);
-        if (v < 0x80) break;
-    }
-    return k;
+    size_t k = op_pb_put_varint(d, ((uint64_t)field << 3) | OP_PB_LEN);
+    return k + op_pb_put_varint(d + k, n);
 }
 
 /* A compressed batch as one packet: Trace.packet { compressed_packets: z }. */

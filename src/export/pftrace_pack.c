@@ -68,15 +68,8 @@ static int flush_batch(pf_writer *pw)
      * zlib stream as zlib would read, at two to three times zlib's speed. */
     struct libdeflate_compressor *z = pw->z;
     if (!z && !(z = pw->z = libdeflate_alloc_compressor(pw->zlevel))) return -1;
-    size_t need = libdeflate_zlib_compress_bound(z, b->out.n);
-    if (pw->zout_cap < need) {
-        unsigned char *o = realloc(pw->zout, need);
-        if (!o) return -1;
-        pw->zout = o;
-        pw->zout_cap = need;
-    }
-    size_t zn = libdeflate_zlib_compress(z, b->out.p, b->out.n, pw->zout, pw->zout_cap);
-    if (!zn) return -1; /* the bound is room enough */
+    size_t zn = op_pf_deflate(z, b->out.p, b->out.n, &pw->zout, &pw->zout_cap);
+    if (!zn) return -1;
     op_pbw_reset(b);
     return put_compressed(pw, pw->zout, zn);
 }

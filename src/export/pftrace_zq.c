@@ -12,7 +12,6 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
-#include <string.h>
 #include <libdeflate.h>
 
 #include "capture/thread.h"
@@ -30,18 +29,23 @@ struct pf_zq {
     struct libdeflate_compressor *z;
 };
 
+size_t op_pf_deflate(struct libdeflate_compressor *z, const void *in, size_t n, unsigned char **out, size_t *cap)
+{
+    size_t need = libdeflate_zlib_compress_bound(z, n);
+    if (*cap < need) {
+        unsigned char *o = realloc(*out, need);
+        if (!o) return 0;
+        *out = o;
+        *cap = need;
+    }
+    return libdeflate_zlib_compress(z, in, n, *out, *cap); /* the bound is room enough */
+}
+
 /* The batch in q->in into q->out: 0 or -1 (out of memory). */
 static int compress(pf_zq *q)
 {
-    size_t need = libdeflate_zlib_compress_bound(q->z, q->in.n);
-    if (q->out_cap < need) {
-        unsigned char *o = realloc(q->out, need);
-        if (!o) return -1;
-        q->out = o;
-        q->out_cap = need;
-    }
-    q->out_n = libdeflate_zlib_compress(q->z, q->in.p, q->in.n, q->out, q->out_cap);
-    return q->out_n ? 0 : -1; /* the bound is room enough */
+    q->out_n = op_pf_deflate(q->z, q->in.p, q->in.n, &q->out, &q->out_cap);
+    return q->out_n ? 0 : -1;
 }
 
 static void *worker(void *arg)
@@ -114,14 +118,7 @@ int op_pf_zq_hand(pf_zq *q, op_buf *batch, pf_zq_put put, void *ctx)
      * cache. Writing into a buffer the other core has just read costs a
      * coherence miss per line, and made the writer slower by more than the
      * compression it gave away (bench_trace_cost). */
-    if (q->in.cap < batch->n) {
-        unsigned char *p = realloc(q->in.p, batch->n);
-        if (!p) return -1;
-        q->in.p = (char *)p;
-        q->in.cap = batch->n;
-    }
-    memcpy(q->in.p, batch->p, batch->n);
-    q->in.n = batch->n;
+    if (op_buf_put(&q->in, batch->p, batch->n) != 0) return -1;
     batch->n = 0;
     pthread_mutex_lock(&q->mu);
     q->state = ZQ_PENDING;

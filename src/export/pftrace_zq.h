@@ -9,6 +9,12 @@
 #include "common/buf.h"
 
 typedef struct pf_zq pf_zq;
+struct libdeflate_compressor;
+
+/* in[0..n) as one zlib stream into *out, grown to libdeflate's bound when
+ * smaller (its room in *cap): the stream's size, 0 when out of memory. The
+ * compressing thread's and the writer's own way alike. */
+size_t op_pf_deflate(struct libdeflate_compressor *z, const void *in, size_t n, unsigned char **out, size_t *cap);
 
 /* The compressed bytes of a batch, in the order handed over; 0 or -1. */
 typedef int (*pf_zq_put)(void *ctx, const unsigned char *z, size_t n);
@@ -18,9 +24,10 @@ typedef int (*pf_zq_put)(void *ctx, const unsigned char *z, size_t n);
 pf_zq *op_pf_zq_new(int level);
 
 /* Waits for the batch handed over before (if any) and passes its
- * compressed bytes to put, then hands *batch over: its bytes go to the
- * thread, and *batch gets an empty buffer back. 0, or -1 when the batch
- * before could not be compressed (out of memory) or put failed. */
+ * compressed bytes to put, then hands *batch over: its bytes are copied to
+ * the thread, and *batch is left empty, its room kept. 0, or -1 when the
+ * batch before could not be compressed, the copy found no memory, or put
+ * failed. */
 int op_pf_zq_hand(pf_zq *q, op_buf *batch, pf_zq_put put, void *ctx);
 
 /* Waits for the batch handed over last, if any, and puts it: after this,

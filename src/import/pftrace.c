@@ -384,17 +384,9 @@ static inline const unsigned char *tag_varint(const unsigned char *p, const unsi
                                               uint64_t *v)
 {
     if (p >= end || *p != tag) return NULL;
-    uint64_t x = 0;
-    p++;
-    for (int sh = 0; sh < 64 && p < end; sh += 7) {
-        unsigned char b = *p++;
-        x |= (uint64_t)(b & 0x7f) << sh;
-        if (!(b & 0x80)) {
-            *v = x;
-            return p;
-        }
-    }
-    return NULL;
+    op_pbr r = {p + 1, end};
+    const char *why;
+    return op_pbr_varint(&r, v, &why) == 0 ? r.p : NULL;
 }
 
 /* Most packets of a trace are a slice's begin or end as opprof and the

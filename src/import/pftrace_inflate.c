@@ -15,14 +15,28 @@
 #include "common/pfschema.h"
 #include "import/pftrace.h"
 
-/* Room for c bytes in r->zbuf (c at most PF_MAX_INFLATED); 0 or -1. */
-static int zbuf_grow(pf_reader *r, op_pbr z, size_t c)
+/* r->zbuf grown: 1 MiB first, then twice its size, at most
+ * PF_MAX_INFLATED. 0, or -1 when it is that already (the batch inflates to
+ * more) or memory ran out. */
+static int zbuf_double(pf_reader *r, op_pbr z)
 {
+    if (r->zcap >= PF_MAX_INFLATED)
+        return op_pf_fail(r, OPPROF_E_RANGE, z.p, "compressed packets inflate to more than %zu bytes",
+                          PF_MAX_INFLATED);
+    size_t c = r->zcap ? r->zcap * 2 : (size_t)1 << 20;
+    if (c > PF_MAX_INFLATED) c = PF_MAX_INFLATED;
     unsigned char *b = realloc(r->zbuf, c);
     if (!b) return op_pf_fail(r, OPPROF_E_NOMEM, z.p, "out of memory");
     r->zbuf = b;
     r->zcap = c;
     return 0;
+}
+
+/* Inflated bytes past what the file read so far justifies. */
+static int bomb(pf_reader *r, op_pbr z)
+{
+    return op_pf_fail(r, OPPROF_E_RANGE, z.p, "compressed packets inflate to more than %d times the bytes "
+                      "read so far (a decompression bomb?)", OP_INFLATE_RATIO);
 }
 
 /* The whole batch into r->zbuf[0..*n), by zlib: the stream's own error
@@ -45,20 +59,12 @@ static int inflate_zlib(pf_reader *r, op_pbr z, size_t *n)
     s->next_in = (Bytef *)z.p;
     s->avail_in = (uInt)in_len; /* a packet is at most PF_MAX_PACKET bytes */
     for (;;) {
-        if (got == r->zcap) {
-            if (r->zcap >= PF_MAX_INFLATED)
-                return op_pf_fail(r, OPPROF_E_RANGE, z.p, "compressed packets inflate to more than %zu bytes",
-                                  PF_MAX_INFLATED);
-            size_t c = r->zcap ? r->zcap * 2 : (size_t)1 << 20;
-            if (zbuf_grow(r, z, c > PF_MAX_INFLATED ? PF_MAX_INFLATED : c) != 0) return -1;
-        }
+        if (got == r->zcap && zbuf_double(r, z) != 0) return -1;
         s->next_out = r->zbuf + got;
         s->avail_out = (uInt)(r->zcap - got);
         int rc = inflate(s, Z_NO_FLUSH);
         got = r->zcap - s->avail_out;
-        if (op_inflate_over(r->z_out + got, file_bytes))
-            return op_pf_fail(r, OPPROF_E_RANGE, z.p, "compressed packets inflate to more than %d times the bytes "
-                              "read so far (a decompression bomb?)", OP_INFLATE_RATIO);
+        if (op_inflate_over(r->z_out + got, file_bytes)) return bomb(r, z);
         if (rc == Z_STREAM_END) break;
         if (rc == Z_OK) continue;
         if (rc == Z_MEM_ERROR) return op_pf_fail(r, OPPROF_E_NOMEM, z.p, "out of memory");
@@ -87,25 +93,17 @@ static int inflate_all(pf_reader *r, op_pbr z, size_t *n)
     size_t in_len = (size_t)(z.end - z.p), in_used = 0, got = 0;
     uint64_t file_bytes = r->pkt_off + (uint64_t)(z.end - r->pkt);
     int gzip = in_len >= 2 && z.p[0] == 0x1f && z.p[1] == 0x8b; /* as zlib's 15 + 32 takes either */
-    if (!r->zcap && zbuf_grow(r, z, (size_t)1 << 20) != 0) return -1;
+    if (!r->zcap && zbuf_double(r, z) != 0) return -1;
     for (;;) {
         enum libdeflate_result res =
             gzip ? libdeflate_gzip_decompress_ex(d, z.p, in_len, r->zbuf, r->zcap, &in_used, &got)
                  : libdeflate_zlib_decompress_ex(d, z.p, in_len, r->zbuf, r->zcap, &in_used, &got);
         if (res == LIBDEFLATE_SUCCESS) break;
         if (res != LIBDEFLATE_INSUFFICIENT_SPACE) return inflate_zlib(r, z, n);
-        if (op_inflate_over(r->z_out + r->zcap, file_bytes))
-            return op_pf_fail(r, OPPROF_E_RANGE, z.p, "compressed packets inflate to more than %d times the bytes "
-                              "read so far (a decompression bomb?)", OP_INFLATE_RATIO);
-        if (r->zcap >= PF_MAX_INFLATED)
-            return op_pf_fail(r, OPPROF_E_RANGE, z.p, "compressed packets inflate to more than %zu bytes",
-                              PF_MAX_INFLATED);
-        size_t c = r->zcap * 2;
-        if (zbuf_grow(r, z, c > PF_MAX_INFLATED ? PF_MAX_INFLATED : c) != 0) return -1;
+        if (op_inflate_over(r->z_out + r->zcap, file_bytes)) return bomb(r, z);
+        if (zbuf_double(r, z) != 0) return -1;
     }
-    if (op_inflate_over(r->z_out + got, file_bytes))
-        return op_pf_fail(r, OPPROF_E_RANGE, z.p, "compressed packets inflate to more than %d times the bytes "
-                          "read so far (a decompression bomb?)", OP_INFLATE_RATIO);
+    if (op_inflate_over(r->z_out + got, file_bytes)) return bomb(r, z);
     *n = got;
     r->z_out += got;
     return 0;

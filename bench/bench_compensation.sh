@@ -14,6 +14,7 @@
 # of the ranges, so a loaded machine inflates them; the load is printed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/timing.sh
 build=${1:-build}
 rounds=${2:-3}
 opprof="$build/bin/opprof"
@@ -37,9 +38,8 @@ for ((r = 0; r < rounds; r++)); do
 done
 "$opprof" exec --table - -- "$work" 2>&1 >/dev/null | grep '^Overhead compensation' || true
 
-median() { sort -g | awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)]; else print 0 }'; }
-perf_of() { for ((r = 0; r < rounds; r++)); do awk -v f="$1" '$1 == f { s += $2 } END { print s + 0 }' "$tmp/perf.$r"; done | median; }
-opprof_of() { for ((r = 0; r < rounds; r++)); do awk -F, -v f="$1" '$1 == f { print $3 / 1e6 }' "$tmp/$2.$r"; done | median; }
+perf_of() { for ((r = 0; r < rounds; r++)); do awk -v f="$1" '$1 == f { s += $2 } END { print s + 0 }' "$tmp/perf.$r"; done | bench_median; }
+opprof_of() { for ((r = 0; r < rounds; r++)); do awk -F, -v f="$1" '$1 == f { print $3 / 1e6 }' "$tmp/$2.$r"; done | bench_median; }
 perf_total=0
 for f in $funcs; do perf_total=$(awk -v a="$perf_total" -v b="$(perf_of "$f")" 'BEGIN { print a + b }'); done
 printf '%-8s %12s %14s %8s %14s %8s %7s\n' function "perf self s" "compensated s" ratio "uncompensated" ratio "target"

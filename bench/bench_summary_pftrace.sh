@@ -10,6 +10,7 @@
 #   RUNS=N (default 3): runs of each, the median of each figure printed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/timing.sh
 build=${1:-build}
 opprof=$build/bin/opprof
 runs=${RUNS:-3}
@@ -28,8 +29,7 @@ slices=$("$opprof" summary "$trace" --format csv | awk -F, 'NR > 1 {n += $2} END
 measure() {
   local tag=$1
   shift
-  env "$@" /usr/bin/time -f '%e %U %S %M' -o "$tmp/time" "$opprof" summary "$trace" >"$tmp/out.$tag"
-  awk '{printf "%s %.3f %s\n", $1, $2 + $3, $4}' "$tmp/time"
+  bench_time "$tmp/out.$tag" env "$@" "$opprof" summary "$trace"
 }
 : >"$tmp/fold"
 : >"$tmp/model"
@@ -38,8 +38,7 @@ for _ in $(seq "$runs"); do # interleaved, so that the machine's load falls on b
   measure model OPPROF_READ_FOLD=0 >>"$tmp/model"
 done
 cmp -s "$tmp/out.fold" "$tmp/out.model" || { echo "the tables differ:" >&2; diff "$tmp/out.model" "$tmp/out.fold" >&2; exit 1; }
-median() { sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
-col() { awk -v c="$2" '{print $c}' "$tmp/$1" | median; }
+col() { bench_col "$tmp/$1" "$2"; }
 fw=$(col fold 1) fc=$(col fold 2) fr=$(col fold 3)
 mw=$(col model 1) mc=$(col model 2) mr=$(col model 3)
 awk -v n="$slices" -v b="$bytes" -v fw="$fw" -v fc="$fc" -v fr="$fr" -v mw="$mw" -v mc="$mc" -v mr="$mr" \

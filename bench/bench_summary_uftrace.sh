@@ -11,6 +11,7 @@
 #   RUNS=N (default 3)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/timing.sh
 build=${1:-build}
 opprof=$build/bin/opprof
 prog=$build/bin/wholeprog_work
@@ -28,8 +29,7 @@ echo "trace: $(du -h "$tmp/w.pftrace" | cut -f1) .pftrace; uftrace.data: $(du -s
 measure() {
   local tag=$1
   shift
-  /usr/bin/time -f '%e %U %S %M' -o "$tmp/time" "$@" >"$tmp/out.$tag" 2>/dev/null
-  awk '{printf "%s %.3f %s\n", $1, $2 + $3, $4}' "$tmp/time"
+  bench_time "$tmp/out.$tag" "$@" 2>/dev/null
 }
 : >"$tmp/op"
 : >"$tmp/uf"
@@ -37,10 +37,8 @@ for _ in $(seq "$runs"); do
   measure op "$opprof" summary "$tmp/w.pftrace" --format csv --row-limit -1 >>"$tmp/op"
   measure uf uftrace report --no-pager -d "$tmp/uftrace.data" >>"$tmp/uf"
 done
-median() { sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
-col() { awk -v c="$2" '{print $c}' "$1" | median; }
-ow=$(col "$tmp/op" 1) oc=$(col "$tmp/op" 2) orss=$(col "$tmp/op" 3)
-uw=$(col "$tmp/uf" 1) uc=$(col "$tmp/uf" 2) urss=$(col "$tmp/uf" 3)
+ow=$(bench_col "$tmp/op" 1) oc=$(bench_col "$tmp/op" 2) orss=$(bench_col "$tmp/op" 3)
+uw=$(bench_col "$tmp/uf" 1) uc=$(bench_col "$tmp/uf" 2) urss=$(bench_col "$tmp/uf" 3)
 printf "opprof summary:  %6.2f s wall, %6.2f s CPU, %7.1f MB peak RSS (median of %d)\n" "$ow" "$oc" "$(echo "$orss / 1024" | bc -l)" "$runs"
 printf "uftrace report:  %6.2f s wall, %6.2f s CPU, %7.1f MB peak RSS\n" "$uw" "$uc" "$(echo "$urss / 1024" | bc -l)"
 printf "uftrace / opprof: %.2fx wall, %.2fx CPU (target: opprof faster, > 1x)\n" "$(echo "$uw / $ow" | bc -l)" "$(echo "$uc / $oc" | bc -l)"

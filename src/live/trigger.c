@@ -160,9 +160,12 @@ static int exchange(int fd, long long pid, const char *req, int rest_ms, char **
 {
     int rc = OPPROF_OK, r = 0;
     if (nothing) *nothing = 0;
-    if (op_od_write_all(fd, req, strlen(req)) != 0 || shutdown(fd, SHUT_WR) != 0)
+    /* A request that cannot be sent met a socket closed under us, as one
+     * that gets no byte back does (r -1: nothing read, *reply unset). */
+    if (op_od_write_all(fd, req, strlen(req)) != 0 || shutdown(fd, SHUT_WR) != 0) {
         rc = op_fail(OPPROF_E_IO, "cannot send the request: %s", strerror(errno));
-    else if ((r = op_od_read_reply(fd, REPLY_MAX, ANSWER_MS, rest_ms, reply, NULL)) == -2)
+        r = -1;
+    } else if ((r = op_od_read_reply(fd, REPLY_MAX, ANSWER_MS, rest_ms, reply, NULL)) == -2)
         rc = op_fail(OPPROF_E_IO, "process %lld does not answer within %d s (stopped, in a debugger, or busy "
                                   "writing a trace); try again",
                      pid, ANSWER_MS / 1000);

@@ -285,19 +285,31 @@ static void install_fork(void)
     pthread_atfork(NULL, NULL, fork_child);
 }
 
-/* A socket listening at L.path, kept with its identity in L.sock. */
+/* A socket listening at L.path, kept with its identity in L.sock. It is
+ * made listening under a name of its own beside L.path (PID.soc~, the same
+ * length, so it fits as L.path does) and renamed over L.path, which so
+ * never goes missing: a client that finds no file gives up at once, and
+ * one did, in the moment between an unlink and a bind, when the program
+ * had closed our socket (test_fds under load). What L.path held (a process
+ * of the same pid before us, gone; or our socket the program closed) is
+ * replaced with it. */
 static int listen_at_path(void)
 {
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     struct sockaddr_un a;
     memset(&a, 0, sizeof a);
     a.sun_family = AF_UNIX;
-    memcpy(a.sun_path, L.path, strlen(L.path) + 1); /* op_od_sock_path checked that it fits */
-    unlink(L.path); /* a process of the same pid before us, gone; or our socket the program closed */
-    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || chmod(L.path, 0600) != 0 || listen(fd, 8) != 0 ||
-        op_ownfd_set(&L.sock, fd) != 0) {
+    size_t n = strlen(L.path); /* op_od_sock_path checked that it fits, and that it ends in ".sock" */
+    memcpy(a.sun_path, L.path, n + 1);
+    a.sun_path[n - 1] = '~';
+    unlink(a.sun_path); /* one left by a process of the same pid before us */
+    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || chmod(a.sun_path, 0600) != 0 ||
+        listen(fd, 8) != 0 || rename(a.sun_path, L.path) != 0 || op_ownfd_set(&L.sock, fd) != 0) {
         int rc = op_fail(OPPROF_E_IO, "cannot listen on %s: %s", L.path, strerror(errno));
-        if (fd >= 0) close(fd);
+        if (fd >= 0) {
+            unlink(a.sun_path);
+            close(fd);
+        }
         return rc;
     }
     return OPPROF_OK;

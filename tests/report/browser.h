@@ -12,7 +12,9 @@
 const char *browser_path(void);
 
 /* Loads file://html_path#fragment in a window of w x h pixels and returns
- * the DOM after the load event (malloc'd), or NULL on failure. */
+ * the DOM once the page has drawn (malloc'd): its loading note gone and,
+ * with #selftest, the self-test's results written (a minute at most); NULL
+ * on failure. */
 char *browser_dump_dom(const char *html_path, const char *fragment, int w, int h);
 
 /* Saves a PNG of the page; 0 on success. */

@@ -1,91 +1,16 @@
-/* The event columns of the page. Events go out grouped by flame-chart level
- * (thread, then row), each level in start order, so the page draws straight
- * from the decoded arrays with no index to build; references to events
- * (memory, launches, steps) are translated to these positions. Columns that
- * are mostly zero are written sparse. */
+/* The event columns of the page. Slices (events, and blocks of merged
+ * events: rep_layout.c) go out grouped by flame-chart level (thread, then
+ * row), each level in start order, so the page draws straight from the
+ * decoded arrays with no index to build; references to events (memory,
+ * launches, steps) are translated to these positions. Columns that are
+ * mostly zero are written sparse. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "report/rep.h"
 
-/* Flame-chart rows: an event sits one row below the innermost earlier event
- * of its thread that wholly contains it. Unlike the model's depth this counts
- * every category (python functions, annotations, device work), so nothing
- * on a thread is drawn on top of something else that encloses it. up[] is
- * each event's container, so walking it is the per-thread stack. */
-static int compute_rows(rep_trace *r)
-{
-    const opprof_trace *t = r->t;
-    r->row = malloc((t->nev ? t->nev : 1) * sizeof *r->row);
-    int32_t *up = malloc((t->nev ? t->nev : 1) * sizeof *up);
-    int32_t *last = malloc((t->nthreads ? t->nthreads : 1) * sizeof *last);
-    if (!r->row || !up || !last) {
-        free(up);
-        free(last);
-        return -1;
-    }
-    for (size_t i = 0; i < t->nthreads; i++) last[i] = -1;
-    for (size_t i = 0; i < t->nev; i++) {
-        const op_event *e = &t->ev[i];
-        int64_t end = e->start_ns + e->dur_ns;
-        int32_t c = last[e->thread];
-        while (c >= 0 && t->ev[c].start_ns + t->ev[c].dur_ns < end) c = up[c];
-        up[i] = c;
-        r->row[i] = c < 0 ? 0 : (uint16_t)(r->row[c] < UINT16_MAX ? r->row[c] + 1 : UINT16_MAX);
-        last[e->thread] = (int32_t)i;
-    }
-    free(up);
-    free(last);
-    return 0;
-}
-
-/* A counting sort of the events by (thread, row); stable, so each level
- * keeps the model's start order. */
-static int compute_order(rep_trace *r)
-{
-    const opprof_trace *t = r->t;
-    size_t nth = t->nthreads, n = t->nev;
-    size_t *base = calloc(nth + 1, sizeof *base);
-    int32_t *maxrow = malloc((nth ? nth : 1) * sizeof *maxrow);
-    if (!base || !maxrow) goto oom;
-    for (size_t i = 0; i < nth; i++) maxrow[i] = -1;
-    for (size_t i = 0; i < n; i++)
-        if (r->row[i] > maxrow[t->ev[i].thread]) maxrow[t->ev[i].thread] = r->row[i];
-    for (size_t i = 0; i < nth; i++) base[i + 1] = base[i] + (size_t)(maxrow[i] + 1);
-    r->nlevels = base[nth];
-    size_t *start = calloc(r->nlevels + 1, sizeof *start);
-    r->levels = malloc((r->nlevels ? r->nlevels : 1) * 3 * sizeof *r->levels);
-    r->order = malloc((n ? n : 1) * sizeof *r->order);
-    r->pos = malloc((n ? n : 1) * sizeof *r->pos);
-    if (!start || !r->levels || !r->order || !r->pos) {
-        free(start);
-        goto oom;
-    }
-    for (size_t i = 0; i < n; i++) start[base[t->ev[i].thread] + r->row[i] + 1]++;
-    for (size_t th = 0; th < nth; th++)
-        for (size_t L = base[th]; L < base[th + 1]; L++) {
-            r->levels[3 * L] = (uint32_t)th;
-            r->levels[3 * L + 1] = (uint32_t)(L - base[th]);
-            r->levels[3 * L + 2] = (uint32_t)start[L + 1];
-        }
-    for (size_t L = 0; L < r->nlevels; L++) start[L + 1] += start[L];
-    for (size_t i = 0; i < n; i++) {
-        size_t p = start[base[t->ev[i].thread] + r->row[i]]++;
-        r->order[p] = (uint32_t)i;
-        r->pos[i] = (uint32_t)p;
-    }
-    free(start);
-    free(base);
-    free(maxrow);
-    return 0;
-oom:
-    free(base);
-    free(maxrow);
-    return -1;
-}
-
 typedef enum { F_START, F_DUR, F_SELF, F_NAME, F_CAT, F_SHAPES, F_TYPES, F_ARGS, F_FLOPS, F_MEM, F_DEV, F_LAUNCH,
-               F_STACK, F_COUNT } ev_field;
+               F_STACK, F_MERGED, F_COUNT } ev_field;
 
 typedef struct field_def {
     const char *name, *kind, *type;
@@ -99,7 +24,7 @@ static const field_def FIELDS[F_COUNT] = {
     [F_TYPES] = {"types", "u", "u32", 1},  [F_ARGS] = {"args", "u", "u32", 1},
     [F_FLOPS] = {"flops", "u", "f64", 1},  [F_MEM] = {"mem", "z", "f64", 1},
     [F_DEV] = {"dev", "z", "f64", 1},      [F_LAUNCH] = {"launch", "u", "u32", 1},
-    [F_STACK] = {"stack", "u", "u32", 1},
+    [F_STACK] = {"stack", "u", "u32", 1},  [F_MERGED] = {"merged", "u", "f64", 1},
 };
 
 /* The value of field f for model event i, as the unsigned or zigzag
@@ -122,20 +47,49 @@ static int64_t field_value(const rep_trace *r, ev_field f, size_t i)
     case F_DEV: return x->dev_total_ns;
     case F_STACK: return x->stack <= r->t->nstacks ? x->stack : 0;
     case F_LAUNCH: return r->launch_op[i] < 0 ? 0 : (int64_t)r->pos[r->launch_op[i]] + 1;
+    default: return 0; /* F_MERGED: an event stands for itself */
+    }
+}
+
+/* The value of field f for a block of merged events: its span, the sums of
+ * its members, and the name and category of the longest. Its "self" is the
+ * time its top members cover (a stream's busy time, for device work). */
+static int64_t block_value(const rep_trace *r, ev_field f, const rep_block *b)
+{
+    const op_event *e = &r->t->ev[b->longest];
+    switch (f) {
+    case F_START: return b->start;
+    case F_DUR: return b->end - b->start;
+    case F_SELF: return b->busy;
+    case F_NAME: return rep_sid(r, e->name);
+    case F_CAT: return e->cat;
+    case F_FLOPS: return (int64_t)b->flops;
+    case F_MEM: return b->mem;
+    case F_DEV: return b->dev;
+    case F_MERGED: return b->count;
     default: return 0;
     }
 }
 
-/* Field f of every event into vals, in page order: the events are read in
- * model order (sequentially) and only the 8-byte stores scatter, which is
- * far kinder to the cache than reading events in page order. Returns how
- * many are nonzero. */
+/* Field f of every slice into vals, in page order; returns how many are
+ * nonzero. Without blocks the events are read in model order
+ * (sequentially) and only the 8-byte stores scatter, which is far kinder to
+ * the cache than reading events in page order. */
 static size_t gather(const rep_trace *r, ev_field f, int64_t *vals)
 {
-    size_t nz = 0;
-    for (size_t i = 0; i < r->t->nev; i++) {
-        int64_t v = field_value(r, f, i);
-        vals[r->pos[i]] = v;
+    size_t nz = 0, nev = r->t->nev;
+    if (!r->nblocks) {
+        for (size_t i = 0; i < nev; i++) {
+            int64_t v = field_value(r, f, i);
+            vals[r->pos[i]] = v;
+            nz += v != 0;
+        }
+        return nz;
+    }
+    for (size_t p = 0; p < r->npage; p++) {
+        uint32_t it = r->order[p];
+        int64_t v = it < nev ? field_value(r, f, it) : block_value(r, f, &r->blocks[it - nev]);
+        vals[p] = v;
         nz += v != 0;
     }
     return nz;
@@ -168,7 +122,7 @@ static void starts_to_gaps(const rep_trace *r, int64_t *start, const int64_t *du
 static int put_column(rep_trace *r, ev_field f, const int64_t *vals, size_t nz, rep_col *c)
 {
     const field_def *d = &FIELDS[f];
-    size_t n = r->t->nev;
+    size_t n = r->npage;
     if (d->may_be_sparse && !nz && f != F_CAT) return 0;
     int sparse = d->may_be_sparse && nz * 3 < n;
     static const char *const sparse_kind[2] = {"su", "sz"};
@@ -192,8 +146,7 @@ static int put_column(rep_trace *r, ev_field f, const int64_t *vals, size_t nz, 
 
 int rep_events_build(rep_trace *r)
 {
-    if (compute_rows(r) != 0 || compute_order(r) != 0) return -1;
-    size_t n = r->t->nev ? r->t->nev : 1;
+    size_t n = r->npage ? r->npage : 1;
     int64_t *vals = malloc(n * sizeof *vals), *dur = malloc(n * sizeof *dur);
     if (!vals || !dur) {
         free(vals);
@@ -233,4 +186,12 @@ void rep_stacks_json(rep_out *o, const rep_trace *r)
         rep_puts(o, "]");
     }
     rep_puts(o, "]");
+}
+
+/* How the page was merged down, when it was. */
+void rep_lod_json(rep_out *o, const rep_trace *r)
+{
+    if (!r->nblocks) return;
+    rep_printf(o, ",\"lod\":{\"minNs\":%lld,\"gapNs\":%lld,\"merged\":%zu,\"blocks\":%zu,\"slices\":%zu}",
+               (long long)r->lod_min_ns, (long long)r->lod_gap_ns, r->merged, r->nblocks, r->npage);
 }

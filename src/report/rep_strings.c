@@ -1,5 +1,7 @@
-/* The page's string table: the strtab ids its events and threads use,
- * renumbered so that the most used get the shortest varints. */
+/* The page's string table: the strtab ids its slices and threads use,
+ * renumbered so that the most used get the shortest varints. A block of
+ * merged events names only its longest member, so a trace merged down
+ * carries none of its short events' shapes and arguments. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,10 +28,12 @@ int rep_strings_build(rep_trace *r)
         free(cnt);
         return -1;
     }
-    for (size_t i = 0; i < t->nev; i++) {
-        const op_event *e = &t->ev[i];
+    for (size_t p = 0; p < r->npage; p++) {
+        uint32_t it = r->order[p];
+        const op_event *e = &t->ev[it < t->nev ? it : r->blocks[it - t->nev].longest];
         const op_evx *x = op_evx_of(t, e);
-        uint32_t ids[4] = {e->name, x->shapes, x->types, x->args};
+        uint32_t ids[4] = {e->name, it < t->nev ? x->shapes : 0, it < t->nev ? x->types : 0,
+                           it < t->nev ? x->args : 0};
         for (int k = 0; k < 4; k++)
             if (ids[k] < n) cnt[ids[k]]++;
     }

@@ -1,7 +1,8 @@
 /* opprof_report_write: one self-contained HTML file. The page (markup, style,
  * script) is compiled in; the data follows as inert blocks: a JSON meta
  * object, each trace's string table, and its event and memory columns as
- * base64 varints. The file is replaced atomically (opprof_write_file), so
+ * base64 varints (deflated when big). A trace of more events than the page
+ * can draw at once is merged down to REP_PAGE_SLICES slices (rep_layout.c). The file is replaced atomically (opprof_write_file), so
  * a failed write never leaves a truncated report. */
 #define _GNU_SOURCE /* memmem */
 #include <stdio.h>
@@ -9,14 +10,21 @@
 #include <string.h>
 #include <time.h>
 
+#include <libdeflate.h>
+
+#include "export/pftrace_zq.h"
 #include "report/rep.h"
 
-static int trace_prepare(rep_trace *r, const opprof_trace *t)
+/* Binary blocks bigger than this go in deflated; the page inflates them
+ * with the browser's DecompressionStream. */
+#define REP_DEFLATE_MIN (1u << 20)
+
+static int trace_prepare(rep_trace *r, const opprof_trace *t, size_t budget)
 {
     memset(r, 0, sizeof *r);
     r->t = t;
-    if (rep_strings_build(r) != 0 || rep_launches_build(r) != 0 || rep_events_build(r) != 0 ||
-        rep_memory_build(r) != 0)
+    if (rep_layout_build(r, budget) != 0 || rep_strings_build(r) != 0 || rep_launches_build(r) != 0 ||
+        rep_events_build(r) != 0 || rep_memory_build(r) != 0)
         return -1;
     return 0;
 }
@@ -30,6 +38,7 @@ void rep_trace_free(rep_trace *r)
     free(r->pos);
     free(r->row);
     free(r->levels);
+    free(r->blocks);
     op_buf_free(&r->ev);
     op_buf_free(&r->mem);
 }
@@ -64,13 +73,40 @@ static int trace_meta_json(rep_out *o, const rep_trace *r, const char *label)
     rep_stacks_json(o, r);
     rep_steps_json(o, r);
     rep_puts(o, ",\"events\":");
-    rep_cols_json(o, t->nev, r->ev_cols, r->ev_ncols);
+    rep_cols_json(o, r->npage, r->ev_cols, r->ev_ncols);
+    rep_lod_json(o, r);
     rep_memory_json(o, r);
     int rc = rep_ops_json(o, r);
     if (rc != OPPROF_OK) return rc;
     if (rep_devices_json(o, r) != 0) return op_fail(OPPROF_E_NOMEM, "out of memory while writing the report");
     rep_puts(o, "}");
     return OPPROF_OK;
+}
+
+/* One binary block in base64; a big one deflated (zlib's format, which
+ * DecompressionStream("deflate") reads), its size before in data-size. */
+static int binary_block(rep_out *o, const char *what, size_t k, const op_buf *b)
+{
+    rep_printf(o, "<script type=\"application/octet-stream\" id=\"opprof-%s-%zu\"", what, k);
+    if (b->n < REP_DEFLATE_MIN) {
+        rep_puts(o, ">");
+        rep_base64(o, (const uint8_t *)b->p, b->n);
+        rep_puts(o, "</script>\n");
+        return 0;
+    }
+    struct libdeflate_compressor *z = libdeflate_alloc_compressor(6);
+    unsigned char *out = NULL;
+    size_t cap = 0, zn = z ? op_pf_deflate(z, b->p, b->n, &out, &cap) : 0;
+    libdeflate_free_compressor(z);
+    if (!zn) {
+        free(out);
+        return -1;
+    }
+    rep_printf(o, " data-deflate=\"%zu\">", b->n);
+    rep_base64(o, out, zn);
+    rep_puts(o, "</script>\n");
+    free(out);
+    return 0;
 }
 
 static int data_blocks(rep_out *o, rep_trace *rt, size_t n, const char *const *labels,
@@ -98,11 +134,9 @@ static int data_blocks(rep_out *o, rep_trace *rt, size_t n, const char *const *l
     for (size_t k = 0; k < n; k++) {
         rep_printf(o, "<script type=\"application/json\" id=\"opprof-strings-%zu\">", k);
         rep_strings_json(o, &rt[k]);
-        rep_printf(o, "</script>\n<script type=\"application/octet-stream\" id=\"opprof-events-%zu\">", k);
-        rep_base64(o, (const uint8_t *)rt[k].ev.p, rt[k].ev.n);
-        rep_printf(o, "</script>\n<script type=\"application/octet-stream\" id=\"opprof-memory-%zu\">", k);
-        rep_base64(o, (const uint8_t *)rt[k].mem.p, rt[k].mem.n);
         rep_puts(o, "</script>\n");
+        if (binary_block(o, "events", k, &rt[k].ev) != 0 || binary_block(o, "memory", k, &rt[k].mem) != 0)
+            return op_fail(OPPROF_E_NOMEM, "out of memory while compressing the report");
     }
     return OPPROF_OK;
 }
@@ -154,6 +188,12 @@ static int page_to(FILE *f, void *ctx)
 int opprof_report_write(const opprof_trace *a, const opprof_trace *b, const opprof_report_options *opt,
                         const char *path)
 {
+    return rep_report_write(a, b, opt, path, REP_PAGE_SLICES);
+}
+
+int rep_report_write(const opprof_trace *a, const opprof_trace *b, const opprof_report_options *opt,
+                     const char *path, size_t budget)
+{
     if (op_trace_check(a, "opprof_report_write") || op_trace_check(b, "opprof_report_write")) return OPPROF_E_INVAL;
     if (!a || !path || !*path) return op_fail(OPPROF_E_INVAL, "opprof_report_write: NULL trace or path");
     if (!a->finished || (b && !b->finished)) return op_fail(OPPROF_E_INVAL, "opprof_report_write: unfinished trace");
@@ -165,7 +205,7 @@ int opprof_report_write(const opprof_trace *a, const opprof_trace *b, const oppr
     memset(rt, 0, sizeof rt);
     int rc = OPPROF_OK;
     for (size_t k = 0; k < n && rc == OPPROF_OK; k++)
-        if (trace_prepare(&rt[k], traces[k]) != 0)
+        if (trace_prepare(&rt[k], traces[k], budget) != 0)
             rc = op_fail(OPPROF_E_NOMEM, "out of memory while preparing the report (%zu events)", traces[k]->nev);
     page_job job = {rt, n, labels, opt};
     if (rc == OPPROF_OK) rc = opprof_write_file(path, page_to, &job);

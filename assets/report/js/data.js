@@ -99,45 +99,75 @@
     OP.marks[name] = (OP.marks[name] || 0) + (performance.now() - since);
   };
 
+  /* A binary block's bytes: a Uint8Array, or a promise of one when the block
+   * was deflated (data-deflate holds its size before), which the browser's
+   * own DecompressionStream inflates. */
+  function blockBytes(id) {
+    var el = OP.byId(id), bytes = base64Bytes(el.textContent), size = el.getAttribute("data-deflate");
+    if (size === null) return bytes;
+    if (typeof DecompressionStream !== "function")
+      throw new Error("this browser cannot inflate the report's data (no DecompressionStream)");
+    var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("deflate"));
+    return new Response(stream).arrayBuffer().then(function (buf) {
+      if (buf.byteLength !== +size) throw new Error(id + " inflated to " + buf.byteLength + " bytes, not " + size);
+      return new Uint8Array(buf);
+    });
+  }
+
+  function decodeTrace(tr, evBytes, memBytes) {
+    var t = performance.now();
+    tr.ev = decodeColumns(tr.events, evBytes);
+    tr.mem = decodeColumns(tr.memory, memBytes);
+    /* columns that are zero throughout are not written: the views read
+     * these without asking, so they read zeros */
+    var zeros = null;
+    ["shapes", "types", "args", "merged"].forEach(function (c) {
+      if (!tr.ev[c]) tr.ev[c] = zeros || (zeros = new Uint32Array(tr.ev.n));
+    });
+    OP.mark("columns", t);
+    levelColumns(tr);
+    tr.nDevice = 0;
+    var cat = tr.ev.cat, end = 0, start = Infinity;
+    for (var i = 0; i < tr.ev.n; i++) {
+      if (cat[i] >= 4 && cat[i] <= 6) tr.nDevice++;
+      var e = tr.ev.start[i] + tr.ev.dur[i];
+      if (e > end) end = e;
+    }
+    start = 0;
+    for (i = 0; i < tr.ev.n; i++) if (tr.ev.start[i] < start) start = tr.ev.start[i];
+    if (tr.mem.n) { start = Math.min(start, tr.mem.ts[0]); end = Math.max(end, tr.mem.ts[tr.mem.n - 1]); }
+    tr.t0 = start;
+    tr.t1 = Math.max(end, start + (tr.durationNs || 0), start + 1);
+    tr.span = tr.durationNs > 0 ? tr.durationNs : tr.t1 - tr.t0;
+    OP.mark("decode", t);
+  }
+
+  /* The meta object with every trace's columns decoded: at once for a
+   * report whose blocks are plain (so it draws before the page's load
+   * event), else a promise of it, kept once the browser has inflated them. */
   OP.loadData = function () {
     var t = performance.now();
     var meta = JSON.parse(OP.byId("opprof-meta").textContent);
+    var pending = [];
     meta.traces.forEach(function (tr, k) {
       tr.index = k;
       tr.strings = JSON.parse(OP.byId("opprof-strings-" + k).textContent);
       OP.mark("json", t);
       t = performance.now();
-      var evBytes = base64Bytes(OP.byId("opprof-events-" + k).textContent);
-      var memBytes = base64Bytes(OP.byId("opprof-memory-" + k).textContent);
+      pending.push(blockBytes("opprof-events-" + k), blockBytes("opprof-memory-" + k));
       OP.mark("base64", t);
       t = performance.now();
-      tr.ev = decodeColumns(tr.events, evBytes);
-      tr.mem = decodeColumns(tr.memory, memBytes);
-      /* columns that are zero throughout are not written: the views read
-       * these three without asking, so they read zeros */
-      var zeros = null;
-      ["shapes", "types", "args"].forEach(function (c) {
-        if (!tr.ev[c]) tr.ev[c] = zeros || (zeros = new Uint32Array(tr.ev.n));
-      });
-      OP.mark("columns", t);
-      levelColumns(tr);
-      tr.nDevice = 0;
-      var cat = tr.ev.cat, end = 0, start = Infinity;
-      for (var i = 0; i < tr.ev.n; i++) {
-        if (cat[i] >= 4 && cat[i] <= 6) tr.nDevice++;
-        var e = tr.ev.start[i] + tr.ev.dur[i];
-        if (e > end) end = e;
-      }
-      start = 0;
-      for (i = 0; i < tr.ev.n; i++) if (tr.ev.start[i] < start) start = tr.ev.start[i];
-      if (tr.mem.n) { start = Math.min(start, tr.mem.ts[0]); end = Math.max(end, tr.mem.ts[tr.mem.n - 1]); }
-      tr.t0 = start;
-      tr.t1 = Math.max(end, start + (tr.durationNs || 0), start + 1);
-      tr.span = tr.durationNs > 0 ? tr.durationNs : tr.t1 - tr.t0;
-      OP.mark("decode", t);
-      t = performance.now();
     });
-    return meta;
+    var decodeAll = function (bytes) {
+      meta.traces.forEach(function (tr, k) { decodeTrace(tr, bytes[2 * k], bytes[2 * k + 1]); });
+      return meta;
+    };
+    var deflated = pending.some(function (b) { return typeof b.then === "function"; });
+    if (!deflated) return decodeAll(pending);
+    return Promise.all(pending).then(function (bytes) {
+      OP.mark("inflate", t);
+      return decodeAll(bytes);
+    });
   };
 
   /* A thread's name as the trace gave it, else its ids; Kineto's names

@@ -35,8 +35,9 @@
     for (var i = 0; i < ev.n; i++) {
       if (!OP.isDeviceCat(ev.cat[i])) continue;
       var th = ev.thread[i], s = per[th] || (per[th] = {count: 0, busy: 0, first: Infinity, last: -Infinity});
-      s.count++;
-      s.busy += ev.dur[i];
+      /* a block of merged activities counts its members and their busy time */
+      s.count += ev.merged[i] || 1;
+      s.busy += ev.merged[i] ? ev.self[i] : ev.dur[i];
       if (ev.start[i] < s.first) s.first = ev.start[i];
       if (ev.start[i] + ev.dur[i] > s.last) s.last = ev.start[i] + ev.dur[i];
     }

@@ -115,16 +115,25 @@
     if (st) st.textContent = "error: " + e.message;
   });
 
+  function failed(e) {
+    OP.clear(OP.byId("main"));
+    OP.add(OP.byId("main"), "p", "error", "This report's data could not be read: " + e.message);
+  }
+
   function start() {
-    var meta, t0 = performance.now();
+    var loaded, t0 = performance.now();
     OP.marks.beforeScript = t0;
     try {
-      meta = OP.loadData();
+      loaded = OP.loadData();
     } catch (e) {
-      OP.clear(OP.byId("main"));
-      OP.add(OP.byId("main"), "p", "error", "This report's data could not be read: " + e.message);
+      failed(e);
       return;
     }
+    if (typeof loaded.then !== "function") show(loaded, t0);
+    else loaded.then(function (meta) { show(meta, t0); }, failed);
+  }
+
+  function show(meta, t0) {
     var loading = OP.byId("loading");
     if (loading) loading.parentNode.removeChild(loading);
     document.title = meta.title + " · " + meta.traces.map(function (t) { return t.label; }).join(" vs ");
@@ -148,7 +157,7 @@
     }
     if (h.shape && app.view === "operators") app.instance("operators", k).setByShape(true);
     var ms = performance.now();
-    OP.marks.view = ms - t0 - (OP.marks.json + OP.marks.base64 + OP.marks.decode);
+    OP.marks.view = ms - t0 - (OP.marks.json + OP.marks.base64 + (OP.marks.inflate || 0) + OP.marks.decode);
     document.documentElement.setAttribute("data-first-draw-ms", ms.toFixed(1));
     document.documentElement.setAttribute("data-marks", Object.keys(OP.marks).map(function (k) {
       return k + ":" + OP.marks[k].toFixed(1);

@@ -52,6 +52,19 @@
       r.tooltip = tip.textContent.slice(0, 3000);
       tip.hidden = true;
     }
+    /* a trace merged down: the bar says so, and a block's tooltip counts its events */
+    if (tr.lod) {
+      r.lodNote = OP.byId("tl-lod") ? OP.byId("tl-lod").textContent : "";
+      var blocks = 0, members = 0, firstBlock = -1;
+      for (i = 0; i < ev.n; i++) if (ev.merged[i]) { blocks++; members += ev.merged[i]; if (firstBlock < 0) firstBlock = i; }
+      r.blocks = blocks;
+      r.mergedEvents = members;
+      if (firstBlock >= 0) {
+        tl.tooltip(firstBlock, 10, 10);
+        r.blockTooltip = OP.byId("tooltip").textContent.slice(0, 400);
+        OP.byId("tooltip").hidden = true;
+      }
+    }
   }
 
   OP.selftest = function (app, firstDrawMs) {
@@ -72,6 +85,7 @@
           r.total = OP.byId("ov-total").textContent;
           r.top = root.querySelectorAll("#ov-top .bar-row").length;
           r.config = rowsOf(root, "#ov-config", 40).count || root.querySelectorAll("#ov-config tr").length;
+          if (OP.byId("ov-lod")) r.lod = OP.byId("ov-lod").textContent;
         } else if (v === "operators") {
           var g = rowsOf(root, "#ops-table", 400);
           r.rows = g.count;

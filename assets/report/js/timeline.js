@@ -106,6 +106,13 @@
     OP.add(bar, "span", "note hint", "drag to pan · ctrl+wheel or W/S to zoom · A/D to pan · wheel to scroll · " +
            "double-click an event to fit it · click a thread's header to fold it");
     this.range = OP.add(bar, "span", "note");
+    if (tr.lod) {
+      var lod = OP.add(bar, "span", "note warn", OP.fmtInt(tr.lod.merged) + " events shorter than " +
+                       OP.fmtTime(tr.lod.minNs) + " merged into " + OP.fmtInt(tr.lod.blocks) + " blocks");
+      lod.id = "tl-lod";
+      lod.title = "This trace has more events than a page draws at once: the short ones are merged, per level, into " +
+                  "blocks that show how many they stand for. The tables count every event.";
+    }
     this.wrap = OP.add(root, "div", "canvas-wrap");
     this.canvas = OP.add(this.wrap, "canvas");
     this.canvas.id = "tl-canvas";
@@ -195,10 +202,11 @@
       b.n = 0;
     }
     ctx.fillStyle = TEXT;
-    var L = this.labels, strs = this.tr.strings;
+    var L = this.labels, strs = this.tr.strings, ev = this.tr.ev;
     for (i = 0; i < L.length; i += 4) {
-      var room = Math.floor((L[i + 1] - L[i] - 6) / CHAR_W), txt = strs[L[i + 3]];
+      var room = Math.floor((L[i + 1] - L[i] - 6) / CHAR_W), e = L[i + 3], txt = strs[ev.name[e]];
       if (room < 2) continue;
+      if (ev.merged[e]) txt = OP.fmtInt(ev.merged[e]) + " merged · " + txt;
       if (txt.length > room) {
         var ns = txt.lastIndexOf("::"); /* "aten::conv2d" → "conv2d" before cutting */
         if (ns > 0 && ns + 2 < txt.length) txt = txt.slice(ns + 2);
@@ -235,7 +243,7 @@
       }
       var xa = x0 < 0 ? 0 : x0, xb = x1 > W ? W : x1;
       this.queue(ci, xa, y, Math.max(1, xb - xa - 0.5));
-      if (xb - xa >= LABEL_PX && !dim) this.labels.push(xa, xb, y, names[e]);
+      if (xb - xa >= LABEL_PX && !dim) this.labels.push(xa, xb, y, e);
       k++;
     }
   };
@@ -342,16 +350,9 @@
     return null;
   };
 
-  Timeline.prototype.tooltip = function (e, cx, cy) {
-    var tip = OP.byId("tooltip"), tr = this.tr, ev = tr.ev, s = tr.strings;
-    OP.clear(tip);
-    OP.add(tip, "div", "tip-name", s[ev.name[e]]);
-    var line = function (k, v) {
-      if (v === "" || v === undefined || v === null) return;
-      var d = OP.add(tip, "div", "tip-line");
-      OP.add(d, "span", "tip-key", k + " ");
-      OP.add(d, "span", null, v);
-    };
+  /* An event's lines. */
+  function eventTip(tr, e, line, tip) {
+    var ev = tr.ev, s = tr.strings;
     line("category", OP.CATS[ev.cat[e]] || "other");
     line("duration", OP.fmtTime(ev.dur[e]));
     if (!OP.isDeviceCat(ev.cat[e])) line("self", OP.fmtTime(ev.self[e]));
@@ -374,6 +375,39 @@
     if (s[ev.args[e]]) {
       var args = s[ev.args[e]];
       line("args", args.length > 600 ? args.slice(0, 600) + "…" : args);
+    }
+  }
+
+  /* A block of merged events: what it stands for, and the sums of its
+   * members. */
+  function blockTip(tr, e, line) {
+    var ev = tr.ev, s = tr.strings;
+    line("longest", s[ev.name[e]] + " (" + (OP.CATS[ev.cat[e]] || "other") + ")");
+    line("span", OP.fmtTime(ev.dur[e]));
+    line("busy", OP.fmtTime(ev.self[e]));
+    line("start", OP.fmtTime(ev.start[e]));
+    line("thread", OP.threadLabel(tr, ev.thread[e]));
+    if (ev.flops && ev.flops[e]) line("FLOPs", OP.fmtFlops(ev.flops[e]));
+    if (ev.mem && ev.mem[e]) line("CPU memory", OP.fmtBytes(ev.mem[e]));
+    if (ev.dev && ev.dev[e]) line("device time", OP.fmtTime(ev.dev[e]));
+  }
+
+  Timeline.prototype.tooltip = function (e, cx, cy) {
+    var tip = OP.byId("tooltip"), tr = this.tr, ev = tr.ev;
+    OP.clear(tip);
+    var line = function (k, v) {
+      if (v === "" || v === undefined || v === null) return;
+      var d = OP.add(tip, "div", "tip-line");
+      OP.add(d, "span", "tip-key", k + " ");
+      OP.add(d, "span", null, v);
+    };
+    if (ev.merged[e]) {
+      OP.add(tip, "div", "tip-name", OP.fmtInt(ev.merged[e]) + " events merged (each shorter than " +
+             OP.fmtTime(tr.lod.minNs) + ")");
+      blockTip(tr, e, line);
+    } else {
+      OP.add(tip, "div", "tip-name", tr.strings[ev.name[e]]);
+      eventTip(tr, e, line, tip);
     }
     tip.hidden = false;
     var w = tip.offsetWidth, h = tip.offsetHeight;

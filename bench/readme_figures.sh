@@ -8,7 +8,7 @@
 #   bench/readme_figures.sh [BUILD_DIR [SECTION...]]     (default build, all)
 # Sections: overhead compensation wholeprog-trace modes pftrace keyavg memory
 # stacks instrument threads model-memory reader-memory convert-memory
-# summary export flight nn mpi. The GPU figures (README, "GPUs and NVTX")
+# summary summary-pftrace summary-uftrace report-scale export flight nn mpi. The GPU figures (README, "GPUs and NVTX")
 # come from scripts/gpu-check.sh on a machine with one and are not run here.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,7 +16,8 @@ build=${1:-build}
 shift || true
 sections=("$@")
 [ ${#sections[@]} -eq 0 ] && sections=(overhead compensation wholeprog-trace modes pftrace keyavg memory stacks
-  instrument threads model-memory reader-memory convert-memory summary export flight nn mpi)
+  instrument threads model-memory reader-memory convert-memory summary summary-pftrace summary-uftrace report-scale
+  export flight nn mpi)
 bin="$build/bin"
 [ -x "$bin/opprof" ] || { echo "readme_figures: build $build first (make build)" >&2; exit 2; }
 tmp=$(mktemp -d /tmp/opprof_readme_XXXXXX)
@@ -71,6 +72,9 @@ for s in "${sections[@]}"; do
     reader-memory) say "What it costs: opprof summary of 20M events, resident" bench/bench_reader_memory.sh "$build" ;;
     convert-memory) say "Trace files: opprof convert's memory" bench/bench_convert_memory.sh "$build" ;;
     summary) say "What it costs: opprof summary of a Kineto trace" bench/bench_summary.sh "$build" ;;
+    summary-pftrace) say "What it costs: opprof summary of bench_wholeprog's .pftrace" bench/bench_summary_pftrace.sh "$build" ;;
+    summary-uftrace) say "What it costs: opprof summary against uftrace report" bench/bench_summary_uftrace.sh "$build" ;;
+    report-scale) say "What it costs: the HTML report of 20M and 30M events" bench/bench_report_scale.sh "$build" ;;
     export) say "What it costs: Chrome trace export" "$bin/bench_export" ;;
     flight) say "What it costs: the flight recorder" "$bin/bench_flight" --rounds 11 ;;
     nn) say "A model to profile: the runtime against PyTorch" /usr/bin/python3 bench/nn_vs_torch.py --bin "$bin/bench_nn" ;;

@@ -180,6 +180,27 @@ static void test_never_below_zero(void **state)
     opprof_trace_free(t);
 }
 
+/* A calibration that takes out more per call than the calls cost leaves a
+ * caller's children longer than the caller: its self time is 0, not a
+ * wrapped negative (the table printed -61 ms for a 1000-call function). */
+static void test_self_time_never_below_zero(void **state)
+{
+    (void)state;
+    opprof_config cfg;
+    config(&cfg, 1, 0, 28);
+    opprof_trace *t = record(&cfg);
+    /* C1 10, G 10, C2 40-28 = 12 (self 2), P 100-3*28 = 16 < C1 + C2 */
+    expect(t, "C1", 10, 10);
+    expect(t, "G", 10, 10);
+    expect(t, "C2", 12, 2);
+    expect(t, "P", 16, 0);
+    char *s = table_of(t);
+    for (const char *p = s; *p; p++) /* no negative number anywhere in it */
+        if (p[0] == '-' && p[1] >= '0' && p[1] <= '9') fail_msg("a negative figure in the table:\n%s", s);
+    free(s);
+    opprof_trace_free(t);
+}
+
 /* The default, and a session that keeps events: the recorded times. */
 static void test_api_sessions_and_events_keep_their_times(void **state)
 {
@@ -263,6 +284,7 @@ int main(void)
         cmocka_unit_test(test_a_range_open_at_stop_is_compensated_too),
         cmocka_unit_test(test_a_streamed_sessions_tables_are_compensated),
         cmocka_unit_test(test_never_below_zero),
+        cmocka_unit_test(test_self_time_never_below_zero),
         cmocka_unit_test(test_api_sessions_and_events_keep_their_times),
         cmocka_unit_test(test_bad_figures_are_refused),
         cmocka_unit_test(test_calibration_measures_a_call),

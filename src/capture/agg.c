@@ -280,7 +280,7 @@ static void close_one(op_agg *a, uint32_t d, uint64_t ts)
     if (OP_LIKELY(s != NULL)) {
         OP_STORE(&s->count, s->count + 1);
         OP_STORE(&s->total, s->total + dur);
-        OP_STORE(&s->self, s->self + (dur - o->child));
+        OP_STORE(&s->self, s->self + op_agg_self(dur, o->child));
         if (o->first) OP_STORE(&s->first_t1, ts);
         OP_STORE(&s->flops, s->flops + o->flops);
         OP_STORE(&s->self_mem, s->self_mem + o->self_mem);

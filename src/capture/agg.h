@@ -95,6 +95,16 @@ static inline uint64_t op_agg_comp(uint64_t dur, uint64_t inside, uint64_t call,
     return dur > sub ? dur - sub : 0;
 }
 
+/* A range's self time: its duration less its children's. Compensated, the
+ * children can hold more than the range itself when the calibration took
+ * out more per call than the run's calls cost (it varies by 30% between
+ * runs on a VM whose speed drifts): the self time is then 0, never a
+ * wrapped negative. Uncompensated, a duration always covers its children. */
+static inline uint64_t op_agg_self(uint64_t dur, uint64_t child)
+{
+    return dur > child ? dur - child : 0;
+}
+
 static inline uint64_t op_agg_comp_dur(const op_agg *a, const op_aggopen *o, uint64_t dur)
 {
     return op_agg_comp(dur, a->comp_inside, a->comp_call, a->nbegun - o->n0 - 1);
@@ -170,7 +180,7 @@ static inline int op_agg_end_fast(op_tstate *t, const opprof_site *site, uint64_
     uint64_t dur = op_agg_comp_dur(t->agg, o, ts - o->t0);
     OP_STORE(&s->count, s->count + 1);
     OP_STORE(&s->total, s->total + dur);
-    OP_STORE(&s->self, s->self + (dur - o->child));
+    OP_STORE(&s->self, s->self + op_agg_self(dur, o->child));
     if (d > 1) OP_STORE(&o[-1].child, o[-1].child + dur);
     OP_STORE(&t->depth, d - 1);
     return OPPROF_OK;

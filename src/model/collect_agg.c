@@ -97,7 +97,7 @@ int op_collect_agg_thread(opprof_trace *tr, op_tstate *t, const op_timebase *tb,
             sums *x = &extra[s - slots];
             x->count++;
             x->total += dur;
-            x->self += dur - mine;
+            x->self += op_agg_self(dur, mine);
             if (OP_LOAD(&o->first)) x->first_t1 = close_ticks;
             x->flops += OP_LOAD(&o->flops);
             x->self_mem += self_mem;

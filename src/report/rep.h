@@ -51,7 +51,6 @@ typedef struct rep_trace {
     size_t merged;      /* events merged into blocks */
     int64_t lod_min_ns; /* events shorter than this are merged; 0: none */
     int64_t lod_gap_ns; /* the largest gap a block bridges */
-    uint16_t *row;      /* model index -> flame-chart row */
     uint32_t *levels;   /* (thread, row, count) triples in page order */
     size_t nlevels;
     op_buf ev;          /* event columns */
@@ -72,6 +71,8 @@ static inline uint32_t rep_sid(const rep_trace *r, uint32_t strtab_id)
 /* Rows, levels and the level of detail: at most budget page slices (0: no
  * limit). */
 int rep_layout_build(rep_trace *r, size_t budget);
+/* How the page was merged down, when it was. */
+void rep_lod_json(rep_out *o, const rep_trace *r);
 int rep_launches_build(rep_trace *r);
 int rep_events_build(rep_trace *r);
 int rep_memory_build(rep_trace *r);
@@ -84,8 +85,6 @@ void rep_steps_json(rep_out *o, const rep_trace *r);
 void rep_memory_json(rep_out *o, const rep_trace *r);
 int rep_ops_json(rep_out *o, const rep_trace *r);
 int rep_devices_json(rep_out *o, const rep_trace *r);
-
-void rep_lod_json(rep_out *o, const rep_trace *r);
 
 void rep_trace_free(rep_trace *r);
 

@@ -187,11 +187,3 @@ void rep_stacks_json(rep_out *o, const rep_trace *r)
     }
     rep_puts(o, "]");
 }
-
-/* How the page was merged down, when it was. */
-void rep_lod_json(rep_out *o, const rep_trace *r)
-{
-    if (!r->nblocks) return;
-    rep_printf(o, ",\"lod\":{\"minNs\":%lld,\"gapNs\":%lld,\"merged\":%zu,\"blocks\":%zu,\"slices\":%zu}",
-               (long long)r->lod_min_ns, (long long)r->lod_gap_ns, r->merged, r->nblocks, r->npage);
-}

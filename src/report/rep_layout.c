@@ -8,7 +8,8 @@
  * short one joins its container's block, so the rows under a block are
  * empty and the block counts them. The page shows each block with the
  * number of events it stands for. The sums (operator tables, memory,
- * devices) are computed from every event, never from the page's slices. */
+ * devices) are computed from every event, never from the page's slices;
+ * the meta object says what was merged (rep_lod_json). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,15 +50,10 @@ static int64_t bucket_floor(int b)
  * every category (python functions, annotations, device work), so nothing
  * on a thread is drawn on top of something else that encloses it. up[] is
  * each event's container, so walking it is the per-thread stack. */
-static int compute_rows(rep_trace *r, int32_t *up)
+static int compute_rows(const opprof_trace *t, int32_t *up, uint16_t *row)
 {
-    const opprof_trace *t = r->t;
-    r->row = malloc((t->nev ? t->nev : 1) * sizeof *r->row);
     int32_t *last = malloc((t->nthreads ? t->nthreads : 1) * sizeof *last);
-    if (!r->row || !last) {
-        free(last);
-        return -1;
-    }
+    if (!last) return -1;
     for (size_t i = 0; i < t->nthreads; i++) last[i] = -1;
     for (size_t i = 0; i < t->nev; i++) {
         const op_event *e = &t->ev[i];
@@ -65,7 +61,7 @@ static int compute_rows(rep_trace *r, int32_t *up)
         int32_t c = last[e->thread];
         while (c >= 0 && t->ev[c].start_ns + t->ev[c].dur_ns < end) c = up[c];
         up[i] = c;
-        r->row[i] = c < 0 ? 0 : (uint16_t)(r->row[c] < UINT16_MAX ? r->row[c] + 1 : UINT16_MAX);
+        row[i] = c < 0 ? 0 : (uint16_t)(row[c] < UINT16_MAX ? row[c] + 1 : UINT16_MAX);
         last[e->thread] = (int32_t)i;
     }
     free(last);
@@ -97,13 +93,14 @@ typedef struct run {
 typedef struct layout {
     rep_trace *r;
     int32_t *up;     /* event -> its container, -1 none */
+    uint16_t *row;   /* event -> its flame-chart row */
     size_t *base;    /* thread -> its first level */
     run *runs;       /* level -> the open run, anchor NO_RUN when none */
 } layout;
 
 static size_t level_of(const layout *l, size_t i)
 {
-    return l->base[l->r->t->ev[i].thread] + l->r->row[i];
+    return l->base[l->r->t->ev[i].thread] + l->row[i];
 }
 
 static int is_kept(const rep_trace *r, size_t i)
@@ -275,7 +272,7 @@ static int thread_levels(layout *l)
     }
     for (size_t i = 0; i < nth; i++) maxrow[i] = -1;
     for (size_t i = 0; i < t->nev; i++)
-        if (r->row[i] > maxrow[t->ev[i].thread] && !is_inner(l, i)) maxrow[t->ev[i].thread] = r->row[i];
+        if (l->row[i] > maxrow[t->ev[i].thread] && !is_inner(l, i)) maxrow[t->ev[i].thread] = l->row[i];
     for (size_t i = 0; i < nth; i++) l->base[i + 1] = l->base[i] + (size_t)(maxrow[i] + 1);
     r->nlevels = l->base[nth];
     free(maxrow);
@@ -287,12 +284,13 @@ int rep_layout_build(rep_trace *r, size_t budget)
     const opprof_trace *t = r->t;
     size_t n = t->nev ? t->nev : 1;
     int32_t *up = malloc(n * sizeof *up);
-    layout l = {r, up, NULL, NULL};
+    uint16_t *row = malloc(n * sizeof *row);
+    layout l = {r, up, row, NULL, NULL};
     uint32_t *item = malloc(n * sizeof *item);
     size_t *start = NULL, keep_max = budget / KEEP_SHARE_DEN * KEEP_SHARE_NUM;
     int rc = -1;
     r->pos = malloc(n * sizeof *r->pos);
-    if (!up || !item || !r->pos || compute_rows(r, up) != 0) goto out;
+    if (!up || !row || !item || !r->pos || compute_rows(t, up, row) != 0) goto out;
     r->lod_min_ns = budget && t->nev > budget ? choose_min_dur(t, keep_max) : 0;
     if (r->lod_min_ns < 0 || thread_levels(&l) != 0) goto out;
     start = calloc(r->nlevels + 1, sizeof *start);
@@ -304,9 +302,17 @@ int rep_layout_build(rep_trace *r, size_t budget)
     rc = 0;
 out:
     free(up);
+    free(row);
     free(item);
     free(start);
     free(l.base);
     free(l.runs);
     return rc;
+}
+
+void rep_lod_json(rep_out *o, const rep_trace *r)
+{
+    if (!r->nblocks) return;
+    rep_printf(o, ",\"lod\":{\"minNs\":%lld,\"gapNs\":%lld,\"merged\":%zu,\"blocks\":%zu,\"slices\":%zu}",
+               (long long)r->lod_min_ns, (long long)r->lod_gap_ns, r->merged, r->nblocks, r->npage);
 }

@@ -32,8 +32,12 @@ int rep_strings_build(rep_trace *r)
         uint32_t it = r->order[p];
         const op_event *e = &t->ev[it < t->nev ? it : r->blocks[it - t->nev].longest];
         const op_evx *x = op_evx_of(t, e);
-        uint32_t ids[4] = {e->name, it < t->nev ? x->shapes : 0, it < t->nev ? x->types : 0,
-                           it < t->nev ? x->args : 0};
+        uint32_t ids[4] = {e->name, 0, 0, 0};
+        if (it < t->nev) { /* a block carries its longest member's name only */
+            ids[1] = x->shapes;
+            ids[2] = x->types;
+            ids[3] = x->args;
+        }
         for (int k = 0; k < 4; k++)
             if (ids[k] < n) cnt[ids[k]]++;
     }

@@ -2,8 +2,9 @@
  * script) is compiled in; the data follows as inert blocks: a JSON meta
  * object, each trace's string table, and its event and memory columns as
  * base64 varints (deflated when big). A trace of more events than the page
- * can draw at once is merged down to REP_PAGE_SLICES slices (rep_layout.c). The file is replaced atomically (opprof_write_file), so
- * a failed write never leaves a truncated report. */
+ * can draw at once is merged down to REP_PAGE_SLICES slices (rep_layout.c).
+ * The file is replaced atomically (opprof_write_file), so a failed write
+ * never leaves a truncated report. */
 #define _GNU_SOURCE /* memmem */
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,7 +37,6 @@ void rep_trace_free(rep_trace *r)
     free(r->launch_op);
     free(r->order);
     free(r->pos);
-    free(r->row);
     free(r->levels);
     free(r->blocks);
     op_buf_free(&r->ev);

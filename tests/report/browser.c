@@ -140,23 +140,24 @@ static const char DOM_WHEN_DRAWN[] =
     "  })();"
     "})";
 
-typedef struct dom_job {
-    char *dom;
-} dom_job;
-
-static void read_dom(int fd, void *ctx)
+static void read_dom(int fd, void *dom)
 {
-    dom_job *j = ctx;
-    j->dom = devtools_eval(fd, fd, DOM_WHEN_DRAWN, 100);
+    *(char **)dom = devtools_eval(fd, fd, DOM_WHEN_DRAWN, 100);
     devtools_close(fd);
 }
 
 char *browser_dump_dom(const char *html_path, const char *fragment, int w, int h)
 {
-    dom_job job = {NULL};
+    char *dom = NULL;
     /* the page read back counts, however the browser then ends */
-    (void)run_browser(html_path, fragment, w, h, NULL, "/dev/null", read_dom, &job);
-    return job.dom;
+    (void)run_browser(html_path, fragment, w, h, NULL, "/dev/null", read_dom, &dom);
+    return dom;
+}
+
+double browser_first_draw_ms(const char *dom)
+{
+    const char *p = dom ? strstr(dom, "data-first-draw-ms=\"") : NULL;
+    return p ? strtod(p + strlen("data-first-draw-ms=\""), NULL) : -1;
 }
 
 int browser_screenshot(const char *html_path, const char *fragment, int w, int h, const char *png_path)

@@ -17,6 +17,10 @@ const char *browser_path(void);
  * on failure. */
 char *browser_dump_dom(const char *html_path, const char *fragment, int w, int h);
 
+/* The page's data-first-draw-ms (from the navigation's start to its first
+ * view drawn), -1 when the DOM has none. */
+double browser_first_draw_ms(const char *dom);
+
 /* Saves a PNG of the page; 0 on success. */
 int browser_screenshot(const char *html_path, const char *fragment, int w, int h, const char *png_path);
 

@@ -9,9 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "live/odsock.h"
 
 typedef struct conn {
     int to, from;
@@ -34,19 +35,11 @@ static void pause_ms(int ms)
     nanosleep(&ts, NULL);
 }
 
-/* Writes all of s and its NUL; a socket, so a browser gone away is an error
- * (MSG_NOSIGNAL), not a SIGPIPE. */
+/* Writes s and its NUL; a socket, so a browser gone away is an error
+ * (op_od_write_all sends with MSG_NOSIGNAL), not a SIGPIPE. */
 static int send_all(int fd, const char *s)
 {
-    size_t n = strlen(s) + 1;
-    while (n) {
-        ssize_t w = send(fd, s, n, MSG_NOSIGNAL);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) return -1;
-        s += w;
-        n -= (size_t)w;
-    }
-    return 0;
+    return op_od_write_all(fd, s, strlen(s) + 1);
 }
 
 /* The next whole message (malloc'd), or NULL at the deadline or EOF. */

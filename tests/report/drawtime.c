@@ -10,14 +10,6 @@
 
 #include "browser.h"
 
-static double attr_num(const char *dom, const char *attr)
-{
-    char pat[64];
-    snprintf(pat, sizeof pat, "%s=\"", attr);
-    const char *p = dom ? strstr(dom, pat) : NULL;
-    return p ? strtod(p + strlen(pat), NULL) : -1;
-}
-
 int main(int argc, char **argv)
 {
     if (argc < 2 || !strcmp(argv[1], "--help")) {
@@ -41,7 +33,7 @@ int main(int argc, char **argv)
         double best = -1;
         for (int k = 0; k < tries; k++) {
             char *dom = browser_dump_dom(html, frags[f], 1400, 900);
-            double ms = attr_num(dom, "data-first-draw-ms");
+            double ms = browser_first_draw_ms(dom);
             const char *marks = dom ? strstr(dom, "data-marks=\"") : NULL;
             const char *mend = marks ? strchr(marks + 12, '"') : NULL;
             printf("%s try %d: first draw %.0f ms (%.*s)\n", frags[f], k + 1, ms, mend ? (int)(mend - marks - 12) : 1,

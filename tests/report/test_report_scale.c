@@ -29,12 +29,6 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static double first_draw_ms(const char *dom)
-{
-    const char *p = dom ? strstr(dom, "data-first-draw-ms=\"") : NULL;
-    return p ? strtod(p + 20, NULL) : -1;
-}
-
 static void test_one_million_events(void **state)
 {
     (void)state;
@@ -56,7 +50,7 @@ static void test_one_million_events(void **state)
         double best = 1e9;
         for (int attempt = 0; attempt < 3 && best > LIMIT_MS; attempt++) {
             char *dom = browser_dump_dom(path, frags[f], 1400, 900);
-            double ms = first_draw_ms(dom);
+            double ms = browser_first_draw_ms(dom);
             const char *marks = dom ? strstr(dom, "data-marks=\"") : NULL;
             print_message("%s: first draw %.0f ms (%.60s)\n", frags[f], ms, marks ? marks + 12 : "?");
             if (ms > 0 && ms < best) best = ms;

@@ -170,6 +170,14 @@
     });
   };
 
+  /* What a trace merged down to the page's size merged (the timeline's bar
+   * and the overview say the same); "" when nothing was. */
+  OP.lodText = function (tr) {
+    if (!tr.lod) return "";
+    return OP.fmtInt(tr.lod.merged) + " events shorter than " + OP.fmtTime(tr.lod.minNs) + " merged into " +
+           OP.fmtInt(tr.lod.blocks) + " blocks";
+  };
+
   /* A thread's name as the trace gave it, else its ids; Kineto's names
    * ("stream 7", "thread 12 (python)") already hold the id, so it is not
    * repeated. */

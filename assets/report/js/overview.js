@@ -47,8 +47,7 @@
     }
     var flops = OP.sum(rows, "flops");
     if (flops) OP.card(cards, "Total FLOPs", OP.fmtFlops(flops));
-    if (tr.lod) OP.card(cards, "Merged on the timeline", OP.fmtInt(tr.lod.merged) + " events < " + OP.fmtTime(tr.lod.minNs) +
-                        " in " + OP.fmtInt(tr.lod.blocks) + " blocks", "ov-lod");
+    if (tr.lod) OP.card(cards, "Merged on the timeline", OP.lodText(tr), "ov-lod");
     if (tr.options.incomplete) OP.card(cards, "Incomplete", "written after a signal or truncated").className += " warn";
 
     var grid = OP.add(root, "div", "two-col");

@@ -107,8 +107,7 @@
            "double-click an event to fit it · click a thread's header to fold it");
     this.range = OP.add(bar, "span", "note");
     if (tr.lod) {
-      var lod = OP.add(bar, "span", "note warn", OP.fmtInt(tr.lod.merged) + " events shorter than " +
-                       OP.fmtTime(tr.lod.minNs) + " merged into " + OP.fmtInt(tr.lod.blocks) + " blocks");
+      var lod = OP.add(bar, "span", "note warn", OP.lodText(tr));
       lod.id = "tl-lod";
       lod.title = "This trace has more events than a page draws at once: the short ones are merged, per level, into " +
                   "blocks that show how many they stand for. The tables count every event.";

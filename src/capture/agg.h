@@ -143,7 +143,11 @@ static inline size_t op_agg_hash(const opprof_site *s, uint64_t shash, uint64_t 
            mask;
 }
 
-static inline void op_agg_begin_fast(op_tstate *t, const opprof_site *site, const void *ra)
+/* The common begin: a site already seen in this place (a known callee of
+ * a known caller), no shapes, stacks, FLOPs or memory. Opens the range but
+ * for its t0, which the caller stores last; NULL when the general path
+ * must run. */
+static inline op_aggopen *op_agg_open_fast(op_tstate *t, const opprof_site *site)
 {
     op_agg *a = t->agg;
     uint32_t d = t->depth;
@@ -154,10 +158,8 @@ static inline void op_agg_begin_fast(op_tstate *t, const opprof_site *site, cons
     }
     op_aggslot *s = &a->slots[op_agg_hash(site, 0, up, a->mask)];
     if (OP_UNLIKELY(s->site != site || s->shash || s->stack != up || d >= OP_MAX_DEPTH ||
-                    (t->opts & (OP_OPT_FLOPS | OP_OPT_MEMORY | OP_OPT_STACK)))) {
-        op_agg_begin(t, site, NULL, 0, ra);
-        return;
-    }
+                    (t->opts & (OP_OPT_FLOPS | OP_OPT_MEMORY | OP_OPT_STACK))))
+        return NULL;
     op_aggopen *o = &a->open[d];
     OP_STORE(&o->site, site);
     OP_STORE(&o->slot, s);
@@ -166,6 +168,16 @@ static inline void op_agg_begin_fast(op_tstate *t, const opprof_site *site, cons
     OP_STORE(&o->n0, a->nbegun);
     OP_STORE(&a->nbegun, a->nbegun + 1);
     OP_STORE(&t->depth, d + 1);
+    return o;
+}
+
+static inline void op_agg_begin_fast(op_tstate *t, const opprof_site *site, const void *ra)
+{
+    op_aggopen *o = op_agg_open_fast(t, site);
+    if (OP_UNLIKELY(!o)) {
+        op_agg_begin(t, site, NULL, 0, ra);
+        return;
+    }
     OP_STORE(&o->t0, op_cycles());
 }
 

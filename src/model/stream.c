@@ -145,7 +145,7 @@ static sthread *thread_of(op_sdec *d, op_tstate *t)
     return st;
 }
 
-static int64_t ns_of(const op_sdec *d, sthread *st, uint64_t ticks)
+static inline int64_t ns_of(const op_sdec *d, sthread *st, uint64_t ticks)
 {
     return op_timebase_ns(&d->tb, op_gaps_map(&st->gaps, ticks));
 }
@@ -160,7 +160,8 @@ static int range_done(op_sdec *d, sthread *st, const frame *fr, uint64_t t1, int
     if (w0 & OP_REC_FORCED) forced = 1;
     uint64_t hdr = (w0 & OP_REC_EXT) ? LOAD(&p[3]) : 0;
     uint64_t flops = (hdr & OP_EXT_HAS_FLOPS) ? LOAD(&p[OP_EXT_FLOPS_AT]) : UINT64_MAX;
-    (void)op_agg_end(st->shadow, site, t1, flops != UINT64_MAX, flops);
+    if (flops == UINT64_MAX) (void)op_agg_end_fast(st->shadow, site, t1);
+    else (void)op_agg_end(st->shadow, site, t1, 1, flops);
     int64_t s = ns_of(d, st, t0), e = ns_of(d, st, t1);
     d->recorded++;
     if (fr->keep == 0 || (fr->keep == 2 && !d->begins && e - s < d->min_ns)) {
@@ -271,7 +272,9 @@ static int range_begin(op_sdec *d, sthread *st, const op_word *p, size_t len, op
     st->now = t0;
     /* Keyed by the trace's stack: equal stacks are one key, and the key
      * outlives the thread's stack table. */
-    op_agg_begin_keyed(st->shadow, site, n ? in : NULL, n, stack);
+    op_aggopen *o = !n && !stack ? op_agg_open_fast(st->shadow, site) : NULL; /* most ranges */
+    if (o) o->t0 = t0;
+    else op_agg_begin_keyed(st->shadow, site, n ? in : NULL, n, stack);
     return d->begins && keep ? begin_event(d, st, p, len, site, t0, stack) : 0;
 }
 

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -151,6 +152,67 @@ static uint64_t gaps_naive(const op_gaps *s, uint64_t ticks)
     return out;
 }
 
+/* A writer's trace that mirrors the reader's (op_trace_mirror) names every
+ * string, thread and stack by the reader's id, however the reader's tables
+ * grew between two mirrors, and keeps its own events. */
+static void test_mirror_keeps_ids(void **state)
+{
+    (void)state;
+    opprof_trace *src = op_trace_new(), *m = op_trace_new();
+    assert_non_null(src);
+    assert_non_null(m);
+    uint32_t a = op_trace_intern(src, "alpha", 5);
+    int64_t t0 = op_trace_thread(src, 10, 11);
+    assert_true(t0 >= 0);
+    src->threads[t0].name = op_trace_intern(src, "worker", 6);
+    uint32_t frames[2] = {a, op_trace_intern(src, "beta\0x", 6)}; /* a NUL inside is kept */
+    assert_int_equal(op_trace_add_stack(src, frames, 2), 1);
+    src->options = OP_TRACE_SHAPES;
+    src->base_time_ns = 1234;
+    assert_non_null(op_trace_add_event(m, 0, 0, OPPROF_CAT_CPU_OP, 5, 6));
+    assert_int_equal(op_trace_mirror(m, src), OPPROF_OK);
+    /* grown after the first mirror */
+    for (int i = 0; i < 300; i++) {
+        char name[16];
+        int n = snprintf(name, sizeof name, "op%d", i);
+        (void)op_trace_intern(src, name, (size_t)n);
+    }
+    assert_true(op_trace_thread(src, 10, 12) == 1);
+    uint32_t one = op_trace_intern(src, "op7", 3);
+    assert_int_equal(op_trace_add_stack(src, &one, 1), 2);
+    assert_int_equal(op_trace_mirror(m, src), OPPROF_OK);
+    assert_int_equal(op_trace_mirror(m, src), OPPROF_OK); /* nothing new: nothing changes */
+    assert_int_equal(m->str.count, src->str.count);
+    for (uint32_t id = 0; id < src->str.count; id++) {
+        assert_int_equal(op_strtab_len(&m->str, id), op_strtab_len(&src->str, id));
+        assert_memory_equal(op_strtab_get(&m->str, id), op_strtab_get(&src->str, id), op_strtab_len(&src->str, id));
+    }
+    assert_int_equal(m->nthreads, 2);
+    assert_int_equal(m->threads[0].tid, 11);
+    assert_string_equal(op_strtab_get(&m->str, m->threads[0].name), "worker");
+    assert_int_equal(m->threads[1].tid, 12);
+    assert_int_equal(m->nstacks, 2);
+    assert_int_equal(m->stacks[0].nframes, 2);
+    assert_memory_equal(m->stacks[0].frames, frames, sizeof frames);
+    assert_int_equal(m->stacks[1].frames[0], one);
+    assert_int_equal(m->options, OP_TRACE_SHAPES);
+    assert_int_equal(m->base_time_ns, 1234);
+    assert_int_equal(m->nev, 1); /* its own events stay */
+    assert_int_equal(src->nev, 0);
+    /* A mirror that holds more than src is refused, not mixed up. */
+    opprof_trace *other = op_trace_new();
+    assert_non_null(other);
+    for (uint32_t i = 0; i <= src->str.count; i++) {
+        char name[16];
+        int n = snprintf(name, sizeof name, "z%u", i);
+        (void)op_trace_intern(other, name, (size_t)n);
+    }
+    assert_int_equal(op_trace_mirror(other, src), OPPROF_E_INVAL);
+    opprof_trace_free(other);
+    opprof_trace_free(m);
+    opprof_trace_free(src);
+}
+
 static void test_gaps_lookup_in_any_order(void **state)
 {
     (void)state;
@@ -182,6 +244,7 @@ int main(void)
         cmocka_unit_test(test_device_time_charged_to_launching_op),
         cmocka_unit_test(test_strtab_interns_and_grows),
         cmocka_unit_test(test_gaps_lookup_in_any_order),
+        cmocka_unit_test(test_mirror_keeps_ids),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

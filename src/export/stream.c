@@ -16,6 +16,7 @@
 #include "export/pftrace_stream.h"
 #include "export/spool.h"
 #include "export/stream.h"
+#include "export/stream_enc.h"
 #include "model/collect.h"
 #include "model/distributed.h"
 #include "model/model.h"
@@ -31,6 +32,7 @@ static struct {
     int pftrace, gz;
     op_sdec *dec;
     op_spool *spool; /* the session's chunks, read back at the end */
+    op_senc *enc;    /* the end's writing thread; NULL: batches written in the reader's */
     pthread_t th;
     op_timebase tb;
     uint32_t opts;
@@ -66,13 +68,30 @@ static void fail(int rc)
     snprintf(W.error, sizeof W.error, "%s", opprof_last_error());
 }
 
+/* One batch into the file: in the end's writing thread, or in the
+ * reader's when none started. */
+static int encode_batch(void *ctx, const opprof_trace *t, const uint32_t *order, size_t n)
+{
+    (void)ctx;
+    return W.pf ? op_pf_stream_events(W.pf, t, order, n) : op_chrome_stream_events(W.cs, t);
+}
+
 static void write_batch(void)
 {
     size_t n;
     const uint32_t *order = op_sdec_order(W.dec, &n);
-    if (!W.status && W.pf) fail(op_pf_stream_events(W.pf, op_sdec_trace(W.dec), order, n));
-    else if (!W.status) fail(op_chrome_stream_events(W.cs, op_sdec_trace(W.dec)));
+    if (!W.status && W.enc) fail(op_senc_hand(W.enc, W.dec));
+    else if (!W.status) fail(encode_batch(NULL, op_sdec_trace(W.dec), order, n));
     op_sdec_clear(W.dec);
+}
+
+/* Every batch handed is in the file; the writer is the caller's again. */
+static void end_encoder(void)
+{
+    if (!W.enc) return;
+    fail(op_senc_drain(W.enc));
+    op_senc_free(W.enc);
+    W.enc = NULL;
 }
 
 /* Ends the file's writer: with t the last batch and the samples of
@@ -229,6 +248,9 @@ int op_stream_stop(uint64_t gen, const op_timebase *tb, uint64_t stop_ticks, int
     W.dec = op_sdec_new(&W.tb, W.opts);
     if (W.dec && W.pftrace) op_sdec_keep_begins(W.dec); /* a slice begins in the file before its end is known */
     if (W.dec) op_sdec_filter(W.dec, W.min_ns, W.max_depth);
+    /* The program is done: its cores are free. The records are read here
+     * and written beside (stream_enc.h). */
+    if (W.dec && !W.status) W.enc = op_senc_new(encode_batch, NULL);
     int nomem = !W.dec;
     uint64_t lost = 0;
     if (op_spool_replay(W.spool, nomem ? NULL : replay_chunk, NULL, &lost) != 0) nomem = 1;
@@ -249,6 +271,7 @@ int op_stream_stop(uint64_t gen, const op_timebase *tb, uint64_t stop_ticks, int
      * here into the trace of sums, whose collector's own take (model/
      * handle.c) then finds none left. */
     if (tr && rc == OPPROF_OK) rc = op_samples_take(tr, tb, stop_ticks);
+    end_encoder();
     if (!W.status && W.dec)
         fail(end_writer(op_sdec_trace(W.dec), rc == OPPROF_OK ? tr : NULL, tr ? tr->dropped : 0, incomplete));
     else (void)end_writer(NULL, NULL, 0, 0);

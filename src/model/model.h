@@ -270,6 +270,15 @@ uint32_t op_trace_add_stack(opprof_trace *t, const uint32_t *frames, uint32_t nf
  * index + 1 in t, 0 when out of memory. */
 uint32_t op_trace_copy_stack(opprof_trace *t, const opprof_trace *from, size_t k);
 
+/* Brings m's strings, threads and stacks up to src's, under the same ids
+ * (m holds nothing src does not), and copies the fields a trace's writer
+ * reads besides the events (options, base time, filters, distributedInfo):
+ * m's events may then be written as src's would be. For a writer on another
+ * thread than src's producer (export/stream_enc.c). OPPROF_OK,
+ * OPPROF_E_NOMEM (m keeps what it had copied), or OPPROF_E_INVAL when m
+ * has more strings, threads or stacks than src. */
+int op_trace_mirror(opprof_trace *m, const opprof_trace *src);
+
 static inline uint32_t op_trace_intern(opprof_trace *t, const char *s, size_t len)
 {
     return op_strtab_intern(&t->str, s, len);

@@ -426,6 +426,47 @@ void op_sdec_clear(op_sdec *d)
     d->order.n = 0;
 }
 
+int op_sdec_batch_init(op_sdec_batch *b)
+{
+    memset(b, 0, sizeof *b);
+    b->tr = op_trace_new();
+    return b->tr ? 0 : -1;
+}
+
+void op_sdec_batch_free(op_sdec_batch *b)
+{
+    opprof_trace_free(b->tr);
+    free(b->order);
+    memset(b, 0, sizeof *b);
+}
+
+#define SWAP(T, a, b) \
+    do {              \
+        T t_ = (a);   \
+        (a) = (b);    \
+        (b) = t_;     \
+    } while (0)
+
+int op_sdec_hand(op_sdec *d, op_sdec_batch *b)
+{
+    opprof_trace *r = d->tr, *m = b->tr;
+    if (op_trace_mirror(m, r) != OPPROF_OK) return -1;
+    SWAP(op_event *, r->ev, m->ev);
+    SWAP(size_t, r->cap_ev, m->cap_ev);
+    SWAP(op_evx *, r->evx, m->evx);
+    SWAP(size_t, r->cap_evx, m->cap_evx);
+    SWAP(op_mem_event *, r->mem, m->mem);
+    SWAP(size_t, r->cap_mem, m->cap_mem);
+    SWAP(uint32_t *, d->order.v, b->order);
+    SWAP(size_t, d->order.cap, b->cap);
+    m->nev = r->nev;
+    m->nevx = r->nevx;
+    m->nmem = r->nmem;
+    b->n = d->order.n;
+    op_sdec_clear(d);
+    return 0;
+}
+
 void op_sdec_keep_begins(op_sdec *d)
 {
     d->begins = 1;

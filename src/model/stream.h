@@ -56,6 +56,27 @@ int op_sdec_end_rest(op_sdec *d, uint64_t stop_ticks);
 opprof_trace *op_sdec_trace(op_sdec *d);
 void op_sdec_clear(op_sdec *d);
 
+/* A batch handed to a writer on another thread (export/stream_enc.c): a
+ * trace of its own that mirrors the reader's strings, threads and stacks
+ * (op_trace_mirror), and the batch's order. Zero-initialised, then
+ * op_sdec_batch_init. */
+typedef struct op_sdec_batch {
+    opprof_trace *tr;
+    uint32_t *order;
+    size_t n, cap;
+} op_sdec_batch;
+
+int op_sdec_batch_init(op_sdec_batch *b);
+void op_sdec_batch_free(op_sdec_batch *b);
+
+/* Hands the batch read since the last clear (or hand) to b, which the
+ * writer is done with: the events, their cold parts, the memory events and
+ * the order change places with b's (so the reader fills b's old arrays
+ * next, nothing copied), and b's trace is brought up to the reader's
+ * tables. Then the reader's batch is empty, as after op_sdec_clear. 0, or
+ * -1 when out of memory (the batch stays with the reader). */
+int op_sdec_hand(op_sdec *d, op_sdec_batch *b);
+
 /* For a writer that writes a range's begin before its end is known
  * (pftrace_stream.c): each begin read is an event too, flagged
  * OP_EV_OPENING, with its name, category and shapes (the complete event

@@ -1,0 +1,128 @@
+/* The writing half of a streamed trace's end (stream_enc.h).
+ *
+ * One batch in flight, as the compressing thread of a .pftrace has
+ * (pftrace_zq.c): the reader fills its trace while this thread writes the
+ * one before from a trace of its own that mirrors the reader's tables, so
+ * neither touches what the other is using. The arrays change hands at each
+ * hand, under the lock, and nothing is copied but the strings, threads and
+ * stacks new since the last hand (a few per program). */
+#include "export/stream_enc.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "capture/thread.h"
+#include "common/error.h"
+
+struct op_senc {
+    pthread_mutex_t mu;
+    pthread_cond_t work, done;
+    pthread_t th;
+    int pending, stop;
+    int status;        /* the first failure, OPPROF_OK none */
+    char detail[512];  /* its detail, from the thread that failed */
+    op_senc_fn fn;
+    void *ctx;
+    op_sdec_batch b;   /* the thread's while pending */
+};
+
+static void *worker(void *arg)
+{
+    op_senc *e = arg;
+    op_thread_never_record(); /* a streamed session's end: the program may still run */
+    pthread_mutex_lock(&e->mu);
+    for (;;) {
+        while (!e->stop && !e->pending) pthread_cond_wait(&e->work, &e->mu);
+        if (!e->pending) break;
+        int skip = e->status != OPPROF_OK;
+        pthread_mutex_unlock(&e->mu);
+        int rc = skip ? OPPROF_OK : e->fn(e->ctx, e->b.tr, e->b.order, e->b.n);
+        pthread_mutex_lock(&e->mu);
+        if (rc != OPPROF_OK && e->status == OPPROF_OK) {
+            e->status = rc;
+            snprintf(e->detail, sizeof e->detail, "%s", opprof_last_error());
+        }
+        e->pending = 0;
+        pthread_cond_signal(&e->done);
+    }
+    pthread_mutex_unlock(&e->mu);
+    return NULL;
+}
+
+op_senc *op_senc_new(op_senc_fn fn, void *ctx)
+{
+    op_senc *e = calloc(1, sizeof *e);
+    if (!e) return NULL;
+    if (op_sdec_batch_init(&e->b) != 0) {
+        free(e);
+        return NULL;
+    }
+    e->fn = fn;
+    e->ctx = ctx;
+    pthread_mutex_init(&e->mu, NULL);
+    pthread_cond_init(&e->work, NULL);
+    pthread_cond_init(&e->done, NULL);
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old); /* signals stay with the program's threads */
+    int rc = pthread_create(&e->th, NULL, worker, e);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0) {
+        pthread_mutex_destroy(&e->mu);
+        pthread_cond_destroy(&e->work);
+        pthread_cond_destroy(&e->done);
+        op_sdec_batch_free(&e->b);
+        free(e);
+        return NULL;
+    }
+    return e;
+}
+
+/* Waits for the batch in flight; the first failure. Lock held. */
+static int wait_idle(op_senc *e)
+{
+    while (e->pending) pthread_cond_wait(&e->done, &e->mu);
+    return e->status;
+}
+
+int op_senc_hand(op_senc *e, op_sdec *d)
+{
+    pthread_mutex_lock(&e->mu);
+    int rc = wait_idle(e);
+    if (op_sdec_hand(d, &e->b) != 0) {
+        pthread_mutex_unlock(&e->mu);
+        return op_fail(OPPROF_E_NOMEM, "out of memory handing a batch to the trace's writer");
+    }
+    e->pending = 1;
+    pthread_cond_signal(&e->work);
+    if (rc != OPPROF_OK) (void)op_fail(rc, "%s", e->detail); /* on this thread, for its caller */
+    pthread_mutex_unlock(&e->mu);
+    return rc;
+}
+
+int op_senc_drain(op_senc *e)
+{
+    pthread_mutex_lock(&e->mu);
+    int rc = wait_idle(e);
+    if (rc != OPPROF_OK) (void)op_fail(rc, "%s", e->detail);
+    pthread_mutex_unlock(&e->mu);
+    return rc;
+}
+
+void op_senc_free(op_senc *e)
+{
+    if (!e) return;
+    pthread_mutex_lock(&e->mu);
+    (void)wait_idle(e);
+    e->stop = 1;
+    pthread_cond_signal(&e->work);
+    pthread_mutex_unlock(&e->mu);
+    pthread_join(e->th, NULL);
+    pthread_mutex_destroy(&e->mu);
+    pthread_cond_destroy(&e->work);
+    pthread_cond_destroy(&e->done);
+    op_sdec_batch_free(&e->b);
+    free(e);
+}

@@ -97,36 +97,45 @@ static void ann_num(pf_wseq *s, int which, uint32_t field, uint64_t v)
     op_pbw_end(te);
 }
 
+/* A packet of te[0..te_n) at time ts straight into the batch, when
+ * nothing was interned for it: most packets. 0, 1 when it has to go the
+ * general way (no batch, no room), or -1. */
+static inline int put_short(pf_wseq *s, uint64_t ts, const unsigned char *te, size_t te_n)
+{
+    pf_writer *pw = s->pw;
+    if (ts < s->last_ts) ts = s->last_ts; /* the clock only goes forward: a delta is unsigned */
+    uint64_t dt = ts - s->last_ts;
+    size_t len = 1 + op_pb_varint_len(dt) + 1 + op_pb_varint_len(te_n) + te_n + 1 + op_pb_varint_len(s->id) + 2;
+    unsigned char *d = op_pf_batch_room(pw, 1 + op_pb_varint_len(len) + len);
+    if (!d) return 1;
+    s->last_ts = ts;
+    *d++ = PF_TRACE_PACKET << 3 | OP_PB_LEN;
+    d += op_pb_put_varint(d, len);
+    *d++ = PF_PKT_TIMESTAMP << 3 | OP_PB_VARINT;
+    d += op_pb_put_varint(d, dt);
+    *d++ = PF_PKT_TRACK_EVENT << 3 | OP_PB_LEN;
+    d += op_pb_put_varint(d, te_n);
+    for (size_t i = 0; i < te_n; i++) *d++ = te[i]; /* a few bytes: no call to memcpy */
+    *d++ = PF_PKT_SEQUENCE_ID << 3 | OP_PB_VARINT;
+    d += op_pb_put_varint(d, s->id);
+    *d++ = PF_PKT_SEQUENCE_FLAGS << 3 | OP_PB_VARINT;
+    *d = PF_SEQ_NEEDS_INCREMENTAL_STATE;
+    return 0;
+}
+
 /* The packet of te (and in, when it interned something) at time ts. */
 static int emit_event(pf_wseq *s, uint64_t ts)
 {
     pf_writer *pw = s->pw;
     op_pbw *p = &pw->pkt;
-    if (ts < s->last_ts) ts = s->last_ts; /* the clock only goes forward: a delta is unsigned */
+    if (pw->te.out.failed || pw->in.out.failed) return -1;
+    if (!pw->in.out.n && put_short(s, ts, (const unsigned char *)pw->te.out.p, pw->te.out.n) == 0) {
+        op_pbw_reset(&pw->te);
+        return 0;
+    }
+    if (ts < s->last_ts) ts = s->last_ts;
     uint64_t dt = ts - s->last_ts;
     s->last_ts = ts;
-    if (pw->te.out.failed || pw->in.out.failed) return -1;
-    if (!pw->in.out.n) { /* most packets: straight into the batch, the same bytes as below */
-        size_t te_n = pw->te.out.n;
-        size_t len = 1 + op_pb_varint_len(dt) + 1 + op_pb_varint_len(te_n) + te_n + 1 + op_pb_varint_len(s->id) + 2;
-        unsigned char *d = op_pf_batch_room(pw, 1 + op_pb_varint_len(len) + len);
-        if (d) {
-            *d++ = PF_TRACE_PACKET << 3 | OP_PB_LEN;
-            d += op_pb_put_varint(d, len);
-            *d++ = PF_PKT_TIMESTAMP << 3 | OP_PB_VARINT;
-            d += op_pb_put_varint(d, dt);
-            *d++ = PF_PKT_TRACK_EVENT << 3 | OP_PB_LEN;
-            d += op_pb_put_varint(d, te_n);
-            const unsigned char *te = (const unsigned char *)pw->te.out.p;
-            for (size_t i = 0; i < te_n; i++) *d++ = te[i]; /* a few bytes: no call to memcpy */
-            *d++ = PF_PKT_SEQUENCE_ID << 3 | OP_PB_VARINT;
-            d += op_pb_put_varint(d, s->id);
-            *d++ = PF_PKT_SEQUENCE_FLAGS << 3 | OP_PB_VARINT;
-            *d = PF_SEQ_NEEDS_INCREMENTAL_STATE;
-            op_pbw_reset(&pw->te);
-            return 0;
-        }
-    }
     op_pbw_uint(p, PF_PKT_TIMESTAMP, dt);
     op_pbw_bytes(p, PF_PKT_TRACK_EVENT, pw->te.out.p, pw->te.out.n);
     if (pw->in.out.n) op_pbw_bytes(p, PF_PKT_INTERNED_DATA, pw->in.out.p, pw->in.out.n);
@@ -135,6 +144,15 @@ static int emit_event(pf_wseq *s, uint64_t ts)
     op_pbw_reset(&pw->te);
     op_pbw_reset(&pw->in);
     return op_pf_emit(pw);
+}
+
+/* An event of nothing but its times and name (no cold part, the default
+ * category, lane 0) whose name this piece has interned: its TrackEvent
+ * built on the stack, the same bytes as through pw->te. */
+static inline int plain_event(const pf_wseq *s, const op_event *e)
+{
+    return !e->x && e->cat == OPPROF_CAT_CPU_OP && !(e->flags & (OP_EV_HAS_EXT | OP_EV_HAS_CORR)) &&
+           s->name_gen[e->name] == s->gen && !s->pw->te.out.n && !s->pw->in.out.n;
 }
 
 /* The sequence's clock snapshot: its incremental clock at t0, with the
@@ -294,11 +312,27 @@ static int begin_event(pf_wseq *s, const op_event *e)
 
 int op_pf_seq_begin(pf_wseq *s, const op_event *e)
 {
+    if (plain_event(s, e)) {
+        unsigned char te[16];
+        size_t n = op_pb_put_varint(te, PF_TE_TYPE << 3 | OP_PB_VARINT);
+        n += op_pb_put_varint(te + n, PF_TYPE_SLICE_BEGIN);
+        n += op_pb_put_varint(te + n, PF_TE_NAME_IID << 3 | OP_PB_VARINT);
+        n += op_pb_put_varint(te + n, s->name_iid[e->name]);
+        int rc = put_short(s, abs_ts(s, e->start_ns), te, n);
+        if (rc <= 0) return rc;
+    }
     return slice_begin(s, e, 0, PF_PART_OPEN);
 }
 
 int op_pf_seq_end(pf_wseq *s, const op_event *e)
 {
+    if (!e->x && !s->pw->te.out.n && !s->pw->in.out.n) { /* an end without FLOPs or args: its type alone */
+        unsigned char te[8];
+        size_t n = op_pb_put_varint(te, PF_TE_TYPE << 3 | OP_PB_VARINT);
+        n += op_pb_put_varint(te + n, PF_TYPE_SLICE_END);
+        int rc = put_short(s, abs_ts(s, e->start_ns + e->dur_ns), te, n);
+        if (rc <= 0) return rc;
+    }
     op_pbw_uint(&s->pw->te, PF_TE_TYPE, PF_TYPE_SLICE_END);
     annotate(s, e, PF_PART_CLOSE);
     return emit_event(s, abs_ts(s, e->start_ns + e->dur_ns));

@@ -108,7 +108,7 @@ int op_pf_emit(pf_writer *pw)
     return pw->w->status ? -1 : 0;
 }
 
-unsigned char *op_pf_batch_room(pf_writer *pw, size_t n)
+unsigned char *op_pf_batch_room_slow(pf_writer *pw, size_t n)
 {
     op_pbw *b = &pw->batch;
     if (!pw->zlevel || n > PF_BATCH_MAX || pw->pkt.out.n || pw->pkt.depth) return NULL;

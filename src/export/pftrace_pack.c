@@ -64,6 +64,11 @@ static int flush_batch(pf_writer *pw)
     if (pw->zq && op_pf_zq_drain(pw->zq, put_compressed, pw) != 0) return -1;
     if (b->out.failed) return -1;
     if (!b->out.n) return 0;
+    if (!pw->zlevel) { /* plain packets: the batch is only a buffer, its packets the file's bytes */
+        op_jw_put(pw->w, b->out.p, b->out.n);
+        op_pbw_reset(b);
+        return pw->w->status ? -1 : 0;
+    }
     /* A batch is one whole buffer: libdeflate compresses it to the same
      * zlib stream as zlib would read, at two to three times zlib's speed. */
     struct libdeflate_compressor *z = pw->z;
@@ -80,6 +85,7 @@ static int flush_batch(pf_writer *pw)
 static int hand_batch(pf_writer *pw)
 {
     if (pw->batch.out.failed || pw->batch.depth) return -1;
+    if (!pw->zlevel) return flush_batch(pw);
     if (!pw->zq && !pw->zq_tried) {
         pw->zq_tried = 1;
         pw->zq = op_pf_zq_new(pw->zlevel);
@@ -94,7 +100,7 @@ int op_pf_emit(pf_writer *pw)
     if (p->out.failed || p->depth) return -1;
     unsigned char head[16];
     size_t k = len_head(head, PF_TRACE_PACKET, p->out.n);
-    if (pw->zlevel && k + p->out.n <= PF_BATCH_MAX) {
+    if (k + p->out.n <= PF_BATCH_MAX) {
         if (pw->batch.out.n + k + p->out.n > PF_BATCH_MAX && hand_batch(pw) != 0) return -1;
         op_pbw_raw(&pw->batch, head, k);
         op_pbw_raw(&pw->batch, p->out.p, p->out.n);
@@ -111,7 +117,7 @@ int op_pf_emit(pf_writer *pw)
 unsigned char *op_pf_batch_room_slow(pf_writer *pw, size_t n)
 {
     op_pbw *b = &pw->batch;
-    if (!pw->zlevel || n > PF_BATCH_MAX || pw->pkt.out.n || pw->pkt.depth) return NULL;
+    if (n > PF_BATCH_MAX || pw->pkt.out.n || pw->pkt.depth) return NULL;
     if (b->out.n + n > PF_BATCH_MAX && hand_batch(pw) != 0) return NULL;
     if (b->out.failed || op_buf_reserve(&b->out, n) != 0) return NULL;
     unsigned char *d = (unsigned char *)b->out.p + b->out.n;

@@ -74,7 +74,7 @@ unsigned char *op_pf_batch_room_slow(pf_writer *pw, size_t n);
 static inline unsigned char *op_pf_batch_room(pf_writer *pw, size_t n)
 {
     op_buf *b = &pw->batch.out;
-    if (pw->zlevel && !pw->pkt.out.n && !pw->pkt.depth && !b->failed && b->n + n <= PF_BATCH_MAX &&
+    if (!pw->pkt.out.n && !pw->pkt.depth && !b->failed && b->n + n <= PF_BATCH_MAX &&
         b->n + n <= b->cap) {
         unsigned char *d = (unsigned char *)b->p + b->n;
         b->n += n;

@@ -6,7 +6,7 @@
 # the same run, so a figure copied into the README comes with the machine
 # and load it was measured on.
 #   bench/readme_figures.sh [BUILD_DIR [SECTION...]]     (default build, all)
-# Sections: overhead compensation wholeprog-trace modes pftrace keyavg memory
+# Sections: overhead compensation wholeprog-trace trace-cost modes pftrace keyavg memory
 # stacks instrument threads model-memory reader-memory convert-memory
 # summary summary-pftrace summary-uftrace report-scale export flight nn mpi. The GPU figures (README, "GPUs and NVTX")
 # come from scripts/gpu-check.sh on a machine with one and are not run here.
@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.."
 build=${1:-build}
 shift || true
 sections=("$@")
-[ ${#sections[@]} -eq 0 ] && sections=(overhead compensation wholeprog-trace modes pftrace keyavg memory stacks
+[ ${#sections[@]} -eq 0 ] && sections=(overhead compensation wholeprog-trace trace-cost modes pftrace keyavg memory stacks
   instrument threads model-memory reader-memory convert-memory summary summary-pftrace summary-uftrace report-scale
   export flight nn mpi)
 bin="$build/bin"
@@ -61,6 +61,7 @@ for s in "${sections[@]}"; do
         "$bin/bench_wholeprog" --rounds 1 --trace "$tmp/x.pftrace" --with-stack
       rm -f "$tmp/x.pftrace"
       say "A program you did not instrument: the table alone" "$bin/bench_wholeprog" --rounds 3 ;;
+    trace-cost) say "A program you did not instrument: what a trace changes" /usr/bin/python3 bench/bench_trace_cost.py "$build" ;;
     modes) say "Which mode do I want" bench/bench_modes.sh "$build" 3 ;;
     pftrace) say "Perfetto's own format: sizes" "$bin/bench_pftrace" 1000000 "$tmp" ;;
     keyavg) say "What it costs: key averages + table" "$bin/bench_keyavg" ;;

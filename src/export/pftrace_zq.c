@@ -10,8 +10,11 @@
 #include "export/pftrace_zq.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <time.h>
 #include <libdeflate.h>
 
 #include "capture/thread.h"
@@ -41,10 +44,26 @@ size_t op_pf_deflate(struct libdeflate_compressor *z, const void *in, size_t n, 
     return libdeflate_zlib_compress(z, in, n, *out, *cap); /* the bound is room enough */
 }
 
+static _Atomic uint64_t g_cpu_ns; /* what every compressing thread spent deflating */
+
+static uint64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return 0;
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+double op_pf_zq_cpu_s(void)
+{
+    return (double)atomic_load_explicit(&g_cpu_ns, memory_order_relaxed) * 1e-9;
+}
+
 /* The batch in q->in into q->out: 0 or -1 (out of memory). */
 static int compress(pf_zq *q)
 {
+    uint64_t c0 = thread_cpu_ns();
     q->out_n = op_pf_deflate(q->z, q->in.p, q->in.n, &q->out, &q->out_cap);
+    atomic_fetch_add_explicit(&g_cpu_ns, thread_cpu_ns() - c0, memory_order_relaxed);
     return q->out_n ? 0 : -1;
 }
 

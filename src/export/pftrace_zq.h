@@ -34,6 +34,10 @@ int op_pf_zq_hand(pf_zq *q, op_buf *batch, pf_zq_put put, void *ctx);
  * every batch handed over is written. 0 or -1 as op_pf_zq_hand. */
 int op_pf_zq_drain(pf_zq *q, pf_zq_put put, void *ctx);
 
+/* CPU seconds the compressing threads of this process spent deflating,
+ * all writers together (OPPROF_STREAM_STATS). */
+double op_pf_zq_cpu_s(void);
+
 /* Stops the thread and frees everything; a batch not drained is lost. */
 void op_pf_zq_free(pf_zq *q);
 

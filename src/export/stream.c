@@ -14,6 +14,7 @@
 #include "export/out.h"
 #include "export/pftrace_pack.h"
 #include "export/pftrace_stream.h"
+#include "export/pftrace_zq.h"
 #include "export/spool.h"
 #include "export/stream.h"
 #include "export/stream_enc.h"
@@ -86,10 +87,13 @@ static void write_batch(void)
 }
 
 /* Every batch handed is in the file; the writer is the caller's again. */
+static double g_enc_cpu; /* the last end's writing thread, CPU seconds (OPPROF_STREAM_STATS) */
+
 static void end_encoder(void)
 {
     if (!W.enc) return;
     fail(op_senc_drain(W.enc));
+    g_enc_cpu = op_senc_cpu_s(W.enc);
     op_senc_free(W.enc);
     W.enc = NULL;
 }
@@ -203,11 +207,16 @@ int op_stream_running(void)
     return W.running;
 }
 
-static double mono_s(void)
+static double clock_s(clockid_t id)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(id, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static double mono_s(void)
+{
+    return clock_s(CLOCK_MONOTONIC);
 }
 
 /* What the spool could not do is said, never hidden: chunks it kept in
@@ -238,10 +247,12 @@ int op_stream_stop(uint64_t gen, const op_timebase *tb, uint64_t stop_ticks, int
     /* Under the registry lock no thread hands a chunk over or exits: the
      * queue and the threads' lists hold every record, in order. */
     double t_stop = mono_s();
+    g_enc_cpu = 0;
+    double zq0 = g_stats ? op_pf_zq_cpu_s() : 0;
     op_registry_lock();
     op_spill_close();
     pthread_join(W.th, NULL);
-    double t_joined = mono_s();
+    double t_joined = mono_s(), cpu0 = clock_s(CLOCK_THREAD_CPUTIME_ID);
     W.running = 0;
     /* The file's times by the session's final timebase, as its tables'. */
     W.tb = *tb;
@@ -289,10 +300,19 @@ int op_stream_stop(uint64_t gen, const op_timebase *tb, uint64_t stop_ticks, int
     if (tr) tr->options |= OP_TRACE_STREAMED;
     /* OPPROF_STREAM_STATS=1: what the end cost, for benchmarks */
     if (g_stats) {
-        double t_end = mono_s();
+        double t_end = mono_s(), rd = clock_s(CLOCK_THREAD_CPUTIME_ID) - cpu0, zq = op_pf_zq_cpu_s() - zq0;
         uint64_t n = tr ? tr->attempted : 0;
-        fprintf(stderr, "opprof: stream stats: spool drained in %.3f s; %llu ranges decoded and written in %.3f s (%.2fM/s)\n",
-                t_joined - t_stop, (unsigned long long)n, t_end - t_joined, (double)n / (t_end - t_joined) / 1e6);
+        /* per thread: the ranges over its CPU time, the throughput of one core */
+        char cpu[256];
+        int k = snprintf(cpu, sizeof cpu, "reading %.2f s (%.1fM/s a core)", rd, rd > 0 ? (double)n / rd / 1e6 : 0);
+        if (g_enc_cpu > 0 && k > 0 && (size_t)k < sizeof cpu)
+            k += snprintf(cpu + k, sizeof cpu - (size_t)k, ", writing %.2f s (%.1fM/s)", g_enc_cpu,
+                          (double)n / g_enc_cpu / 1e6);
+        if (zq > 0 && k > 0 && (size_t)k < sizeof cpu)
+            snprintf(cpu + k, sizeof cpu - (size_t)k, ", compressing %.2f s (%.1fM/s)", zq, (double)n / zq / 1e6);
+        fprintf(stderr, "opprof: stream stats: spool drained in %.3f s; %llu ranges decoded and written in %.3f s "
+                "(%.2fM/s); CPU: %s\n",
+                t_joined - t_stop, (unsigned long long)n, t_end - t_joined, (double)n / (t_end - t_joined) / 1e6, cpu);
     }
     *out = tr;
     return rc;

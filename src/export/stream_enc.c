@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "capture/thread.h"
 #include "common/error.h"
@@ -109,6 +110,14 @@ int op_senc_drain(op_senc *e)
     if (rc != OPPROF_OK) (void)op_fail(rc, "%s", e->detail);
     pthread_mutex_unlock(&e->mu);
     return rc;
+}
+
+double op_senc_cpu_s(op_senc *e)
+{
+    clockid_t id;
+    struct timespec ts;
+    if (pthread_getcpuclockid(e->th, &id) != 0 || clock_gettime(id, &ts) != 0) return 0;
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 void op_senc_free(op_senc *e)

@@ -35,6 +35,10 @@ int op_senc_hand(op_senc *e, op_sdec *d);
  * then be used from the caller's thread. */
 int op_senc_drain(op_senc *e);
 
+/* The thread's CPU time so far, in seconds (OPPROF_STREAM_STATS); 0 when
+ * the system cannot tell. */
+double op_senc_cpu_s(op_senc *e);
+
 /* Stops the thread and frees everything (drains first). */
 void op_senc_free(op_senc *e);
 

@@ -1,6 +1,7 @@
 /* A .pftrace's batches compressed beside the writer (pftrace_zq.c): one
- * thread deflates the full batch while the writer encodes the next, and
- * the writer writes each compressed batch itself, in order. */
+ * thread deflates the full batches (two in flight) while the writer
+ * encodes the next, and the writer writes each compressed batch itself, in
+ * order. */
 #ifndef OPPROF_EXPORT_PFTRACE_ZQ_H
 #define OPPROF_EXPORT_PFTRACE_ZQ_H
 
@@ -23,14 +24,14 @@ typedef int (*pf_zq_put)(void *ctx, const unsigned char *z, size_t n);
  * start (the caller compresses in its own thread). */
 pf_zq *op_pf_zq_new(int level);
 
-/* Waits for the batch handed over before (if any) and passes its
- * compressed bytes to put, then hands *batch over: its bytes are copied to
- * the thread, and *batch is left empty, its room kept. 0, or -1 when the
+/* When two batches are in flight, waits for the older and passes its
+ * compressed bytes to put; then hands *batch over: its bytes are copied to
+ * the thread, and *batch is left empty, its room kept. 0, or -1 when a
  * batch before could not be compressed, the copy found no memory, or put
  * failed. */
 int op_pf_zq_hand(pf_zq *q, op_buf *batch, pf_zq_put put, void *ctx);
 
-/* Waits for the batch handed over last, if any, and puts it: after this,
+/* Waits for every batch handed over, if any, and puts each, oldest first: after this,
  * every batch handed over is written. 0 or -1 as op_pf_zq_hand. */
 int op_pf_zq_drain(pf_zq *q, pf_zq_put put, void *ctx);
 

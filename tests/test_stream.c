@@ -4,7 +4,9 @@
  * path's byte for byte under an injected clock; a run many times larger
  * than the writer's queue keeps few chunks alive and loses nothing; many
  * threads, some exiting before stop, some recording through it. */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE /* O_DIRECT */
+#include <dirent.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -306,6 +308,42 @@ OPPROF_SITE(site_loop, "loop");
  * the sums and in the file. */
 enum { CALLS = 2000000 }; /* some 46 MiB of records */
 
+/* The status flags of the spool's descriptor: the unnamed file in g_dir
+ * (O_TMPFILE's "#inode (deleted)", or a name unlinked at once); -1 none. */
+static long spool_flags(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    if (!d) return -1;
+    long flags = -1;
+    for (struct dirent *de; flags < 0 && (de = readdir(d));) {
+        char link[700], target[700] = "";
+        snprintf(link, sizeof link, "/proc/self/fd/%s", de->d_name);
+        ssize_t n = readlink(link, target, sizeof target - 1);
+        if (n <= 0) continue;
+        target[n] = '\0';
+        if (strncmp(target, g_dir, strlen(g_dir)) != 0 || !strstr(target, "(deleted)")) continue;
+        snprintf(link, sizeof link, "/proc/self/fdinfo/%s", de->d_name);
+        FILE *f = fopen(link, "r");
+        char line[128];
+        while (f && fgets(line, sizeof line, f))
+            if (sscanf(line, "flags: %lo", &flags) == 1) break;
+        if (f) fclose(f);
+    }
+    closedir(d);
+    return flags;
+}
+
+/* Whether g_dir's file system takes O_DIRECT. */
+static int dir_takes_direct(void)
+{
+    char path[600];
+    path_in(path, sizeof path, "direct.probe");
+    int fd = open(path, O_CREAT | O_WRONLY | O_DIRECT, 0600);
+    if (fd >= 0) close(fd);
+    unlink(path);
+    return fd >= 0;
+}
+
 static void long_run(const char *name)
 {
     char path[600];
@@ -323,6 +361,13 @@ static void long_run(const char *name)
         opprof_end(&site_leaf);
     }
     opprof_end(&site_loop);
+    /* The spool is written past the page cache (spool.h) unless asked not
+     * to: the suite runs once more with OPPROF_SPOOL_DIRECT=0. */
+    long flags = spool_flags();
+    assert_true(flags >= 0);
+    const char *direct = getenv("OPPROF_SPOOL_DIRECT");
+    if (direct && strcmp(direct, "0") == 0) assert_int_equal(flags & O_DIRECT, 0);
+    else if (dir_takes_direct()) assert_int_not_equal(flags & O_DIRECT, 0);
     op_spill_stats st;
     op_spill_stats_get(&st);
     opprof_trace *t = NULL;

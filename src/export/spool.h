@@ -11,6 +11,12 @@
  * still open now: the open depth, not the run). The index in memory keeps
  * the hand-off order, so a chunk written late is read back in its place.
  *
+ * Chunks go to the file with O_DIRECT where the file system takes it:
+ * each chunk whole, from its own mapping, so the kernel neither copies the
+ * records nor takes a page of cache for each 4 KiB of them (the page
+ * cache then, where it does not, or when not asked: OPPROF_SPOOL_DIRECT=0,
+ * read by export/stream.c).
+ *
  * The file has no name (O_TMPFILE, or a name unlinked at once) in the
  * trace's folder, else in TMPDIR: a killed program leaves nothing behind.
  * Its descriptor is checked (device and inode) before each use, since a
@@ -27,9 +33,10 @@
 
 typedef struct op_spool op_spool;
 
-/* A spool near the file `near` (its folder first). NULL with the error set
+/* A spool near the file `near` (its folder first), written past the page
+ * cache when `direct` and the file system allow. NULL with the error set
  * when no file can be made anywhere. */
-op_spool *op_spool_open(const char *near);
+op_spool *op_spool_open(const char *near, int direct);
 
 /* Takes a hand-off of thread t (chunks in order, each with its end
  * published): each chunk is written, or held while a range in it is open.
@@ -46,11 +53,12 @@ typedef int (*op_spool_fn)(void *ctx, op_tstate *t, op_chunk *c);
 int op_spool_replay(op_spool *s, op_spool_fn fn, void *ctx, uint64_t *lost);
 
 /* What happened to the file, for the closing note and tests: bytes and
- * chunks written, chunks kept in memory because the file could not take
- * them, chunks lost (no memory to index them), the most held at once for
- * open ranges, and the file's first error ("" none). */
+ * chunks written (direct: of them, those written past the page cache),
+ * chunks kept in memory because the file could not take them, chunks lost
+ * (no memory to index them), the most held at once for open ranges, and
+ * the file's first error ("" none). */
 typedef struct op_spool_stats {
-    uint64_t bytes, chunks, kept, lost, held_peak;
+    uint64_t bytes, chunks, direct, kept, lost, held_peak;
     const char *error;
 } op_spool_stats;
 void op_spool_stats_get(const op_spool *s, op_spool_stats *st);

@@ -46,6 +46,7 @@ static struct {
 
 static pthread_once_t g_fork_once = PTHREAD_ONCE_INIT;
 static int g_stats; /* OPPROF_STREAM_STATS=1: the end's cost on stderr, for benchmarks */
+static int g_spool_direct = 1; /* OPPROF_SPOOL_DIRECT=0: the spool through the page cache (spool.h) */
 
 /* A forked child has no session: it forgets the parent's stream (whose
  * temporary file is the parent's to finish) without touching it. */
@@ -118,12 +119,22 @@ static int end_writer(const opprof_trace *t, const opprof_trace *sampled, uint64
 /* During the session the writer only spools the chunks handed over: a
  * write of each full chunk, no decoding or encoding, so it keeps up with
  * the recording threads and never makes one wait. */
+static double clock_s(clockid_t id)
+{
+    struct timespec ts;
+    clock_gettime(id, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static double g_spool_cpu; /* the spooling thread's CPU seconds in the last run (OPPROF_STREAM_STATS) */
+
 static void *writer_main(void *arg)
 {
     (void)arg;
     op_thread_never_record();
     op_spill_item it;
     while (op_spill_take(&it) == 0) op_spool_put(W.spool, it.t, it.chunks);
+    g_spool_cpu = clock_s(CLOCK_THREAD_CPUTIME_ID); /* read by the joiner */
     return NULL;
 }
 
@@ -178,7 +189,7 @@ int op_stream_begin(const opprof_trace *head, const op_timebase *tb, uint32_t op
     W.tb = *tb;
     W.opts = opts;
     W.dec = NULL;
-    W.spool = op_spool_open(W.path);
+    W.spool = op_spool_open(W.path, g_spool_direct);
     if (!W.spool) {
         (void)end_writer(NULL, NULL, 0, 0);
         op_stream_abort();
@@ -205,13 +216,6 @@ int op_stream_begin(const opprof_trace *head, const op_timebase *tb, uint32_t op
 int op_stream_running(void)
 {
     return W.running;
-}
-
-static double clock_s(clockid_t id)
-{
-    struct timespec ts;
-    clock_gettime(id, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 static double mono_s(void)
@@ -291,6 +295,8 @@ int op_stream_stop(uint64_t gen, const op_timebase *tb, uint64_t stop_ticks, int
     W.opened = 0;
     op_sdec_free(W.dec);
     W.dec = NULL;
+    op_spool_stats sp;
+    op_spool_stats_get(W.spool, &sp);
     op_spool_free(W.spool);
     W.spool = NULL;
     if (W.status) {
@@ -310,8 +316,9 @@ int op_stream_stop(uint64_t gen, const op_timebase *tb, uint64_t stop_ticks, int
                           (double)n / g_enc_cpu / 1e6);
         if (zq > 0 && k > 0 && (size_t)k < sizeof cpu)
             snprintf(cpu + k, sizeof cpu - (size_t)k, ", compressing %.2f s (%.1fM/s)", zq, (double)n / zq / 1e6);
-        fprintf(stderr, "opprof: stream stats: spool drained in %.3f s; %llu ranges decoded and written in %.3f s "
-                "(%.2fM/s); CPU: %s\n",
+        fprintf(stderr, "opprof: stream stats: spooled %.1f MB in %llu chunks (%llu direct) on %.2f s of CPU; "
+                "spool drained in %.3f s; %llu ranges decoded and written in %.3f s (%.2fM/s); CPU: %s\n",
+                (double)sp.bytes / 1e6, (unsigned long long)sp.chunks, (unsigned long long)sp.direct, g_spool_cpu,
                 t_joined - t_stop, (unsigned long long)n, t_end - t_joined, (double)n / (t_end - t_joined) / 1e6, cpu);
     }
     *out = tr;
@@ -346,6 +353,8 @@ __attribute__((constructor(101))) static void lend_writer(void)
 {
     const char *stats = getenv("OPPROF_STREAM_STATS"); /* now: opprof exec's settings go before main */
     g_stats = stats && *stats == '1';
+    const char *direct = getenv("OPPROF_SPOOL_DIRECT");
+    g_spool_direct = !(direct && strcmp(direct, "0") == 0);
     op_session_lend_stream(&k_hooks);
 }
 

@@ -22,11 +22,11 @@
  * session. */
 #define _GNU_SOURCE
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 
 #include "capture/keeper.h"
 #include "capture/pool.h"
+#include "common/quietthread.h"
 
 static struct {
     pthread_mutex_t lock;
@@ -61,11 +61,7 @@ static void keeper_run(void)
     pthread_attr_t attr;
     if (pthread_attr_init(&attr) != 0) return;
     pthread_attr_setstacksize(&attr, (size_t)64 << 10); /* it calls mmap and pthread functions only */
-    sigset_t all, saved;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &saved); /* the program's signals go to its own threads */
-    int rc = pthread_create(&K.thread, &attr, keeper_main, NULL);
-    pthread_sigmask(SIG_SETMASK, &saved, NULL);
+    int rc = op_thread_start_quiet(&K.thread, &attr, keeper_main, NULL);
     pthread_attr_destroy(&attr);
     if (rc != 0) return; /* without a keeper, threads map their own chunks */
     pthread_setname_np(K.thread, "opprof-pool");

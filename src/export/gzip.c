@@ -9,10 +9,10 @@
  * libdeflate is faster still but only compresses whole buffers, which would
  * mean one gzip member per block; Perfetto's reader stops at the end of the
  * first member, so that is not an option. */
+#include "common/quietthread.h"
 #include "export/gzip.h"
 
 #include <pthread.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -259,14 +259,10 @@ int op_gz_open(op_gz **out, int level, int workers, op_bytes_fn sink, void *sink
         }
     }
     /* Workers take no signals: SIGINT and friends stay with the caller. */
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
     for (unsigned i = 0; i < nw; i++) {
-        if (pthread_create(&g->th[i], NULL, worker, g) != 0) break;
+        if (op_thread_start_quiet(&g->th[i], NULL, worker, g) != 0) break;
         g->nworkers++;
     }
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (!g->nworkers) g->nslots = 1; /* no threads (none asked, or none could start): compress inline */
     /* The caller's own stream: inline mode, and helping the workers. */
     if (deflateInit2(&g->z, g->level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK) {

@@ -10,12 +10,12 @@
  * writer writes each batch's compressed bytes itself, oldest first, so the
  * file's order is the writer's and nothing else touches its output. The
  * thread takes no signals and never records. */
+#include "common/quietthread.h"
 #include "export/pftrace_zq.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <time.h>
 #include <libdeflate.h>
@@ -116,11 +116,7 @@ pf_zq *op_pf_zq_new(int level)
     pthread_mutex_init(&q->mu, NULL);
     pthread_cond_init(&q->work, NULL);
     pthread_cond_init(&q->done, NULL);
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old); /* signals stay with the program's threads */
-    int e = pthread_create(&q->th, NULL, worker, q);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    int e = op_thread_start_quiet(&q->th, NULL, worker, q);
     if (e != 0) {
         pthread_mutex_destroy(&q->mu);
         pthread_cond_destroy(&q->work);

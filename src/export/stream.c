@@ -1,6 +1,5 @@
 /* The writer of a streamed trace (stream.h). */
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +9,7 @@
 #include "capture/thread.h"
 #include "common/error.h"
 #include "common/pfschema.h"
+#include "common/quietthread.h"
 #include "export/chrome.h"
 #include "export/out.h"
 #include "export/pftrace_pack.h"
@@ -196,11 +196,7 @@ int op_stream_begin(const opprof_trace *head, const op_timebase *tb, uint32_t op
         return OPPROF_E_IO;
     }
     op_spill_open(gen, 0);
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old); /* signals stay with the program's threads */
-    int e = pthread_create(&W.th, NULL, writer_main, NULL);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    int e = op_thread_start_quiet(&W.th, NULL, writer_main, NULL);
     if (e != 0) {
         op_spill_close();
         (void)end_writer(NULL, NULL, 0, 0);

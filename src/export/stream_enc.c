@@ -6,10 +6,10 @@
  * neither touches what the other is using. The arrays change hands at each
  * hand, under the lock, and nothing is copied but the strings, threads and
  * stacks new since the last hand (a few per program). */
+#include "common/quietthread.h"
 #include "export/stream_enc.h"
 
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -65,11 +65,7 @@ op_senc *op_senc_new(op_senc_fn fn, void *ctx)
     pthread_mutex_init(&e->mu, NULL);
     pthread_cond_init(&e->work, NULL);
     pthread_cond_init(&e->done, NULL);
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old); /* signals stay with the program's threads */
-    int rc = pthread_create(&e->th, NULL, worker, e);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    int rc = op_thread_start_quiet(&e->th, NULL, worker, e);
     if (rc != 0) {
         pthread_mutex_destroy(&e->mu);
         pthread_cond_destroy(&e->work);

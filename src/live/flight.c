@@ -19,6 +19,7 @@
 
 #include "capture/clock.h"
 #include "common/error.h"
+#include "common/quietthread.h"
 #include "live/flight.h"
 #include "live/flight_policy.h"
 #include "live/listener.h"
@@ -576,11 +577,7 @@ int opprof_flight_start(const opprof_flight_config *c)
         return rc;
     }
     W.last_ns = op_mono_ns();
-    sigset_t all, saved;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &saved); /* the writer takes no signal */
-    int e = pthread_create(&W.writer, NULL, writer_main, NULL);
-    pthread_sigmask(SIG_SETMASK, &saved, NULL);
+    int e = op_thread_start_quiet(&W.writer, NULL, writer_main, NULL);
     if (e != 0) {
         (void)opprof_stop(NULL);
         drop_wake();

@@ -19,13 +19,13 @@
  * connected to the old socket in that window gets no reply, or is refused,
  * and connects again (trigger.c). */
 #define _GNU_SOURCE
+#include "common/quietthread.h"
 #include "live/listener.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -341,11 +341,7 @@ static int start_locked(void)
         return op_fail(OPPROF_E_IO, "socket path too long in %s", dir);
     atomic_store(&L.stop, 0);
     if ((rc = listen_at_path()) != OPPROF_OK) return rc;
-    sigset_t all, saved;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &saved);
-    int e = pthread_create(&L.thread, NULL, listener_main, NULL);
-    pthread_sigmask(SIG_SETMASK, &saved, NULL);
+    int e = op_thread_start_quiet(&L.thread, NULL, listener_main, NULL);
     if (e != 0) {
         unlink(L.path);
         close_all();

@@ -4,14 +4,17 @@
 #include <errno.h>
 #include <stddef.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "capture/spill.h"
+#include "capture/thread.h"
 #include "common/error.h"
 #include "common/ownfd.h"
+#include "common/quietthread.h"
 #include "common/vec.h"
 #include "export/spool.h"
 
@@ -317,29 +320,127 @@ static int read_ent(op_spool *s, const ent *e, op_chunk *c)
     return pread_all(s->own.fd, c->words, n, e->off + (e->direct ? (int64_t)offsetof(op_chunk, words) : 0));
 }
 
+/* The replay's read-ahead: a thread that reads the file's entries, in
+ * order, up to AHEAD chunks before the one being decoded, so that the
+ * disk's time (0.42 s of the end's 1.69 s for twothread_work's 742 MB,
+ * with the decoding's core idle) overlaps the decoding. Entries in memory
+ * (no offset) are the consumer's; the thread reads past them, and reads
+ * only what the consumer does not write while it runs. */
+#define AHEAD 4
+
+typedef struct ahead {
+    op_spool *s;
+    pthread_t th;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    size_t read;  /* entries done by the thread: [0, read) */
+    size_t taken; /* entries taken by the consumer */
+    int stop;
+    op_chunk *slot[AHEAD]; /* entry i's chunk at i % AHEAD; NULL: lost */
+} ahead;
+
+/* Entry e's records in a chunk of the pool's, end published; NULL when
+ * none is left or the read failed. */
+static op_chunk *read_chunk(op_spool *s, const ent *e)
+{
+    op_chunk *c = op_spill_chunk();
+    if (c && (size_t)c->nwords >= e->nwords && read_ent(s, e, c) == 0) {
+        atomic_store_explicit(&c->end, c->words + e->nwords, memory_order_release);
+        return c;
+    }
+    if (c) op_spill_free(c);
+    return NULL;
+}
+
+static void *ahead_main(void *arg)
+{
+    ahead *a = arg;
+    op_thread_never_record();
+    pthread_mutex_lock(&a->mu);
+    for (size_t i = 0; i < a->s->e.n; i++) {
+        while (!a->stop && i >= a->taken + AHEAD) pthread_cond_wait(&a->cv, &a->mu);
+        if (a->stop) break;
+        pthread_mutex_unlock(&a->mu);
+        const ent *e = &a->s->e.v[i];
+        op_chunk *c = e->off < 0 ? NULL : read_chunk(a->s, e); /* in memory: e->mem, the consumer's */
+        pthread_mutex_lock(&a->mu);
+        a->slot[i % AHEAD] = c;
+        a->read = i + 1;
+        pthread_cond_broadcast(&a->cv);
+    }
+    pthread_mutex_unlock(&a->mu);
+    return NULL;
+}
+
+/* Entry i's chunk from the read-ahead (the consumer's turn: i == taken). */
+static op_chunk *ahead_take(ahead *a, size_t i)
+{
+    pthread_mutex_lock(&a->mu);
+    while (a->read <= i) pthread_cond_wait(&a->cv, &a->mu);
+    op_chunk *c = a->slot[i % AHEAD];
+    a->slot[i % AHEAD] = NULL;
+    a->taken = i + 1;
+    pthread_cond_broadcast(&a->cv);
+    pthread_mutex_unlock(&a->mu);
+    return c;
+}
+
+/* Stops the thread and frees what it read and nobody took. */
+static void ahead_end(ahead *a)
+{
+    pthread_mutex_lock(&a->mu);
+    a->stop = 1;
+    pthread_cond_broadcast(&a->cv);
+    pthread_mutex_unlock(&a->mu);
+    pthread_join(a->th, NULL);
+    for (size_t i = a->taken; i < a->read; i++) {
+        if (a->slot[i % AHEAD]) op_spill_free(a->slot[i % AHEAD]);
+        a->slot[i % AHEAD] = NULL;
+    }
+    pthread_mutex_destroy(&a->mu);
+    pthread_cond_destroy(&a->cv);
+}
+
+/* The read-ahead for s's entries; 0, or -1 when it could not start (the
+ * caller then reads each entry itself). */
+static int ahead_start(ahead *a, op_spool *s)
+{
+    memset(a, 0, sizeof *a);
+    a->s = s;
+    pthread_mutex_init(&a->mu, NULL);
+    pthread_cond_init(&a->cv, NULL);
+    if (op_thread_start_quiet(&a->th, NULL, ahead_main, a) == 0) return 0;
+    pthread_mutex_destroy(&a->mu);
+    pthread_cond_destroy(&a->cv);
+    return -1;
+}
+
 int op_spool_replay(op_spool *s, op_spool_fn fn, void *ctx, uint64_t *lost)
 {
     int rc = 0;
     int readable = ours(s);
+    ahead a;
+    int ahead_on = readable && fn && s->st.chunks > 1 && ahead_start(&a, s) == 0;
     for (size_t i = 0; i < s->e.n; i++) {
         ent *e = &s->e.v[i];
         op_chunk *c = e->mem;
         e->mem = NULL;
-        free(e->open);
-        e->open = NULL;
-        if (!c && rc == 0 && fn) {
-            c = readable ? op_spill_chunk() : NULL;
-            if (c && (size_t)c->nwords >= e->nwords && read_ent(s, e, c) == 0) {
-                atomic_store_explicit(&c->end, c->words + e->nwords, memory_order_release);
-            } else {
-                if (c) op_spill_free(c);
-                c = NULL;
-                (*lost)++;
-            }
+        if (ahead_on && rc == 0) {
+            op_chunk *r = ahead_take(&a, i);
+            if (!c) c = r;
+            else if (r) op_spill_free(r); /* not read: an entry in memory */
+        } else if (!c && rc == 0 && fn && readable) {
+            c = read_chunk(s, e);
         }
+        if (!c && e->off >= 0 && rc == 0 && fn) (*lost)++;
         if (!c) continue;
         if (rc == 0 && fn) rc = fn(ctx, e->t, c);
         else op_spill_free(c);
+    }
+    if (ahead_on) ahead_end(&a);
+    for (size_t i = 0; i < s->e.n; i++) {
+        free(s->e.v[i].open);
+        s->e.v[i].open = NULL;
     }
     s->e.n = 0;
     s->held.n = 0;

@@ -71,6 +71,13 @@ static void steps_beside_a_dump(void **state)
     assert_int_equal(steps(&p, 1, 200, why, note, &slot), OP_STEP_UNJUDGED);
     assert_int_equal(idle(&p, g_now, why, note, &slot), OP_STEP_UNJUDGED);
     assert_non_null(strstr(note, "too few steps"));
+    /* ... unless it was slow without all of the dump's time: a 200 ms step
+     * beside a dump of 20 ms. */
+    g_now += 100 * MS;
+    assert_int_equal(steps(&p, 1, 16, why, note, &slot), OP_STEP_DUMP); /* asks: busy from here */
+    assert_int_equal(steps(&p, 1, 200, why, note, &slot), OP_STEP_UNJUDGED);
+    assert_int_equal(op_policy_idle(&p, g_now, 20 * MS, why, 300, note, 300, &slot), OP_STEP_DUMP);
+    assert_non_null(strstr(why, "180.000 ms without all of it"));
     op_policy_free(&p);
 }
 

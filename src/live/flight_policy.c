@@ -112,6 +112,17 @@ static int judge_beside(op_flight_policy *p, int64_t dur, const char *what, doub
                         char *note, size_t note_cap, unsigned *slot)
 {
     char base[200];
+    /* Beside too few steps to tell how much the dump slowed them, the dump
+     * took at most its own time from the step: a step still slow without
+     * all of it is slow (a 50 ms step beside a 40 ms dump asked by the
+     * step before, which a loaded machine made slow, was not judged at
+     * all, and its dump never written). */
+    int64_t rest = dur - p->last_cost;
+    if (f == 0 && p->last_cost > 0 && rest > 0 && is_slow(p, rest, what, base, sizeof base)) {
+        snprintf(why, why_cap, "%s took %.3f ms while a dump of %.3f ms was written: %.3f ms without all of it, slow",
+                 what, (double)dur / 1e6, (double)p->last_cost / 1e6, (double)rest / 1e6);
+        return take_slot(p, dur, what, note, note_cap, slot);
+    }
     if (f == 0 || !is_slow(p, (int64_t)((double)dur / f), what, base, sizeof base)) {
         snprintf(why, why_cap, "%s took %.3f ms", what, (double)dur / 1e6);
         if (f == 0)

@@ -4,8 +4,7 @@
  * on a block boundary, through the spool's own aligned room) or through
  * it; a chunk holding a range still open waits in memory and keeps its
  * place. */
-#define _GNU_SOURCE /* O_DIRECT */
-#include <fcntl.h>
+#define _GNU_SOURCE /* O_DIRECT, for tmpdir_takes_direct */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -34,16 +32,6 @@ static int teardown(void **state)
 {
     (void)state;
     return tmpdir_remove(g_dir);
-}
-
-static int dir_takes_direct(void)
-{
-    char path[600];
-    snprintf(path, sizeof path, "%s/direct.probe", g_dir);
-    int fd = open(path, O_CREAT | O_WRONLY | O_DIRECT, 0600);
-    if (fd >= 0) close(fd);
-    unlink(path);
-    return fd >= 0;
 }
 
 /* n words of gap records [GAP][seed+i][seed+i+1] (n a multiple of 3). */
@@ -140,7 +128,7 @@ static void round_trip(int direct)
     assert_int_equal(st.held_peak, 1);
     assert_int_equal(st.bytes, (sizes[0] + sizes[1] + sizes[2] + 30 + 15) * sizeof(op_word));
     if (!direct) assert_int_equal(st.direct, 0);
-    else if (dir_takes_direct()) assert_int_equal(st.direct, 5);
+    else if (tmpdir_takes_direct(g_dir)) assert_int_equal(st.direct, 5);
     uint64_t lost = 0;
     assert_int_equal(op_spool_replay(sp, check, &s, &lost), 0);
     assert_int_equal(lost, 0);

@@ -333,17 +333,6 @@ static long spool_flags(void)
     return flags;
 }
 
-/* Whether g_dir's file system takes O_DIRECT. */
-static int dir_takes_direct(void)
-{
-    char path[600];
-    path_in(path, sizeof path, "direct.probe");
-    int fd = open(path, O_CREAT | O_WRONLY | O_DIRECT, 0600);
-    if (fd >= 0) close(fd);
-    unlink(path);
-    return fd >= 0;
-}
-
 static void long_run(const char *name)
 {
     char path[600];
@@ -367,7 +356,7 @@ static void long_run(const char *name)
     assert_true(flags >= 0);
     const char *direct = getenv("OPPROF_SPOOL_DIRECT");
     if (direct && strcmp(direct, "0") == 0) assert_int_equal(flags & O_DIRECT, 0);
-    else if (dir_takes_direct()) assert_int_not_equal(flags & O_DIRECT, 0);
+    else if (tmpdir_takes_direct(g_dir)) assert_int_not_equal(flags & O_DIRECT, 0);
     op_spill_stats st;
     op_spill_stats_get(&st);
     opprof_trace *t = NULL;

@@ -15,7 +15,6 @@
  * which one preempted bare block drives below zero. */
 #include <math.h>
 #include <stddef.h>
-#include <stdint.h>
 #include <time.h>
 
 #include "common/error.h"
@@ -40,23 +39,23 @@ static double mono_ns(void)
     return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
-static double per_call_ns(void (*fn)(void *), void *ctx, int n)
+static double per_call_ns(void (*fn)(void *), void *ctx)
 {
     double t0 = mono_ns();
-    for (int i = 0; i < n; i++) fn(ctx);
-    return (mono_ns() - t0) / n;
+    for (int i = 0; i < CAL_CALLS; i++) fn(ctx);
+    return (mono_ns() - t0) / CAL_CALLS;
 }
 
 /* The recorded duration of the round's calls, per call: the row that holds
  * them all. -1 when no row does (the call recorded nothing). */
-static double recorded_ns(const opprof_trace *t, int n)
+static double recorded_ns(const opprof_trace *t)
 {
     opprof_key_averages *ka = NULL;
     if (opprof_key_averages(t, NULL, &ka) != OPPROF_OK) return -1;
     double best = -1;
     for (size_t i = 0; i < opprof_key_averages_count(ka); i++) {
         opprof_avg_row r;
-        if (opprof_key_averages_row(ka, i, &r) == OPPROF_OK && r.count == (uint64_t)n)
+        if (opprof_key_averages_row(ka, i, &r) == OPPROF_OK && r.count == CAL_CALLS)
             best = (double)r.cpu_time_total_ns / (double)r.count;
     }
     opprof_key_averages_free(ka);
@@ -79,22 +78,21 @@ int opprof_calibrate_overhead(const opprof_config *cfg, void (*call)(void *ctx),
     c.max_stack_depth = cfg->max_stack_depth;
     /* A streamed session records as one that keeps events does. */
     c.aggregate = cfg->struct_size > offsetof(opprof_config, stream_trace) && cfg->stream_trace ? 0 : cfg->aggregate;
-    int n = CAL_CALLS;
-    c.max_events = (uint64_t)n + 64;
+    c.max_events = CAL_CALLS + 64;
     double bare_min = INFINITY, call_min = INFINITY, rec_min = INFINITY;
     for (int r = 0; r < CAL_ROUNDS; r++) {
         int rc = opprof_start(&c);
         if (rc != OPPROF_OK) return rc;
-        double b = per_call_ns(bare, ctx, n);
-        double a = per_call_ns(call, ctx, n);
+        double b = per_call_ns(bare, ctx);
+        double a = per_call_ns(call, ctx);
         opprof_trace *t = NULL;
         rc = opprof_stop(&t);
-        double d = rc == OPPROF_OK ? recorded_ns(t, n) : -1;
+        double d = rc == OPPROF_OK ? recorded_ns(t) : -1;
         opprof_trace_free(t);
         if (rc != OPPROF_OK) return rc;
         if (d < 0)
             return op_fail(OPPROF_E_INVAL, "opprof_calibrate_overhead: the call recorded no range (%d expected)",
-                           n);
+                           CAL_CALLS);
         bare_min = fmin(bare_min, b);
         call_min = fmin(call_min, a);
         rec_min = fmin(rec_min, d);

@@ -2,9 +2,9 @@
  * thread during the session, and on the stopping thread at its end. */
 #define _GNU_SOURCE /* O_TMPFILE, mkostemp */
 #include <errno.h>
-#include <stddef.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +16,7 @@
 #include "common/ownfd.h"
 #include "common/quietthread.h"
 #include "common/vec.h"
+#include "common/writeall.h"
 #include "export/spool.h"
 
 /* Direct writes (O_DIRECT) go by whole blocks of this size, from and to
@@ -62,23 +63,6 @@ static int set_direct(op_spool *s, int on)
     (void)s;
     return on ? -1 : 0;
 #endif
-}
-
-static int pwrite_all(int fd, const void *p, size_t n, int64_t off)
-{
-    const char *c = p;
-    while (n) {
-        ssize_t w = pwrite(fd, c, n, (off_t)off);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) {
-            if (w == 0) errno = EIO;
-            return -1;
-        }
-        c += w;
-        n -= (size_t)w;
-        off += w;
-    }
-    return 0;
 }
 
 static int pread_all(int fd, void *p, size_t n, int64_t off)
@@ -129,7 +113,7 @@ static int write_direct(op_spool *s, ent *e, size_t n)
         memcpy((char *)s->bounce + offsetof(op_chunk, words), e->mem->words, n);
         src = s->bounce;
     }
-    if (pwrite_all(s->own.fd, src, len, (int64_t)s->size) != 0) return -1;
+    if (op_pwrite_all_fd(s->own.fd, src, len, (int64_t)s->size) != 0) return -1;
     e->off = (int64_t)s->size;
     e->direct = 1;
     s->size += len;
@@ -210,7 +194,7 @@ static void write_out(op_spool *s, ent *e)
              * the I/O): the page cache from now on */
             (void)set_direct(s, 0);
         }
-        if (!ok && !s->direct && pwrite_all(s->own.fd, e->mem->words, n, (int64_t)s->size) == 0) {
+        if (!ok && !s->direct && op_pwrite_all_fd(s->own.fd, e->mem->words, n, (int64_t)s->size) == 0) {
             e->off = (int64_t)s->size;
             e->direct = 0;
             s->size += n;
@@ -426,9 +410,8 @@ int op_spool_replay(op_spool *s, op_spool_fn fn, void *ctx, uint64_t *lost)
         op_chunk *c = e->mem;
         e->mem = NULL;
         if (ahead_on && rc == 0) {
-            op_chunk *r = ahead_take(&a, i);
+            op_chunk *r = ahead_take(&a, i); /* NULL for an entry in memory: the thread reads past it */
             if (!c) c = r;
-            else if (r) op_spill_free(r); /* not read: an entry in memory */
         } else if (!c && rc == 0 && fn && readable) {
             c = read_chunk(s, e);
         }

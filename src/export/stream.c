@@ -116,9 +116,6 @@ static int end_writer(const opprof_trace *t, const opprof_trace *sampled, uint64
     return rc;
 }
 
-/* During the session the writer only spools the chunks handed over: a
- * write of each full chunk, no decoding or encoding, so it keeps up with
- * the recording threads and never makes one wait. */
 static double clock_s(clockid_t id)
 {
     struct timespec ts;
@@ -128,6 +125,9 @@ static double clock_s(clockid_t id)
 
 static double g_spool_cpu; /* the spooling thread's CPU seconds in the last run (OPPROF_STREAM_STATS) */
 
+/* During the session the writer only spools the chunks handed over: a
+ * write of each full chunk, no decoding or encoding, so it keeps up with
+ * the recording threads and never makes one wait. */
 static void *writer_main(void *arg)
 {
     (void)arg;

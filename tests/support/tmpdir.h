@@ -3,8 +3,10 @@
 #ifndef OPPROF_TESTS_TMPDIR_H
 #define OPPROF_TESTS_TMPDIR_H
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 /* templ ends in XXXXXX and is filled in (mkdtemp). 0 or -1. */
 static inline int tmpdir_make(char *templ)
@@ -17,6 +19,23 @@ static inline int tmpdir_remove(const char *dir)
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     return system(cmd) == 0 ? 0 : -1;
+}
+
+/* Whether dir's file system takes O_DIRECT (0 where the includer's
+ * headers do not define it: _GNU_SOURCE before the first include). */
+static inline int tmpdir_takes_direct(const char *dir)
+{
+#ifdef O_DIRECT
+    char path[600];
+    snprintf(path, sizeof path, "%s/direct.probe", dir);
+    int fd = open(path, O_CREAT | O_WRONLY | O_DIRECT, 0600);
+    if (fd >= 0) close(fd);
+    unlink(path);
+    return fd >= 0;
+#else
+    (void)dir;
+    return 0;
+#endif
 }
 
 #endif

@@ -531,8 +531,14 @@ static void test_big_trace_bounded_memory(void **state)
     opprof_trace_free(t);
     print_message("%d slices summed in %.2f s (%.1fM slices/s), peak grew %ld KiB (the model: some %ld KiB)\n", BIG,
                   dt, BIG / dt / 1e6, grew, (long)BIG * 40 / 1024);
-    /* the model needs 40 bytes a slice (117 MiB here); the fold, its buffers */
+    /* the model needs 40 bytes a slice (117 MiB here); the fold, its buffers
+     * and the inflater's (pftrace_ahead.h), which TSan shadows several
+     * times over and gives a thread's state of its own (27 MiB in all). */
+#if defined(__SANITIZE_THREAD__)
+    assert_true(grew < 48 * 1024);
+#else
     assert_true(grew < 16 * 1024);
+#endif
 }
 
 /* ---- the command: the same output either way ---- */

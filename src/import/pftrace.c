@@ -15,6 +15,7 @@
 #include "common/satmath.h"
 #include "common/vec.h"
 #include "import/import.h"
+#include "import/pftrace_ahead.h"
 
 int op_pf_fail(pf_reader *r, int status, const unsigned char *p, const char *fmt, ...)
 {
@@ -470,38 +471,95 @@ typedef struct pf_input {
     size_t cap, pos, len;
     uint64_t off; /* of buf[0] in the stream */
     int eof;
+    /* A read that failed while topping up (read_ahead): the failure is
+     * named when the bytes it withheld are needed, as without top-ups. */
+    int rd_status;
+    uint64_t rd_off;
+    char rd_err[sizeof ((pf_reader *)0)->err];
+    uint64_t scan; /* the stream's offset up to which batches were looked for */
 } pf_input;
 
-/* At least `need` bytes from pos, unless the input ends first. */
-static int fill(pf_reader *r, pf_input *in, size_t need)
+/* At least `need` bytes from pos, unless the input ends first; quiet: a
+ * failed read is kept for later, not named. */
+static int fill_as(pf_reader *r, pf_input *in, size_t need, int quiet)
 {
-    if (in->len - in->pos >= need || in->eof) return 0;
-    if (in->pos) { /* only when more is needed: a move per refill, not per packet */
-        memmove(in->buf, in->buf + in->pos, in->len - in->pos);
-        in->off += in->pos;
-        in->len -= in->pos;
-        in->pos = 0;
-    }
-    if (need > in->cap) {
-        size_t c = in->cap ? in->cap : 1 << 16;
-        while (c < need) c *= 2;
-        unsigned char *b = realloc(in->buf, c);
-        if (!b) return r->status = OPPROF_E_NOMEM, snprintf(r->err, sizeof r->err, "out of memory"), -1;
-        in->buf = b;
-        in->cap = c;
-    }
-    while (in->len < need && !in->eof) {
-        ssize_t n = op_source_read(in->src, in->buf + in->len, in->cap - in->len);
-        if (n < 0) {
-            r->status = (int)n;
-            r->err_off = in->src->err_off;
-            snprintf(r->err, sizeof r->err, "%s", in->src->err);
-            return -1;
+    if (in->len - in->pos >= need) return 0;
+    if (!in->eof) {
+        if (in->pos) { /* only when more is needed: a move per refill, not per packet */
+            memmove(in->buf, in->buf + in->pos, in->len - in->pos);
+            in->off += in->pos;
+            in->len -= in->pos;
+            in->pos = 0;
         }
-        if (n == 0) in->eof = 1;
-        in->len += (size_t)n;
+        if (need > in->cap) {
+            size_t c = in->cap ? in->cap : 1 << 16;
+            while (c < need) c *= 2;
+            unsigned char *b = realloc(in->buf, c);
+            if (!b) {
+                if (quiet) return 0;
+                return r->status = OPPROF_E_NOMEM, snprintf(r->err, sizeof r->err, "out of memory"), -1;
+            }
+            in->buf = b;
+            in->cap = c;
+        }
+        while (in->len < need && !in->eof) {
+            ssize_t n = op_source_read(in->src, in->buf + in->len, in->cap - in->len);
+            if (n < 0) {
+                in->rd_status = (int)n;
+                in->rd_off = in->src->err_off;
+                snprintf(in->rd_err, sizeof in->rd_err, "%s", in->src->err);
+                n = 0;
+            }
+            if (n == 0) in->eof = 1;
+            in->len += (size_t)n;
+        }
+    }
+    if (!quiet && in->rd_status && in->len - in->pos < need) {
+        r->status = in->rd_status;
+        r->err_off = in->rd_off;
+        memcpy(r->err, in->rd_err, sizeof r->err);
+        return -1;
     }
     return 0;
+}
+
+static int fill(pf_reader *r, pf_input *in, size_t need)
+{
+    return fill_as(r, in, need, 0);
+}
+
+/* How far ahead of the packet being read batches are looked for. */
+#define AHEAD_BYTES ((size_t)2 << 20)
+
+/* Once the file has shown a batch: the bytes held kept at least half of
+ * AHEAD_BYTES past the packet being read, and each whole packet in them
+ * that is a batch given to the inflater (pftrace_ahead.h), in file order,
+ * while it has room. A packet that does not parse stops the look (the
+ * reader names it when it gets there); so does one still partly unread. */
+static void read_ahead(pf_reader *r, pf_input *in)
+{
+    if (!r->ahead) return;
+    if (in->len - in->pos < AHEAD_BYTES / 2) fill_as(r, in, AHEAD_BYTES, 1);
+    uint64_t at = in->scan > in->off + in->pos ? in->scan : in->off + in->pos;
+    while (at < in->off + in->len) {
+        const unsigned char *base = in->buf + (at - in->off), *end = in->buf + in->len;
+        op_pbr hdr = {base, end};
+        uint64_t tag, n;
+        const char *why;
+        if (op_pbr_varint(&hdr, &tag, &why) != 0 || tag != (PF_TRACE_PACKET << 3 | OP_PB_LEN) ||
+            op_pbr_varint(&hdr, &n, &why) != 0 || n > (uint64_t)(end - hdr.p))
+            break;
+        op_pbr body = {hdr.p, hdr.p + n};
+        op_pbf f;
+        op_pbr z = {0};
+        int rc;
+        while ((rc = op_pbr_next(&body, &f, &why)) > 0) /* as op_pf_packet finds it: the last one */
+            if (f.field == PF_PKT_COMPRESSED && f.wire == OP_PB_LEN) z = f.sub;
+        if (rc < 0) break;
+        if (z.p && op_pf_ahead_give(r->ahead, at + (uint64_t)(z.p - base), z.p, (size_t)(z.end - z.p)) == 1) break;
+        at += (uint64_t)(hdr.p - base) + n;
+    }
+    in->scan = at;
 }
 
 static int read_packets(pf_reader *r, pf_input *in)
@@ -535,6 +593,8 @@ static int read_packets(pf_reader *r, pf_input *in)
             r->pkt_off = in->off + in->len;
             return op_pf_fail(r, OPPROF_E_PARSE, none, "the input ends inside a packet of %" PRIu64 " bytes", n);
         }
+        read_ahead(r, in); /* may move the buffer too */
+        base = in->buf + in->pos;
         r->pkt = base;
         r->pkt_off = in->off + in->pos;
         if (op_pf_packet(r, (op_pbr){base + head, base + head + n}) != 0) return -1;
@@ -604,7 +664,9 @@ static int import(op_source *src, const char *label, uint64_t max_events, const 
     memset(&r, 0, sizeof r);
     r.max_events = max_events;
     r.batch = b;
-    pf_input in = {src, NULL, 0, 0, 0, 0, 0};
+    const char *ahead = getenv("OPPROF_READ_AHEAD");
+    r.ahead_off = ahead && !strcmp(ahead, "0");
+    pf_input in = {.src = src};
     r.t = op_trace_new();
     int rc = r.t ? 0 : (r.status = OPPROF_E_NOMEM, snprintf(r.err, sizeof r.err, "out of memory"), -1);
     if (rc == 0 && fold && !(r.fold = op_pf_fold_new(fold)))

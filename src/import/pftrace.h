@@ -9,7 +9,8 @@
  * annotations and metadata track; timestamps absolute or on sequence-scoped
  * clocks, incremental or not, with packet defaults and interning per
  * sequence (cleared by SEQ_INCREMENTAL_STATE_CLEARED), compressed_packets
- * inflated in place (pftrace_inflate.c). A slice still open at the end
+ * inflated in place (pftrace_inflate.c), ahead of the decoding on a thread
+ * of their own (pftrace_ahead.h). A slice still open at the end
  * lasts to the trace's last time. Everything else is skipped. */
 #ifndef OPPROF_IMPORT_PFTRACE_H
 #define OPPROF_IMPORT_PFTRACE_H
@@ -128,6 +129,10 @@ typedef struct pf_reader {
     unsigned char *zbuf;
     size_t zcap;
     uint64_t z_out; /* bytes inflated from earlier batches, bounded by op_inflate_over */
+    /* Batches inflated ahead (pftrace_ahead.h): started at the file's
+     * first batch, unless OPPROF_READ_AHEAD=0 or it could not start. */
+    struct pf_ahead *ahead;
+    int ahead_off;
     int status;
     uint64_t err_off;
     char err[200];

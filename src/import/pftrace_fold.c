@@ -66,14 +66,20 @@ uint64_t op_pf_held(const pf_reader *r)
     return r->fold ? r->fold->begun : r->t->nev + r->t->nmem;
 }
 
-/* a[n..need) zeroed after growing a to at least need entries. */
-static int grow_zeroed(uint32_t **a, size_t *n, size_t *cap, size_t need)
+static int grow_zeroed_slow(uint32_t **a, size_t *n, size_t *cap, size_t need)
 {
-    if (need <= *n) return 0;
     if (op_grow(a, cap, need, sizeof **a) != 0) return -1;
     memset(*a + *n, 0, (need - *n) * sizeof **a);
     *n = need;
     return 0;
+}
+
+/* a[n..need) zeroed after growing a to at least need entries. Checked
+ * twice per slice, and almost never grows: the test inline, the growing
+ * called (gcc kept the whole as a call, 3% of the reader). */
+static inline int grow_zeroed(uint32_t **a, size_t *n, size_t *cap, size_t need)
+{
+    return need <= *n ? 0 : grow_zeroed_slow(a, n, cap, need);
 }
 
 int op_pf_fold_time(pf_reader *r, pf_track *tr, int64_t ns, int begin)

@@ -14,6 +14,7 @@
 #include "common/error.h"
 #include "common/pfschema.h"
 #include "import/pftrace.h"
+#include "import/pftrace_ahead.h"
 
 /* r->zbuf grown: 1 MiB first, then twice its size, at most
  * PF_MAX_INFLATED. 0, or -1 when it is that already (the batch inflates to
@@ -114,17 +115,30 @@ int op_pf_compressed(pf_reader *r, op_pbr z)
     if (r->in_batch)
         return op_pf_fail(r, OPPROF_E_PARSE, z.p, "compressed packets inside compressed packets");
     size_t n = 0;
-    if (inflate_all(r, z, &n) != 0) return -1;
+    const unsigned char *bytes = NULL;
+    uint64_t key = r->pkt_off + (uint64_t)(z.p - r->pkt), file_bytes = r->pkt_off + (uint64_t)(z.end - r->pkt);
+    int ahead = r->ahead && op_pf_ahead_take(r->ahead, key, (size_t)(z.end - z.p), &bytes, &n);
+    if (ahead && op_inflate_over(r->z_out + n, file_bytes)) { /* the bomb's failure, as the reader names it */
+        op_pf_ahead_release(r->ahead);
+        ahead = 0;
+    }
+    if (ahead) {
+        r->z_out += n;
+    } else {
+        if (inflate_all(r, z, &n) != 0) return -1;
+        bytes = r->zbuf;
+        if (!r->ahead && !r->ahead_off && !(r->ahead = op_pf_ahead_new())) r->ahead_off = 1;
+    }
     const unsigned char *outer = r->pkt;
     uint64_t outer_off = r->pkt_off;
     r->in_batch = 1;
-    r->z_off = outer_off + (uint64_t)(z.p - outer);
-    op_pbr all = {r->zbuf, r->zbuf + n};
+    r->z_off = key;
+    op_pbr all = {bytes, bytes + n};
     op_pbf f;
     const char *why = "a malformed packet";
     int rc;
     for (;;) {
-        r->pkt = r->zbuf;
+        r->pkt = bytes;
         r->pkt_off = 0;
         const unsigned char *at = all.p;
         if ((rc = op_pbr_next(&all, &f, &why)) <= 0) break;
@@ -134,11 +148,12 @@ int op_pf_compressed(pf_reader *r, op_pbr z)
             break;
         }
         r->pkt = at;
-        r->pkt_off = (uint64_t)(at - r->zbuf);
+        r->pkt_off = (uint64_t)(at - bytes);
         if ((rc = op_pf_packet(r, f.sub)) != 0) break;
     }
     if (rc < 0 && !r->status) op_pf_fail(r, OPPROF_E_PARSE, all.p, "%s", why);
     r->in_batch = 0;
+    if (ahead) op_pf_ahead_release(r->ahead);
     r->pkt = outer;
     r->pkt_off = outer_off;
     return rc < 0 ? -1 : 0;
@@ -155,6 +170,8 @@ void op_pf_inflate_free(pf_reader *r)
         libdeflate_free_decompressor(r->zd);
         r->zd = NULL;
     }
+    op_pf_ahead_free(r->ahead);
+    r->ahead = NULL;
     free(r->zbuf);
     r->zbuf = NULL;
     r->zcap = 0;

@@ -123,17 +123,7 @@ static void ownfd_tells_a_taken_number(void **state)
     close(fd);
 }
 
-static int setup(void **state)
-{
-    (void)state;
-    return tmpdir_make(g_dir);
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    return tmpdir_remove(g_dir);
-}
+TMPDIR_SETUP(g_dir)
 
 int main(void)
 {

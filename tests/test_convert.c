@@ -266,17 +266,7 @@ static void test_failure_keeps_the_target(void **state)
     assert_int_equal(opprof_trace_convert(path_of("target.json"), path_of("target.json"), NULL), OPPROF_E_INVAL);
 }
 
-static int setup(void **state)
-{
-    (void)state;
-    return tmpdir_make(g_tmp);
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    return tmpdir_remove(g_tmp);
-}
+TMPDIR_SETUP(g_tmp)
 
 int main(void)
 {

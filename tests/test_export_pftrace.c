@@ -30,19 +30,7 @@
 #include "slurp.h"
 #include "tmpdir.h"
 
-static char g_dir[] = "/tmp/opprof_pftrace_XXXXXX";
-
-static int setup(void **state)
-{
-    (void)state;
-    return tmpdir_make(g_dir);
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    return tmpdir_remove(g_dir);
-}
+TMPDIR_GROUP(g_dir, "/tmp/opprof_pftrace_XXXXXX")
 
 /* Every table a user sees of t: by name and by input shape, sorted by
  * total and by self time, with every row. */

@@ -27,19 +27,7 @@
 
 #ifdef HAVE_READER
 
-static char g_dir[] = "/tmp/opprof_roundtrip_XXXXXX";
-
-static int setup(void **state)
-{
-    (void)state;
-    return tmpdir_make(g_dir);
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    return tmpdir_remove(g_dir);
-}
+TMPDIR_GROUP(g_dir, "/tmp/opprof_roundtrip_XXXXXX")
 
 static void same_rows(const opprof_trace *a, const opprof_trace *b, int by_shape)
 {

@@ -30,19 +30,7 @@
 #include "opprof_trace.h"
 #include "tmpdir.h"
 
-static char g_dir[] = "/tmp/opprof_pffold_XXXXXX";
-
-static int setup(void **state)
-{
-    (void)state;
-    return tmpdir_make(g_dir);
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    return tmpdir_remove(g_dir);
-}
+TMPDIR_GROUP(g_dir, "/tmp/opprof_pffold_XXXXXX")
 
 static const char *path_in(const char *name)
 {

@@ -20,19 +20,7 @@
 #include "export/spool.h"
 #include "tmpdir.h"
 
-static char g_dir[] = "/tmp/opprof_spool_XXXXXX";
-
-static int setup(void **state)
-{
-    (void)state;
-    return tmpdir_make(g_dir);
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    return tmpdir_remove(g_dir);
-}
+TMPDIR_GROUP(g_dir, "/tmp/opprof_spool_XXXXXX")
 
 /* n words of gap records [GAP][seed+i][seed+i+1] (n a multiple of 3). */
 static void fill(op_word *w, size_t n, uint64_t seed)

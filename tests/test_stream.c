@@ -31,19 +31,7 @@
 #include "tmpdir.h"
 #include "trace_check.h"
 
-static char g_dir[] = "/tmp/opprof_stream_XXXXXX";
-
-static int setup(void **state)
-{
-    (void)state;
-    return tmpdir_make(g_dir);
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    return tmpdir_remove(g_dir);
-}
+TMPDIR_GROUP(g_dir, "/tmp/opprof_stream_XXXXXX")
 
 static void path_in(char *out, size_t cap, const char *name)
 {

@@ -516,17 +516,7 @@ static void test_static_program_refused(void **state)
     free(err);
 }
 
-static int setup(void **state)
-{
-    (void)state;
-    return tmpdir_make(g_dir);
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    return tmpdir_remove(g_dir);
-}
+TMPDIR_SETUP(g_dir)
 
 int main(void)
 {

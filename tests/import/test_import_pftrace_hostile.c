@@ -24,19 +24,7 @@
 #include "slurp.h"
 #include "tmpdir.h"
 
-static char g_dir[] = "/tmp/opprof_pfhostile_XXXXXX";
-
-static int setup(void **state)
-{
-    (void)state;
-    return tmpdir_make(g_dir);
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    return tmpdir_remove(g_dir);
-}
+TMPDIR_GROUP(g_dir, "/tmp/opprof_pfhostile_XXXXXX")
 
 /* A small real file: two threads, shapes, memory, an annotation; plain
  * packets or (the default) a compressed batch. */

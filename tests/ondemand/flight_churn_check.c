@@ -72,17 +72,7 @@ static void churn_stays_bounded(void **state)
     assert_true(n <= 6 * (2u << 20) / 24);
 }
 
-static int setup(void **state)
-{
-    (void)state;
-    return tmpdir_make(g_dir);
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    return tmpdir_remove(g_dir);
-}
+TMPDIR_SETUP(g_dir)
 
 int main(void)
 {

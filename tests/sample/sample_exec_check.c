@@ -254,17 +254,7 @@ static void test_sample_refused_with_flight_and_on_demand(void **state)
     }
 }
 
-static int setup(void **state)
-{
-    (void)state;
-    return tmpdir_make(g_dir);
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    return tmpdir_remove(g_dir);
-}
+TMPDIR_SETUP(g_dir)
 
 int main(void)
 {

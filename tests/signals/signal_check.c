@@ -281,17 +281,7 @@ static void test_environment_session_replaces_the_previous_trace(void **state)
     check_only(dir, 1);
 }
 
-static int setup(void **state)
-{
-    (void)state;
-    return tmpdir_make(g_dir);
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    return tmpdir_remove(g_dir);
-}
+TMPDIR_SETUP(g_dir)
 
 int main(void)
 {

@@ -21,6 +21,26 @@ static inline int tmpdir_remove(const char *dir)
     return system(cmd) == 0 ? 0 : -1;
 }
 
+/* A group's cmocka setup and teardown, as static int setup(void **) and
+ * teardown(void **): folder dir (a char[] ending in XXXXXX) made before
+ * the group's first test and removed after its last. */
+#define TMPDIR_SETUP(dir)                                                                                               \
+    static int setup(void **state)                                                                                      \
+    {                                                                                                                   \
+        (void)state;                                                                                                    \
+        return tmpdir_make(dir);                                                                                        \
+    }                                                                                                                   \
+    static int teardown(void **state)                                                                                   \
+    {                                                                                                                   \
+        (void)state;                                                                                                    \
+        return tmpdir_remove(dir);                                                                                      \
+    }
+
+/* The same with the folder's name declared: char dir[] = templ. */
+#define TMPDIR_GROUP(dir, templ)                                                                                        \
+    static char dir[] = templ;                                                                                          \
+    TMPDIR_SETUP(dir)
+
 /* Whether dir's file system takes O_DIRECT (0 where the includer's
  * headers do not define it: _GNU_SOURCE before the first include). */
 static inline int tmpdir_takes_direct(const char *dir)

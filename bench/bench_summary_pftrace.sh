@@ -6,7 +6,9 @@
 # and that both print the same table. The trace is bench_wholeprog's program
 # (wholeprog_work, 30.1M calls) recorded with `opprof exec --trace`, unless
 # one is given. The fold is also timed inflating each batch in place
-# (OPPROF_READ_AHEAD=0) rather than ahead on a thread of its own. Targets (issue 27): <= 64 MB resident, >= 20M slices/s.
+# (OPPROF_READ_AHEAD=0) rather than ahead on a thread of its own. SLICES=N
+# makes the trace of a streamed session of N ranges instead (streamed_work;
+# SLICES=120000000 for the issue's 120M-slice figure). Targets (issue 27): <= 64 MB resident, >= 20M slices/s.
 #   bench/bench_summary_pftrace.sh [BUILD_DIR [TRACE.pftrace]]   (default build, a fresh trace)
 #   RUNS=N (default 3): runs of each, the median of each figure printed.
 set -euo pipefail
@@ -18,7 +20,10 @@ runs=${RUNS:-3}
 tmp=$(mktemp -d /tmp/opprof_bench_sumpf.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 trace=${2:-}
-if [ -z "$trace" ]; then
+if [ -z "$trace" ] && [ -n "${SLICES:-}" ]; then
+  trace=$tmp/streamed.pftrace
+  "$build/bin/streamed_work" "$trace" "$SLICES" || exit 1
+elif [ -z "$trace" ]; then
   trace=$tmp/wholeprog.pftrace
   "$opprof" exec --trace "$trace" -- "$build/bin/wholeprog_work" >/dev/null 2>"$tmp/exec.err" ||
     { cat "$tmp/exec.err" >&2; exit 1; }

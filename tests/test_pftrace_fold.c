@@ -27,6 +27,7 @@
 #include "export/pbw.h"
 #include "fixtures.h"
 #include "model/model.h"
+#include "nested_ranges.h"
 #include "opprof_trace.h"
 #include "tmpdir.h"
 
@@ -419,9 +420,6 @@ static void test_fixtures(void **state)
 
 /* ---- a streamed session's trace: sums in bounded memory ---- */
 
-OPPROF_SITE(site_outer, "outer");
-OPPROF_SITE(site_mid, "mid");
-OPPROF_SITE(site_leaf, "leaf");
 
 /* Records calls ranges (a loop of outer > mid > 2 x leaf) into a streamed
  * .pftrace, in a child process, so that this one's peak is the reader's. */
@@ -438,16 +436,7 @@ static void record_streamed(const char *path, long calls, int shapes_flops)
             fprintf(stderr, "opprof_start: %s\n", opprof_last_error());
             _exit(1);
         }
-        for (long i = 0; i < calls / 4; i++) {
-            opprof_begin(&site_outer);
-            opprof_begin(&site_mid);
-            opprof_begin(&site_leaf);
-            opprof_end(&site_leaf);
-            opprof_begin(&site_leaf);
-            opprof_end(&site_leaf);
-            opprof_end(&site_mid);
-            opprof_end(&site_outer);
-        }
+        nested_ranges(calls);
         opprof_trace *t = NULL;
         if (opprof_stop(&t) != OPPROF_OK || !opprof_trace_streamed(t)) _exit(1); /* which also links the writer */
         opprof_trace_free(t);

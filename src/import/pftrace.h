@@ -149,6 +149,12 @@ int op_pf_packet(pf_reader *r, op_pbr body);
  * through op_pf_packet. 0 or -1 (failure recorded). */
 int op_pf_compressed(pf_reader *r, op_pbr z);
 void op_pf_inflate_free(pf_reader *r);
+/* z[0..n), a zlib or (by its first bytes) gzip stream, inflated whole into
+ * out[0..cap) by libdeflate, *got bytes: libdeflate's result. The one call
+ * both the reader and the inflater ahead of it (pftrace_ahead.c) make. */
+struct libdeflate_decompressor;
+int op_pf_libdeflate(struct libdeflate_decompressor *d, const unsigned char *z, size_t n, unsigned char *out,
+                     size_t cap, size_t *got);
 
 /* A TrackEvent at ns on sequence s (pftrace_event.c). */
 int op_pf_track_event(pf_reader *r, pf_seq *s, op_pbr te, int64_t ns);

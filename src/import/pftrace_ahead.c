@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "common/quietthread.h"
+#include "import/pftrace.h"
 
 /* Four batches ahead: a batch (at most 480 KiB inflated as opprof writes
  * them, Perfetto's about as much) decodes in about 0.5 ms and inflates in
@@ -20,8 +21,6 @@ enum { AHEAD_SLOTS = 4 };
  * AHEAD_SLOTS x (4 + 4) MiB, whatever the file. */
 #define AHEAD_MAX_IN ((size_t)4 << 20)
 #define AHEAD_MAX_OUT ((size_t)4 << 20)
-
-enum { SLOT_QUEUED, SLOT_DONE, SLOT_FAILED };
 
 static _Atomic uint64_t g_taken;
 
@@ -34,7 +33,7 @@ typedef struct ahead_slot {
     uint64_t key;
     unsigned char *in, *out;
     size_t in_n, in_cap, out_n, out_cap;
-    int state;
+    int ok; /* inflated whole; read once work has passed the slot */
 } ahead_slot;
 
 struct pf_ahead {
@@ -51,27 +50,20 @@ struct pf_ahead {
 };
 
 /* s->in inflated into s->out, its buffer doubled (from 1 MiB) as far as
- * AHEAD_MAX_OUT: SLOT_DONE or SLOT_FAILED. Run without the lock: the slot
+ * AHEAD_MAX_OUT: 1 done, 0 not. Run without the lock: the slot
  * is the inflater's from the moment it is given until it is marked. */
 static int inflate_slot(struct libdeflate_decompressor *d, ahead_slot *s)
 {
-    int gzip = s->in_n >= 2 && s->in[0] == 0x1f && s->in[1] == 0x8b; /* as the reader takes either */
     for (;;) {
         if (!s->out_cap) {
-            if (!(s->out = malloc((size_t)1 << 20))) return SLOT_FAILED;
+            if (!(s->out = malloc((size_t)1 << 20))) return 0;
             s->out_cap = (size_t)1 << 20;
         }
-        size_t in_used = 0, got = 0;
-        enum libdeflate_result res =
-            gzip ? libdeflate_gzip_decompress_ex(d, s->in, s->in_n, s->out, s->out_cap, &in_used, &got)
-                 : libdeflate_zlib_decompress_ex(d, s->in, s->in_n, s->out, s->out_cap, &in_used, &got);
-        if (res == LIBDEFLATE_SUCCESS) {
-            s->out_n = got;
-            return SLOT_DONE;
-        }
-        if (res != LIBDEFLATE_INSUFFICIENT_SPACE || s->out_cap >= AHEAD_MAX_OUT) return SLOT_FAILED;
+        int res = op_pf_libdeflate(d, s->in, s->in_n, s->out, s->out_cap, &s->out_n);
+        if (res == LIBDEFLATE_SUCCESS) return 1;
+        if (res != LIBDEFLATE_INSUFFICIENT_SPACE || s->out_cap >= AHEAD_MAX_OUT) return 0;
         unsigned char *b = realloc(s->out, s->out_cap * 2);
-        if (!b) return SLOT_FAILED;
+        if (!b) return 0;
         s->out = b;
         s->out_cap *= 2;
     }
@@ -86,9 +78,9 @@ static void *inflater(void *arg)
         if (a->quit) break;
         ahead_slot *s = &a->slot[a->work % AHEAD_SLOTS];
         pthread_mutex_unlock(&a->mu);
-        int state = inflate_slot(a->d, s);
+        int ok = inflate_slot(a->d, s);
         pthread_mutex_lock(&a->mu);
-        s->state = state;
+        s->ok = ok;
         a->work++;
         pthread_cond_signal(&a->done);
     }
@@ -137,7 +129,6 @@ int op_pf_ahead_give(pf_ahead *a, uint64_t key, const unsigned char *z, size_t n
     memcpy(s->in, z, n);
     s->in_n = n;
     s->key = key;
-    s->state = SLOT_QUEUED;
     pthread_mutex_lock(&a->mu);
     a->tail++;
     pthread_cond_signal(&a->given);
@@ -154,7 +145,7 @@ int op_pf_ahead_take(pf_ahead *a, uint64_t key, size_t n, const unsigned char **
         return 0;
     }
     while (a->work == a->head) pthread_cond_wait(&a->done, &a->mu);
-    int ok = s->state == SLOT_DONE;
+    int ok = s->ok;
     if (ok) {
         *out = s->out;
         *out_n = s->out_n;

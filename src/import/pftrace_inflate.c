@@ -86,19 +86,25 @@ static int inflate_zlib(pf_reader *r, op_pbr z, size_t *n)
  * small is doubled and the batch inflated again, within the same bounds as
  * zlib's way; a stream libdeflate refuses goes to zlib, which says what is
  * wrong with it as before. */
+int op_pf_libdeflate(struct libdeflate_decompressor *d, const unsigned char *z, size_t n, unsigned char *out,
+                     size_t cap, size_t *got)
+{
+    size_t in_used = 0;
+    int gzip = n >= 2 && z[0] == 0x1f && z[1] == 0x8b; /* as zlib's 15 + 32 takes either */
+    return gzip ? libdeflate_gzip_decompress_ex(d, z, n, out, cap, &in_used, got)
+                : libdeflate_zlib_decompress_ex(d, z, n, out, cap, &in_used, got);
+}
+
 static int inflate_all(pf_reader *r, op_pbr z, size_t *n)
 {
     struct libdeflate_decompressor *d = r->zd;
     if (!d && !(d = r->zd = libdeflate_alloc_decompressor()))
         return op_pf_fail(r, OPPROF_E_NOMEM, z.p, "out of memory");
-    size_t in_len = (size_t)(z.end - z.p), in_used = 0, got = 0;
+    size_t in_len = (size_t)(z.end - z.p), got = 0;
     uint64_t file_bytes = r->pkt_off + (uint64_t)(z.end - r->pkt);
-    int gzip = in_len >= 2 && z.p[0] == 0x1f && z.p[1] == 0x8b; /* as zlib's 15 + 32 takes either */
     if (!r->zcap && zbuf_double(r, z) != 0) return -1;
     for (;;) {
-        enum libdeflate_result res =
-            gzip ? libdeflate_gzip_decompress_ex(d, z.p, in_len, r->zbuf, r->zcap, &in_used, &got)
-                 : libdeflate_zlib_decompress_ex(d, z.p, in_len, r->zbuf, r->zcap, &in_used, &got);
+        int res = op_pf_libdeflate(d, z.p, in_len, r->zbuf, r->zcap, &got);
         if (res == LIBDEFLATE_SUCCESS) break;
         if (res != LIBDEFLATE_INSUFFICIENT_SPACE) return inflate_zlib(r, z, n);
         if (op_inflate_over(r->z_out + r->zcap, file_bytes)) return bomb(r, z);

@@ -24,6 +24,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include "capture/evstore.h"
 #include "capture/keeper.h"
 #include "capture/pool.h"
 #include "common/quietthread.h"
@@ -49,6 +50,7 @@ static void *keeper_main(void *arg)
         K.want = 0;
         pthread_mutex_unlock(&K.lock);
         op_capture_prefill(OP_KEEP_AHEAD_CHUNKS);
+        op_evstore_keep_up();
         pthread_mutex_lock(&K.lock);
     }
     pthread_mutex_unlock(&K.lock);

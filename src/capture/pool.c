@@ -16,11 +16,18 @@ static op_chunk *g_pool[NPOOLS];      /* oldest first: taken from the head, give
 static op_chunk *g_pool_tail[NPOOLS];
 static unsigned g_pool_n[NPOOLS];
 static _Atomic uint64_t g_mapped;
+static _Atomic long g_full_out; /* full-size pool chunks handed out and not given back */
 static void (*_Atomic g_on_low)(void);
 
 uint64_t op_capture_chunks_mapped(void)
 {
     return atomic_load_explicit(&g_mapped, memory_order_relaxed);
+}
+
+size_t op_pool_full_out(void)
+{
+    long n = atomic_load_explicit(&g_full_out, memory_order_relaxed);
+    return n > 0 ? (size_t)n : 0;
 }
 
 unsigned op_capture_pool_full(void)
@@ -153,10 +160,10 @@ static op_chunk *chunk_new(int pool)
     if (c) {
         atomic_store_explicit(&c->next, NULL, memory_order_relaxed);
         atomic_store_explicit(&c->end, NULL, memory_order_relaxed);
-        return c;
+    } else if ((c = map_chunk(pool))) {
+        atomic_fetch_add_explicit(&g_mapped, 1, memory_order_relaxed);
     }
-    c = map_chunk(pool);
-    if (c) atomic_fetch_add_explicit(&g_mapped, 1, memory_order_relaxed);
+    if (c && pool == POOL_FULL) atomic_fetch_add_explicit(&g_full_out, 1, memory_order_relaxed);
     return c;
 }
 
@@ -196,6 +203,7 @@ static void chunk_put(op_chunk *c)
         return;
     }
     int pool = c->nwords == chunk_words(OP_CHUNK_BYTES) ? POOL_FULL : POOL_FIRST;
+    if (pool == POOL_FULL) atomic_fetch_sub_explicit(&g_full_out, 1, memory_order_relaxed);
     pthread_mutex_lock(&g_pool_lock);
     int keep = g_pool_n[pool] < pool_max[pool];
     if (keep) pool_append(pool, c);

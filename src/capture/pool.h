@@ -52,6 +52,10 @@ OP_SEAM void op_chunk_decoded(op_chunk *c, unsigned *seen);
  * session's first events do not pay for page faults. */
 void op_capture_prefill(unsigned nchunks);
 
+/* Full-size chunks handed out of the pool (to recording threads, rings,
+ * hand-offs) and not given back yet: what a live session's records hold. */
+size_t op_pool_full_out(void);
+
 /* Called (outside the pool's lock) when a taker leaves fewer than
  * OP_KEEP_AHEAD_CHUNKS full-size chunks; NULL: nothing. */
 void op_pool_on_low(void (*fn)(void));

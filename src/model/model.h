@@ -226,9 +226,15 @@ int64_t op_trace_thread(opprof_trace *t, int64_t pid, int64_t tid);
  * live session reserves an upper bound from its records (a large block is
  * mapped lazily, so pages not written cost nothing resident), then
  * op_trace_fit_events gives back the address space not used. -1 when out of
- * memory (the trace is unchanged). */
+ * memory (the trace is unchanged). A trace's first reservation takes the
+ * event store's block when it is free (capture/evstore.h: pages written
+ * before, by the last trace or the keeper); that block is never shrunk,
+ * and an array that outgrows it moves to malloc. */
 int op_trace_reserve_events(opprof_trace *t, size_t n);
 void op_trace_fit_events(opprof_trace *t);
+
+/* Frees an event array: back to the event store when it is its block. */
+void op_trace_free_events(op_event *ev);
 
 /* Asks for transparent huge pages on the 2 MiB-aligned interior of a large
  * block about to be written once in order (the event array, the merge's

@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "capture/evstore.h"
 #include "common/sort.h"
 #include "model/model.h"
 
@@ -82,6 +83,7 @@ static void run_sift(const op_event *ev, const ev_run *r, uint32_t *h, size_t m,
  * allocator's bookkeeping is not touched; free() later returns the rest. */
 static void release_consumed(const op_event *ev, ev_run *r, uintptr_t page)
 {
+    if (!page) return; /* the event store's block: its pages are kept written for the next session */
     uintptr_t hi = (uintptr_t)&ev[r->at] & ~(page - 1);
     if (hi > r->released) {
         (void)madvise((void *)r->released, hi - r->released, MADV_DONTNEED);
@@ -99,7 +101,7 @@ static int merge_runs(opprof_trace *t, size_t nruns, int32_t *pos)
     size_t n = t->nev;
     const op_event *ev = t->ev;
     long ps = sysconf(_SC_PAGESIZE);
-    uintptr_t page = ps > 0 ? (uintptr_t)ps : 4096;
+    uintptr_t page = op_evstore_owns(ev) ? 0 : ps > 0 ? (uintptr_t)ps : 4096;
     op_event *out = malloc(n * sizeof *out);
     ev_run *r = malloc(nruns * sizeof *r);
     uint32_t *h = malloc(nruns * sizeof *h);
@@ -138,7 +140,7 @@ static int merge_runs(opprof_trace *t, size_t nruns, int32_t *pos)
     }
     free(r);
     free(h);
-    free(t->ev);
+    op_trace_free_events(t->ev);
     t->ev = out;
     t->cap_ev = n;
     return 0;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "capture/evstore.h"
 #include "common/error.h"
 #include "common/vec.h"
 #include "model/model.h"
@@ -33,7 +34,7 @@ static void trace_free(opprof_trace *t)
     for (size_t i = 0; i < t->nstacks; i++) free(t->stacks[i].frames);
     free(t->stacks);
     free(t->threads);
-    free(t->ev);
+    op_trace_free_events(t->ev);
     free(t->evx);
     free(t->mem);
     free(t->dropped_calls);
@@ -71,10 +72,43 @@ void op_advise_huge(void *p, size_t bytes)
 #endif
 }
 
+_Static_assert(sizeof(op_event) == OP_EVSTORE_EVENT_BYTES, "capture/evstore.h writes ahead for this size");
+
+void op_trace_free_events(op_event *ev)
+{
+    if (op_evstore_give(ev) != 0) free(ev);
+}
+
+/* t's events moved from the store's block to malloc, with room for n. */
+static int events_to_malloc(opprof_trace *t, size_t n)
+{
+    size_t cap = t->cap_ev * 2 > n ? t->cap_ev * 2 : n;
+    if (cap > SIZE_MAX / sizeof *t->ev) return -1;
+    op_event *ev = malloc(cap * sizeof *ev);
+    if (!ev) return -1;
+    memcpy(ev, t->ev, t->nev * sizeof *ev);
+    op_advise_huge(ev, cap * sizeof *ev);
+    op_trace_free_events(t->ev);
+    t->ev = ev;
+    t->cap_ev = cap;
+    return 0;
+}
+
 int op_trace_reserve_events(opprof_trace *t, size_t n)
 {
     if (n <= t->cap_ev) return 0;
     if (n > SIZE_MAX / sizeof *t->ev) return -1;
+    if (!t->ev) {
+        size_t got;
+        op_event *ev = op_evstore_take(n * sizeof *ev, &got);
+        if (ev) {
+            t->ev = ev;
+            t->cap_ev = got / sizeof *ev;
+            return 0;
+        }
+    } else if (op_evstore_owns(t->ev)) {
+        return events_to_malloc(t, n);
+    }
     op_event *ev = realloc(t->ev, n * sizeof *ev);
     if (!ev) return -1;
     t->ev = ev;
@@ -85,7 +119,7 @@ int op_trace_reserve_events(opprof_trace *t, size_t n)
 
 void op_trace_fit_events(opprof_trace *t)
 {
-    if (t->cap_ev <= t->nev || !t->nev) return;
+    if (t->cap_ev <= t->nev || !t->nev || op_evstore_owns(t->ev)) return; /* the block stays whole, kept */
     op_event *ev = realloc(t->ev, t->nev * sizeof *ev);
     if (!ev) return; /* the larger block stays: nothing lost */
     t->ev = ev;
@@ -97,6 +131,7 @@ op_event *op_trace_add_event(opprof_trace *t, uint32_t thread, uint32_t name, in
 {
     if (thread >= OP_MAX_THREADS) return NULL; /* op_trace_thread never gives one */
     size_t cap = t->cap_ev;
+    if (t->nev == cap && op_evstore_owns(t->ev) && events_to_malloc(t, t->nev + 1) != 0) return NULL;
     if (op_grow(&t->ev, &t->cap_ev, t->nev + 1, sizeof *t->ev)) return NULL;
     if (t->cap_ev != cap) op_advise_huge(t->ev, t->cap_ev * sizeof *t->ev);
     op_event *e = &t->ev[t->nev++];

@@ -18,6 +18,7 @@
 #include "capture/agg.h"
 #include "capture/sample.h"
 #include "capture/clock.h"
+#include "capture/evstore.h"
 #include "capture/keeper.h"
 #include "capture/memtrack.h"
 #include "capture/pool.h"
@@ -460,6 +461,7 @@ static int start_session(const opprof_config *user_cfg, uint32_t ring, void (*on
     }
     op_capture_prefill(OP_PREFILL_CHUNKS);
     if (!(S.opts & OP_OPT_AGG)) op_keeper_start(); /* sums take no chunks after the first */
+    op_evstore_arm(!(S.opts & (OP_OPT_AGG | OP_OPT_STREAM)) && !ring); /* its stop builds events */
     if (S.opts & OP_OPT_MEMORY) op_memtrack_reset();
     op_device_start(&S.cfg);
     const char *warning = op_sched_config_warning(&S.cfg.schedule);
@@ -550,6 +552,7 @@ static int stop_session(opprof_trace **out, int incomplete)
      * the time to keep it), so a stop costs no reading however much they hold. */
     if (S.ring && !out && !S.cfg.on_trace_ready) S.keeping = 0;
     S.stopping_incomplete = incomplete;
+    op_evstore_arm(0); /* the keeper writes no block ahead for the collection below to miss */
     opprof_trace *tr = run_ops(op_sched_transition(S.action, OP_SCHED_EXIT), &i);
     S.stopping_incomplete = 0;
     const op_collector *col = op_session_collector();

@@ -126,7 +126,7 @@ static void test_keep_up_writes_ahead(void **state)
         chunks = c;
     }
     assert_true(op_pool_full_out() >= 6);
-    size_t want = 6 * (OP_CHUNK_BYTES / sizeof(op_word) / OP_EVSTORE_WORDS_PER_EVENT) * OP_EVSTORE_EVENT_BYTES;
+    size_t want = 6 * (op_chunk_full_words() / OP_EVSTORE_WORDS_PER_EVENT) * OP_EVSTORE_EVENT_BYTES;
     size_t got, ps = (size_t)sysconf(_SC_PAGESIZE);
     op_evstore_keep_up(); /* not armed */
     void *p = op_evstore_take(2 * MIB, &got);

@@ -4,13 +4,10 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <sys/mman.h>
-#include <unistd.h>
 
 #include "capture/evstore.h"
-#include "capture/format.h"
 #include "capture/pool.h"
-
-#define HUGE_BYTES ((size_t)2 << 20)
+#include "common/pages.h"
 
 static struct {
     pthread_mutex_t lock;
@@ -53,55 +50,18 @@ static void install(void)
 
 static size_t round_huge(size_t n)
 {
-    return n > SIZE_MAX - HUGE_BYTES ? 0 : (n + HUGE_BYTES - 1) & ~(HUGE_BYTES - 1);
-}
-
-/* Writes one byte of each page in [p, p + bytes): the host's fault is
- * taken here, not by the collector's stores (pool.c says why MAP_POPULATE
- * is not enough on this VM kind). */
-static size_t write_pages(char *p, size_t bytes)
-{
-    long ps = sysconf(_SC_PAGESIZE);
-    size_t step = ps > 0 ? (size_t)ps : 4096, off = 0;
-    for (; off < bytes && !atomic_load_explicit(&E.yield, memory_order_relaxed); off += step)
-        ((volatile char *)p)[off] = 0;
-    return off < bytes ? off : bytes;
-}
-
-static void advise(void *p, size_t bytes)
-{
-#ifdef MADV_HUGEPAGE
-    (void)madvise(p, bytes, MADV_HUGEPAGE);
-#else
-    (void)p;
-    (void)bytes;
-#endif
-}
-
-/* A 2 MiB-aligned mapping of bytes (a multiple of 2 MiB), huge pages advised. */
-static void *map_block(size_t bytes)
-{
-    size_t span = bytes + HUGE_BYTES;
-    if (span < bytes) return NULL;
-    char *p = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (p == MAP_FAILED) return NULL;
-    char *a = (char *)(((uintptr_t)p + HUGE_BYTES - 1) & ~(uintptr_t)(HUGE_BYTES - 1));
-    if (a > p) munmap(p, (size_t)(a - p));
-    if (a + bytes < p + span) munmap(a + bytes, (size_t)(p + span - (a + bytes)));
-    advise(a, bytes);
-    return a;
+    return n > SIZE_MAX - OP_HUGE_BYTES ? 0 : (n + OP_HUGE_BYTES - 1) & ~(OP_HUGE_BYTES - 1);
 }
 
 /* The kept block grown to bytes (under the lock): moved by the kernel when
- * it must (its pages go along, written), else a fresh mapping. Returns 0,
- * or -1 with the kept block as it was. */
+ * it must (its pages and its huge-page advice go along), else a fresh
+ * mapping. Returns 0, or -1 with the kept block as it was. */
 static int grow_kept(size_t bytes)
 {
     if (E.kept && E.kept_bytes >= bytes) return 0;
-    void *p = E.kept ? mremap(E.kept, E.kept_bytes, bytes, MREMAP_MAYMOVE) : map_block(bytes);
+    void *p = E.kept ? mremap(E.kept, E.kept_bytes, bytes, MREMAP_MAYMOVE) : op_map_huge(bytes);
     if (!p || p == MAP_FAILED) return -1;
-    if (E.kept) advise(p, bytes);
-    else E.kept_written = 0;
+    if (!E.kept) E.kept_written = 0;
     E.kept = p;
     E.kept_bytes = bytes;
     return 0;
@@ -169,7 +129,7 @@ void op_evstore_arm(int on)
 void op_evstore_keep_up(void)
 {
     if (!atomic_load_explicit(&E.armed, memory_order_relaxed)) return;
-    size_t chunk_events = (OP_CHUNK_BYTES - sizeof(op_chunk)) / sizeof(op_word) / OP_EVSTORE_WORDS_PER_EVENT;
+    size_t chunk_events = op_chunk_full_words() / OP_EVSTORE_WORDS_PER_EVENT;
     size_t chunks = op_pool_full_out();
     if (!chunks || chunks > OP_EVSTORE_KEEP / (chunk_events * OP_EVSTORE_EVENT_BYTES)) return;
     size_t want = round_huge(chunks * chunk_events * OP_EVSTORE_EVENT_BYTES);
@@ -182,7 +142,7 @@ void op_evstore_keep_up(void)
         size_t from = E.kept_written;
         E.writing = 1;
         pthread_mutex_unlock(&E.lock);
-        size_t done = write_pages(p + from, want - from);
+        size_t done = op_write_pages(p + from, want - from, &E.yield); /* the host's faults, taken here */
         pthread_mutex_lock(&E.lock);
         E.kept_written = from + done;
         E.writing = 0;

@@ -7,6 +7,7 @@
 
 #include "capture/arena.h"
 #include "capture/pool.h"
+#include "common/pages.h"
 
 enum { POOL_FULL, POOL_FIRST, NPOOLS };
 static const size_t pool_bytes[NPOOLS] = {OP_CHUNK_BYTES, OP_FIRST_CHUNK_BYTES};
@@ -86,15 +87,8 @@ static op_chunk *pool_take(int pool)
  * 512; where the kernel does not offer them, the advice is ignored and the
  * block is plain pages, written the same way. The second chunk of a block
  * waits in g_spare for the next map. */
-#define SLAB_BYTES ((size_t)2 << 20)
+#define SLAB_BYTES OP_HUGE_BYTES
 static op_chunk *g_spare; /* under g_pool_lock */
-
-static void touch_pages(void *p, size_t bytes)
-{
-    long page = sysconf(_SC_PAGESIZE);
-    size_t step = page > 0 ? (size_t)page : 4096;
-    for (size_t off = 0; off < bytes; off += step) ((volatile char *)p)[off] = 0;
-}
 
 static op_chunk *chunk_init(void *p, int pool)
 {
@@ -106,22 +100,6 @@ static op_chunk *chunk_init(void *p, int pool)
     return c;
 }
 
-/* A 2 MiB-aligned block of two full-size chunks, huge pages advised. */
-static void *map_slab(void)
-{
-    size_t span = SLAB_BYTES * 2;
-    char *p = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) return NULL;
-    char *a = (char *)(((uintptr_t)p + SLAB_BYTES - 1) & ~(uintptr_t)(SLAB_BYTES - 1));
-    if (a > p) munmap(p, (size_t)(a - p));
-    if (a + SLAB_BYTES < p + span) munmap(a + SLAB_BYTES, (size_t)(p + span - (a + SLAB_BYTES)));
-#ifdef MADV_HUGEPAGE
-    (void)madvise(a, SLAB_BYTES, MADV_HUGEPAGE);
-#endif
-    touch_pages(a, SLAB_BYTES);
-    return a;
-}
-
 static op_chunk *map_chunk(int pool)
 {
     if (pool == POOL_FULL && OP_CHUNK_BYTES * 2 == SLAB_BYTES) {
@@ -130,8 +108,9 @@ static op_chunk *map_chunk(int pool)
         g_spare = NULL;
         pthread_mutex_unlock(&g_pool_lock);
         if (c) return c;
-        char *a = map_slab();
+        char *a = op_map_huge(SLAB_BYTES); /* two full-size chunks */
         if (!a) return NULL;
+        op_write_pages(a, SLAB_BYTES, NULL);
         c = chunk_init(a + OP_CHUNK_BYTES, pool);
         pthread_mutex_lock(&g_pool_lock);
         op_chunk *old = g_spare; /* another mapper got there first: this one goes to the pool */
@@ -143,7 +122,7 @@ static op_chunk *map_chunk(int pool)
     void *p = mmap(NULL, pool_bytes[pool], PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1,
                    0);
     if (p == MAP_FAILED) return NULL;
-    touch_pages(p, pool_bytes[pool]);
+    op_write_pages(p, pool_bytes[pool], NULL);
     return chunk_init(p, pool);
 }
 

@@ -25,10 +25,16 @@
  * taker calls the low-water hook (the keeper, keeper.h). */
 #define OP_KEEP_AHEAD_CHUNKS 8
 
+/* The record words a full-size chunk holds. */
+static inline size_t op_chunk_full_words(void)
+{
+    return (OP_CHUNK_BYTES - sizeof(op_chunk)) / sizeof(op_word);
+}
+
 /* A full-size chunk of the pool's, not a first one or an arena copy. */
 static inline int op_chunk_is_full(const op_chunk *c)
 {
-    return !c->arena && c->nwords == (OP_CHUNK_BYTES - sizeof(op_chunk)) / sizeof(op_word);
+    return !c->arena && c->nwords == op_chunk_full_words();
 }
 
 /* A full-size chunk, and a thread's small first one: from the pool, or

@@ -236,13 +236,6 @@ void op_trace_fit_events(opprof_trace *t);
 /* Frees an event array: back to the event store when it is its block. */
 void op_trace_free_events(op_event *ev);
 
-/* Asks for transparent huge pages on the 2 MiB-aligned interior of a large
- * block about to be written once in order (the event array, the merge's
- * copy of it): where a fresh 4 KiB page costs a fault of 15-40 us (a VM's
- * host), that fault was most of the model's build. No-op for small blocks
- * and where the kernel offers no huge pages. */
-void op_advise_huge(void *p, size_t bytes);
-
 /* Appends a zeroed event with the given name and returns it (NULL when out
  * of memory). The pointer is valid until the next append. */
 op_event *op_trace_add_event(opprof_trace *t, uint32_t thread, uint32_t name, int cat, int64_t start_ns,

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "capture/evstore.h"
+#include "common/pages.h"
 #include "common/sort.h"
 #include "model/model.h"
 

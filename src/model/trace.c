@@ -7,6 +7,7 @@
 
 #include "capture/evstore.h"
 #include "common/error.h"
+#include "common/pages.h"
 #include "common/vec.h"
 #include "model/model.h"
 
@@ -56,20 +57,6 @@ int64_t op_trace_thread(opprof_trace *t, int64_t pid, int64_t tid)
     th->tid = tid;
     th->device = -1;
     return (int64_t)t->nthreads++;
-}
-
-/* model.h */
-void op_advise_huge(void *p, size_t bytes)
-{
-#ifdef MADV_HUGEPAGE
-    const uintptr_t huge = (uintptr_t)2 << 20;
-    if (bytes < 2 * huge) return;
-    uintptr_t a = ((uintptr_t)p + huge - 1) & ~(huge - 1), b = ((uintptr_t)p + bytes) & ~(huge - 1);
-    if (b > a) (void)madvise((void *)a, b - a, MADV_HUGEPAGE);
-#else
-    (void)p;
-    (void)bytes;
-#endif
 }
 
 _Static_assert(sizeof(op_event) == OP_EVSTORE_EVENT_BYTES, "capture/evstore.h writes ahead for this size");

@@ -284,7 +284,7 @@ OPPROF_API int opprof_key_averages_write_json(const opprof_key_averages *ka, FIL
 typedef struct opprof_export_options { /* a struct that grows (opprof.h, at the top) */
     size_t struct_size; /* sizeof(opprof_export_options) in the program: set by opprof_export_options_init */
     int gzip;           /* -1 (default): when the path ends in ".gz"; 0: never; 1: always */
-    int gzip_level;     /* 1 (default: fastest) .. 9; also the zlib level of a .pftrace's compressed batches */
+    int gzip_level;     /* 1 (default: fastest) .. 9; also the zstd (or zlib) level of a .pftrace's batches */
     int fsync;          /* 1 (default): on disk before it replaces the old file */
     int64_t rank;       /* "distributedInfo" rank; -1 (default): RANK, OMPI_COMM_WORLD_RANK or
                            PMI_RANK from the environment, no distributedInfo when none is set */
@@ -304,9 +304,12 @@ static inline void opprof_export_options_init(opprof_export_options *o)
  * as begin/end TrackEvents with interned names and delta timestamps on one
  * sequence per thread, shapes, types, FLOPs and ids as debug annotations,
  * "[memory]" instants and a "Total Allocated" counter track, flows from
- * launches to device activity, packed in zlib-compressed batches
- * (TracePacket.compressed_packets, as Perfetto's own service writes them;
- * plain packets when the environment has OPPROF_PFTRACE_COMPRESS=0, and
+ * launches to device activity, packed in compressed batches
+ * (TracePacket.zstd_compressed_packets, zstd frames, as Perfetto's own
+ * service writes them; zlib streams in compressed_packets, which
+ * trace processors older than zstd's field read, when the environment has
+ * OPPROF_PFTRACE_COMPRESS=zlib; plain packets when it has
+ * OPPROF_PFTRACE_COMPRESS=0, and
  * inside a .pftrace.gz). opprof_trace_load reads it back with the same key
  * averages as the JSON. The same holds for the _ex form and for
  * the trace handler's file names. */

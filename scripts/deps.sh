@@ -11,6 +11,7 @@ build_pkgs=(
   libcmocka-dev          # tests
   protobuf-compiler      # tests: protoc decodes .pftrace files with Perfetto's schema
   zlib1g-dev libdeflate-dev   # gzip traces
+  libzstd-dev                 # a .pftrace's batches (zstd_compressed_packets)
   libopenblas-dev libdnnl-dev # the model runtime's GEMM and convolution
   libunwind-dev libdw-dev     # stacks
   python3                     # fixture checks

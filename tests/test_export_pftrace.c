@@ -20,6 +20,7 @@
 
 #include <cmocka.h>
 #include <zlib.h>
+#include <zstd.h>
 
 #include "common/pfschema.h"
 #include "fixtures.h"
@@ -156,7 +157,7 @@ static void test_packet_larger_than_a_batch(void **state)
     while (op_pbr_next(&file, &f, &why) > 0) {
         pkt = f.sub;
         int z = 0;
-        while (op_pbr_next(&pkt, &g, &why) > 0) z |= g.field == PF_PKT_COMPRESSED;
+        while (op_pbr_next(&pkt, &g, &why) > 0) z |= g.field == PF_PKT_ZSTD_COMPRESSED;
         if (z) batches++;
         else if (f.sub.end - f.sub.p > 480 * 1024) plain++;
         else fail_msg("a small packet outside the batches");
@@ -263,7 +264,10 @@ static void check_decoded(const char *text, const opprof_trace *t)
     assert_int_equal(count(text, "name: \"aten::mm\""), 1);                  /* 50 uses, interned once */
     assert_int_equal(count(text, "\n    name_iid: "), nev + t->nmem); /* the events', not the annotations' */
     assert_int_equal(count(text, "sequence_flags: 1\n"), t->nthreads);       /* one sequence per thread */
-    assert_int_equal(count(text, "sequence_flags: 2\n"), 2 * nev + 2 * t->nmem);
+    /* An event's packet names its sequence and sets no flags (put_short in
+     * export/pftrace.c): interned ids resolve by the sequence alone. */
+    assert_int_equal(count(text, "sequence_flags: 2\n"), 0);
+    assert_true(count(text, "trusted_packet_sequence_id: ") >= 2 * nev + 2 * t->nmem);
     assert_int_equal(count(text, "is_incremental: true"), t->nthreads);
     assert_true(count(text, "thread {") == t->nthreads && count(text, "process {") == 1);
     assert_true(count(text, "name: \"Input Dims\"") == 1 && count(text, "name: \"flops\"") == 1);
@@ -338,11 +342,12 @@ static unsigned char *read_all(const char *path, size_t *n)
     return b;
 }
 
-/* The packets of every compressed_packets in the file at path, inflated
- * with zlib and concatenated (each batch is a Trace message, so the whole
- * is one), into the file inner; returns how many batches there were and
- * the largest packet that holds one. */
-static size_t inflate_batches(const char *path, const char *inner, size_t *largest)
+/* The packets of every batch in the file at path (zstd_compressed_packets,
+ * or with zlib compressed_packets), decompressed with zstd's or zlib's own
+ * library and concatenated (each batch is a Trace message, so the whole is
+ * one), into the file inner; returns how many batches there were and the
+ * largest packet that holds one. */
+static size_t inflate_batches_of(const char *path, const char *inner, size_t *largest, int zlib)
 {
     size_t n;
     unsigned char *b = read_all(path, &n);
@@ -357,10 +362,23 @@ static size_t inflate_batches(const char *path, const char *inner, size_t *large
         assert_int_equal(f.field, PF_TRACE_PACKET);
         pkt = f.sub;
         while (op_pbr_next(&pkt, &g, &why) > 0) {
-            if (g.field != PF_PKT_COMPRESSED) continue;
+            if (g.field == (zlib ? PF_PKT_ZSTD_COMPRESSED : PF_PKT_COMPRESSED)) fail_msg("a batch of the other codec");
+            if (g.field != (zlib ? PF_PKT_COMPRESSED : PF_PKT_ZSTD_COMPRESSED)) continue;
             batches++;
             size_t whole = (size_t)(f.sub.end - f.sub.p) + 4; /* with the two tags and lengths */
             if (whole > *largest) *largest = whole;
+            if (!zlib) { /* one zstd frame, its size in its header */
+                unsigned long long size = ZSTD_getFrameContentSize(g.sub.p, (size_t)(g.sub.end - g.sub.p));
+                assert_true(size != ZSTD_CONTENTSIZE_UNKNOWN && size != ZSTD_CONTENTSIZE_ERROR && size < (1u << 20));
+                void *d = malloc(size ? size : 1);
+                assert_non_null(d);
+                size_t got = ZSTD_decompress(d, size, g.sub.p, (size_t)(g.sub.end - g.sub.p));
+                assert_false(ZSTD_isError(got));
+                assert_int_equal(got, size);
+                fwrite(d, 1, got, out);
+                free(d);
+                continue;
+            }
             z_stream z;
             memset(&z, 0, sizeof z);
             assert_int_equal(inflateInit(&z), Z_OK); /* a zlib stream, as Perfetto's service writes */
@@ -385,6 +403,11 @@ static size_t inflate_batches(const char *path, const char *inner, size_t *large
     return batches;
 }
 
+static size_t inflate_batches(const char *path, const char *inner, size_t *largest)
+{
+    return inflate_batches_of(path, inner, largest, 0);
+}
+
 /* The default .pftrace: protoc decodes its outer layer (packets holding
  * compressed_packets), and the packets inflated from the batches decode
  * into exactly what the plain file holds. A session large enough for
@@ -401,7 +424,7 @@ static void test_compressed_batches_decode(void **state)
     snprintf(inner, sizeof inner, "%s/batches.inner", g_dir);
     export_to(t, path, 0);
     char *text = decode(path, txt);
-    assert_true(count(text, "compressed_packets: ") >= 1);
+    assert_true(count(text, "zstd_compressed_packets: ") >= 1);
     assert_int_equal(count(text, "TYPE_SLICE_BEGIN"), 0); /* all inside the batches */
     free(text);
     size_t largest;
@@ -431,6 +454,29 @@ static void test_compressed_batches_decode(void **state)
     free(read_all(path, &zn));
     free(read_all(plain, &pn));
     assert_true(zn * 4 < pn);
+    /* OPPROF_PFTRACE_COMPRESS=zlib: the same packets, batch for batch, in
+     * zlib streams (compressed_packets); zstd's file is the smaller. (Not
+     * the same bytes: each writer reads the boot clock's offset anew.) */
+    char zl[300], zl_inner[300];
+    snprintf(zl, sizeof zl, "%s/many_zlib.pftrace", g_dir);
+    snprintf(zl_inner, sizeof zl_inner, "%s/many_zlib.inner", g_dir);
+    setenv("OPPROF_PFTRACE_COMPRESS", "zlib", 1);
+    int rc = opprof_export_chrome_trace(t, zl);
+    unsetenv("OPPROF_PFTRACE_COMPRESS");
+    assert_int_equal(rc, OPPROF_OK);
+    assert_int_equal(inflate_batches_of(zl, zl_inner, &largest, 1), batches);
+    assert_true(largest < 512 * 1024);
+    text = decode(zl_inner, txt);
+    assert_int_equal(count(text, "type: TYPE_SLICE_BEGIN"), nev);
+    assert_int_equal(count(text, "type: TYPE_SLICE_END"), nev);
+    free(text);
+    size_t ln;
+    free(read_all(zl, &ln));
+    assert_true(zn < ln);
+    opprof_trace *back = NULL;
+    assert_int_equal(opprof_trace_load(zl, &back), OPPROF_OK);
+    assert_int_equal(opprof_trace_event_count(back), nev);
+    opprof_trace_free(back);
     opprof_trace_free(t);
 }
 

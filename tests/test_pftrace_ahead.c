@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 #include <libdeflate.h>
+#include <zstd.h>
 
 #include "import/pftrace_ahead.h"
 #include "model/model.h"
@@ -37,9 +38,17 @@ static unsigned char *text(size_t n, unsigned seed)
     return b;
 }
 
-/* b[0..n) as a zlib stream (gzip: as gzip), in *z[0..*zn). */
+/* b[0..n) as a zlib stream (gzip 1: as gzip; 2: as a zstd frame), in *z[0..*zn). */
 static void deflate_it(const unsigned char *b, size_t n, int gzip, unsigned char **z, size_t *zn)
 {
+    if (gzip == 2) {
+        size_t cap = ZSTD_compressBound(n);
+        *z = malloc(cap);
+        assert_non_null(*z);
+        *zn = ZSTD_compress(*z, cap, b, n, 1);
+        assert_false(ZSTD_isError(*zn));
+        return;
+    }
     struct libdeflate_compressor *c = libdeflate_alloc_compressor(1);
     assert_non_null(c);
     size_t cap = libdeflate_zlib_compress_bound(c, n) + 64;
@@ -59,7 +68,7 @@ static void test_batches_back_in_order(void **state)
     size_t zn[N];
     for (int i = 0; i < N; i++) {
         plain[i] = text(sizes[i], (unsigned)i);
-        deflate_it(plain[i], sizes[i], i % 3 == 1, &z[i], &zn[i]);
+        deflate_it(plain[i], sizes[i], i % 3, &z[i], &zn[i]); /* zlib, gzip and zstd */
     }
     pf_ahead *a = op_pf_ahead_new();
     assert_non_null(a);
@@ -67,7 +76,7 @@ static void test_batches_back_in_order(void **state)
     int given = 0, took = 0, full = 0;
     while (took < N) { /* give until the ring is full, then take one: every batch passes a full ring */
         while (given < N) {
-            int rc = op_pf_ahead_give(a, 1000u * (unsigned)given, z[given], zn[given]);
+            int rc = op_pf_ahead_give(a, 1000u * (unsigned)given, given % 3 == 2, z[given], zn[given]);
             assert_true(rc == 0 || rc == 1);
             if (rc == 1) {
                 full++;
@@ -99,26 +108,34 @@ static void test_batches_back_in_order(void **state)
     unsigned char bad[64];
     memcpy(bad, "\x78\x01", 2);
     memset(bad + 2, 0xff, sizeof bad - 2);
-    assert_int_equal(op_pf_ahead_give(a, 1, bad, sizeof bad), 0);
-    assert_int_equal(op_pf_ahead_give(a, 2, bz, bzn), 0);
+    assert_int_equal(op_pf_ahead_give(a, 1, 0, bad, sizeof bad), 0);
+    assert_int_equal(op_pf_ahead_give(a, 2, 0, bz, bzn), 0);
     unsigned char *huge = text((4 << 20) + 1, 3);
-    assert_int_equal(op_pf_ahead_give(a, 3, huge, (4 << 20) + 1), -1);
+    assert_int_equal(op_pf_ahead_give(a, 3, 0, huge, (4 << 20) + 1), -1);
+    unsigned char *zbig; /* a zstd frame past 4 MiB inflated, and one that is not zstd's */
+    size_t zbign;
+    deflate_it(big, 5 << 20, 2, &zbig, &zbign);
+    assert_int_equal(op_pf_ahead_give(a, 6, 1, zbig, zbign), 0);
+    assert_int_equal(op_pf_ahead_give(a, 7, 1, bad, sizeof bad), 0);
     const unsigned char *out;
     size_t n;
     assert_int_equal(op_pf_ahead_take(a, 1, sizeof bad, &out, &n), 0);
     assert_int_equal(op_pf_ahead_take(a, 2, bzn, &out, &n), 0);
     assert_int_equal(op_pf_ahead_take(a, 3, (4 << 20) + 1, &out, &n), 0);
+    assert_int_equal(op_pf_ahead_take(a, 6, zbign, &out, &n), 0);
+    assert_int_equal(op_pf_ahead_take(a, 7, sizeof bad, &out, &n), 0);
+    free(zbig);
     op_pf_ahead_release(a); /* nothing held: nothing happens */
     /* and the ring goes on after them */
     unsigned char *one = text(1000, 1), *oz;
     size_t ozn;
     deflate_it(one, 1000, 0, &oz, &ozn);
-    assert_int_equal(op_pf_ahead_give(a, 4, oz, ozn), 0);
+    assert_int_equal(op_pf_ahead_give(a, 4, 0, oz, ozn), 0);
     assert_int_equal(op_pf_ahead_take(a, 4, ozn, &out, &n), 1);
     assert_int_equal(n, 1000);
     assert_memory_equal(out, one, 1000);
     op_pf_ahead_release(a);
-    assert_int_equal(op_pf_ahead_give(a, 5, oz, ozn), 0); /* given, never taken: freed with the inflater */
+    assert_int_equal(op_pf_ahead_give(a, 5, 0, oz, ozn), 0); /* given, never taken: freed with the inflater */
     op_pf_ahead_free(a);
     op_pf_ahead_free(NULL);
     free(big);

@@ -20,6 +20,7 @@ enum {
     PF_PKT_SEQUENCE_FLAGS = 13,
     PF_PKT_INCREMENTAL_CLEARED = 41, /* deprecated bool, read only */
     PF_PKT_COMPRESSED = 50,          /* compressed_packets: a zlib stream of Trace.packet fields */
+    PF_PKT_ZSTD_COMPRESSED = 133,    /* zstd_compressed_packets: the same as one zstd frame */
     PF_PKT_CLOCK_ID = 58,            /* timestamp_clock_id */
     PF_PKT_DEFAULTS = 59,            /* trace_packet_defaults */
     PF_PKT_TRACK_DESCRIPTOR = 60,

@@ -1,18 +1,17 @@
 /* How the .pftrace writer's packets reach the file (pftrace_pack.h): each
  * one framed as a Trace.packet, either straight to the output or into a
- * batch that becomes one packet holding compressed_packets.
+ * batch that becomes one packet holding the batch compressed.
  *
- * Why batches: a slice is two packets of about 13 bytes each, already as
+ * Why batches: a slice is two packets of about 11 bytes each, already as
  * small as the schema allows; what repeats from one to the next (the tags,
- * the sequence id, the names' ids) is what deflate removes. The format of a
- * batch is the one Perfetto's own service writes (a zlib stream, header and
- * checksum included, of Trace.packet fields), so its trace processor and UI
- * read the file as they read their own. */
+ * the sequence id, the names' ids) is what the compressor removes. A batch
+ * is one zstd frame in zstd_compressed_packets (the default) or one zlib
+ * stream in compressed_packets, as Perfetto's own service writes them
+ * (TraceConfig's compression), so its trace processor and UI read the file
+ * as they read their own. */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <libdeflate.h>
-
 #include "export/pftrace_pack.h"
 #include "export/pftrace_zq.h"
 
@@ -21,19 +20,32 @@
  * program runs (they are for this process, not its children), so the
  * trace written at exit would not see it otherwise. libopprof's
  * constructors run before those of the libraries that depend on it. */
-static int plain_at_load;
+static const char *codec_at_load;
+static char codec_buf[8];
 
 __attribute__((constructor)) static void pf_env_at_load(void)
 {
     const char *v = getenv("OPPROF_PFTRACE_COMPRESS");
-    plain_at_load = v && strcmp(v, "0") == 0;
+    if (v && strlen(v) < sizeof codec_buf) codec_at_load = strcpy(codec_buf, v);
+}
+
+static const char *codec_env(void)
+{
+    const char *v = getenv("OPPROF_PFTRACE_COMPRESS");
+    return v ? v : codec_at_load;
 }
 
 int op_pf_zlevel(const opprof_export_options *o)
 {
-    const char *v = getenv("OPPROF_PFTRACE_COMPRESS");
-    if (v ? strcmp(v, "0") == 0 : plain_at_load) return 0;
+    const char *v = codec_env();
+    if (v && strcmp(v, "0") == 0) return 0;
     return o->gzip_level < 1 ? 1 : o->gzip_level > 9 ? 9 : o->gzip_level;
+}
+
+int op_pf_zstd(void)
+{
+    const char *v = codec_env();
+    return !(v && strcmp(v, "zlib") == 0);
 }
 
 /* A length-delimited field's tag and length into d; returns its size. */
@@ -43,12 +55,13 @@ static size_t len_head(unsigned char *d, uint32_t field, uint64_t n)
     return k + op_pb_put_varint(d + k, n);
 }
 
-/* A compressed batch as one packet: Trace.packet { compressed_packets: z }. */
+/* A compressed batch as one packet: Trace.packet { zstd_compressed_packets
+ * (or compressed_packets): z }. */
 static int put_compressed(void *ctx, const unsigned char *z, size_t zn)
 {
     pf_writer *pw = ctx;
     unsigned char field[16], packet[16];
-    size_t nf = len_head(field, PF_PKT_COMPRESSED, zn);
+    size_t nf = len_head(field, op_pf_packer_field(&pw->pk), zn);
     size_t np = len_head(packet, PF_TRACE_PACKET, nf + zn);
     op_jw_put(pw->w, (const char *)packet, np);
     op_jw_put(pw->w, (const char *)field, nf);
@@ -69,11 +82,9 @@ static int flush_batch(pf_writer *pw)
         op_pbw_reset(b);
         return pw->w->status ? -1 : 0;
     }
-    /* A batch is one whole buffer: libdeflate compresses it to the same
-     * zlib stream as zlib would read, at two to three times zlib's speed. */
-    struct libdeflate_compressor *z = pw->z;
-    if (!z && !(z = pw->z = libdeflate_alloc_compressor(pw->zlevel))) return -1;
-    size_t zn = op_pf_deflate(z, b->out.p, b->out.n, &pw->zout, &pw->zout_cap);
+    /* A batch is one whole buffer: zstd's one-shot call, or libdeflate's,
+     * which writes the same zlib stream as zlib at two to three times its speed. */
+    size_t zn = op_pf_pack(&pw->pk, b->out.p, b->out.n, &pw->zout, &pw->zout_cap);
     if (!zn) return -1;
     op_pbw_reset(b);
     return put_compressed(pw, pw->zout, zn);
@@ -88,7 +99,7 @@ static int hand_batch(pf_writer *pw)
     if (!pw->zlevel) return flush_batch(pw);
     if (!pw->zq && !pw->zq_tried) {
         pw->zq_tried = 1;
-        pw->zq = op_pf_zq_new(pw->zlevel);
+        pw->zq = op_pf_zq_new(&pw->pk);
     }
     if (!pw->zq) return flush_batch(pw);
     return op_pf_zq_hand(pw->zq, &pw->batch.out, put_compressed, pw);
@@ -154,6 +165,7 @@ void op_pf_writer_init(pf_writer *pw, op_jw *w, const opprof_export_options *o, 
     pw->w = w;
     pw->o = o;
     pw->zlevel = zlevel;
+    pw->pk = (pf_packer){op_pf_zstd(), zlevel, NULL};
     pw->base_ns = base_ns > 0 ? base_ns : 0;
     pw->boot_ns = op_pf_boot_offset();
 }
@@ -162,10 +174,7 @@ void op_pf_writer_free(pf_writer *pw)
 {
     op_pf_zq_free(pw->zq); /* a batch it still held was given up with the file */
     pw->zq = NULL;
-    if (pw->z) {
-        libdeflate_free_compressor(pw->z);
-        pw->z = NULL;
-    }
+    op_pf_packer_free(&pw->pk);
     op_pbw_free(&pw->batch);
     free(pw->zout);
     pw->zout = NULL;

@@ -7,6 +7,7 @@
 
 #include "export/jsonw.h"
 #include "export/pbw.h"
+#include "export/pftrace_zq.h"
 #include "model/model.h"
 
 typedef struct pf_writer {
@@ -23,9 +24,9 @@ typedef struct pf_writer {
     int64_t *proc_of; /* per thread: index of its process among the distinct pids */
     size_t nproc;     /* distinct pids with a process track */
     size_t described; /* threads with a track (the first ones) */
-    int zlevel;       /* 0: packets as they are; 1..9: in compressed batches, this zlib level */
+    int zlevel;       /* 0: packets as they are; 1..9: in compressed batches, this level */
     op_pbw batch;     /* the packets of the batch being filled, each framed as a Trace.packet */
-    void *z;          /* the batches' compressor (libdeflate's: whole buffers, 2-3x zlib's speed) */
+    pf_packer pk;     /* the batches' codec (zstd, or zlib by libdeflate) and level */
     unsigned char *zout;
     size_t zout_cap;
     struct pf_zq *zq; /* full batches compressed beside the writer (pftrace_zq.h), from the first one */
@@ -47,11 +48,16 @@ void op_pf_writer_free(pf_writer *pw);
  * written on its own, uncompressed. */
 #define PF_BATCH_MAX ((size_t)480 << 10)
 
-/* The zlib level of a .pftrace's batches: 0 (plain packets) when the
+/* The level of a .pftrace's batches: 0 (plain packets) when the
  * environment has OPPROF_PFTRACE_COMPRESS=0, else the options' gzip_level
- * (default 1: at 6, as Perfetto's service compresses, bench_pftrace's
- * files are 1.5-1.7x smaller and take 2-3x as long to write). */
+ * (default 1: deflate at 6, as Perfetto's service compresses, made
+ * bench_pftrace's files 1.5-1.7x smaller in 2-3x the time). */
 int op_pf_zlevel(const opprof_export_options *o);
+
+/* 1: batches are zstd frames (zstd_compressed_packets), the default; 0:
+ * zlib streams (compressed_packets), for trace processors older than
+ * zstd's field, when the environment has OPPROF_PFTRACE_COMPRESS=zlib. */
+int op_pf_zstd(void);
 
 /* CLOCK_REALTIME minus CLOCK_BOOTTIME now, read back to back (the pair
  * read closest together of a few). A trace's times are wall-clock times

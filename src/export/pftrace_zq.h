@@ -1,5 +1,5 @@
 /* A .pftrace's batches compressed beside the writer (pftrace_zq.c): one
- * thread deflates the full batches (two in flight) while the writer
+ * thread compresses the full batches (two in flight) while the writer
  * encodes the next, and the writer writes each compressed batch itself, in
  * order. */
 #ifndef OPPROF_EXPORT_PFTRACE_ZQ_H
@@ -10,19 +10,33 @@
 #include "common/buf.h"
 
 typedef struct pf_zq pf_zq;
-struct libdeflate_compressor;
 
-/* in[0..n) as one zlib stream into *out, grown to libdeflate's bound when
- * smaller (its room in *cap): the stream's size, 0 when out of memory. The
+/* How a batch is compressed: one zstd frame (TracePacket.
+ * zstd_compressed_packets, the default) or one zlib stream
+ * (compressed_packets, which older trace processors read), at a level. */
+typedef struct pf_packer {
+    int zstd, level;
+    void *cx; /* libdeflate's compressor or zstd's context, made at the first batch */
+} pf_packer;
+
+/* The TracePacket field that holds a batch of this packer's. */
+static inline unsigned op_pf_packer_field(const pf_packer *p)
+{
+    return p->zstd ? 133u : 50u; /* PF_PKT_ZSTD_COMPRESSED, PF_PKT_COMPRESSED */
+}
+
+/* in[0..n) compressed into *out, grown to the codec's bound when smaller
+ * (its room in *cap): the compressed size, 0 when out of memory. The
  * compressing thread's and the writer's own way alike. */
-size_t op_pf_deflate(struct libdeflate_compressor *z, const void *in, size_t n, unsigned char **out, size_t *cap);
+size_t op_pf_pack(pf_packer *p, const void *in, size_t n, unsigned char **out, size_t *cap);
+void op_pf_packer_free(pf_packer *p);
 
 /* The compressed bytes of a batch, in the order handed over; 0 or -1. */
 typedef int (*pf_zq_put)(void *ctx, const unsigned char *z, size_t n);
 
-/* A compressing thread at zlib level `level` (1..9); NULL when none could
- * start (the caller compresses in its own thread). */
-pf_zq *op_pf_zq_new(int level);
+/* A compressing thread with the codec and level of p (level 1..9); NULL
+ * when none could start (the caller compresses in its own thread). */
+pf_zq *op_pf_zq_new(const pf_packer *p);
 
 /* When two batches are in flight, waits for the older and passes its
  * compressed bytes to put; then hands *batch over: its bytes are copied to
@@ -35,7 +49,7 @@ int op_pf_zq_hand(pf_zq *q, op_buf *batch, pf_zq_put put, void *ctx);
  * every batch handed over is written. 0 or -1 as op_pf_zq_hand. */
 int op_pf_zq_drain(pf_zq *q, pf_zq_put put, void *ctx);
 
-/* CPU seconds the compressing threads of this process spent deflating,
+/* CPU seconds the compressing threads of this process spent compressing,
  * all writers together (OPPROF_STREAM_STATS). */
 double op_pf_zq_cpu_s(void);
 

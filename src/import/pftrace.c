@@ -440,13 +440,14 @@ int op_pf_packet(pf_reader *r, op_pbr body)
         case PF_PKT_TRACK_DESCRIPTOR: if (len) { td = f.sub; has_td = 1; } break;
         case PF_PKT_CLOCK_SNAPSHOT: if (len) { cs = f.sub; has_cs = 1; } break;
         case PF_PKT_COMPRESSED: if (len) { z = f.sub; has_z = 1; } break;
+        case PF_PKT_ZSTD_COMPRESSED: if (len) { z = f.sub; has_z = 2; } break;
         case PF_PKT_PERF_SAMPLE: if (len) has_perf = 1; break;
         default: break;
         }
     }
     if (rc < 0) return op_pf_fail(r, OPPROF_E_PARSE, body.p, "trace packet: %s", why);
     /* Perfetto's compressing service writes nothing else in such a packet. */
-    if (has_z) return op_pf_compressed(r, z);
+    if (has_z) return op_pf_compressed(r, z, has_z == 2);
     /* State only for a sequence that sets some: clearing one that has none is nothing. */
     pf_seq *s = seq_of(r, seq_id, has_cs || has_def || has_in);
     if (!s && r->status) return -1;
@@ -552,11 +553,15 @@ static void read_ahead(pf_reader *r, pf_input *in)
         op_pbr body = {hdr.p, hdr.p + n};
         op_pbf f;
         op_pbr z = {0};
-        int rc;
+        int rc, zstd = 0;
         while ((rc = op_pbr_next(&body, &f, &why)) > 0) /* as op_pf_packet finds it: the last one */
-            if (f.field == PF_PKT_COMPRESSED && f.wire == OP_PB_LEN) z = f.sub;
+            if ((f.field == PF_PKT_COMPRESSED || f.field == PF_PKT_ZSTD_COMPRESSED) && f.wire == OP_PB_LEN) {
+                z = f.sub;
+                zstd = f.field == PF_PKT_ZSTD_COMPRESSED;
+            }
         if (rc < 0) break;
-        if (z.p && op_pf_ahead_give(r->ahead, at + (uint64_t)(z.p - base), z.p, (size_t)(z.end - z.p)) == 1) break;
+        if (z.p && op_pf_ahead_give(r->ahead, at + (uint64_t)(z.p - base), zstd, z.p, (size_t)(z.end - z.p)) == 1)
+            break;
         at += (uint64_t)(hdr.p - base) + n;
     }
     in->scan = at;

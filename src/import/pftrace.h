@@ -92,6 +92,25 @@ typedef struct pf_seq {
 /* The sequence-scoped clock 64 + id of s, NULL when none is defined. */
 pf_clock *op_pf_clock(pf_seq *s, unsigned id);
 
+/* The decompressors of a reader, or of the inflater ahead of it, each
+ * made at its first batch. */
+typedef struct pf_unpackers {
+    struct libdeflate_decompressor *ld;
+    void *zd; /* zstd's ZSTD_DCtx */
+} pf_unpackers;
+
+enum { PF_UNPACK_OK, PF_UNPACK_SHORT, PF_UNPACK_BAD, PF_UNPACK_NOMEM };
+
+/* z[0..n) decompressed whole into out[0..cap), *got bytes: one or more
+ * zstd frames when zstd, else a zlib or (by its first bytes) gzip stream,
+ * by libdeflate. PF_UNPACK_SHORT: out is too small; PF_UNPACK_BAD: not a
+ * valid stream, *why (when not NULL) zstd's reason or NULL for libdeflate,
+ * which gives none. The one call both the reader and the inflater ahead
+ * of it (pftrace_ahead.c) make. */
+int op_pf_unpack(pf_unpackers *u, int zstd, const unsigned char *z, size_t n, unsigned char *out, size_t cap,
+                 size_t *got, const char **why);
+void op_pf_unpackers_free(pf_unpackers *u);
+
 typedef struct pf_reader {
     opprof_trace *t;
     op_thread_map threads;
@@ -125,7 +144,7 @@ typedef struct pf_reader {
     int in_batch;
     uint64_t z_off;
     void *z;  /* zlib's inflate stream (a z_stream), for what libdeflate refuses */
-    void *zd; /* libdeflate's decompressor */
+    pf_unpackers un;
     unsigned char *zbuf;
     size_t zcap;
     uint64_t z_out; /* bytes inflated from earlier batches, bounded by op_inflate_over */
@@ -145,16 +164,11 @@ int op_pf_fail(pf_reader *r, int status, const unsigned char *p, const char *fmt
 /* One TracePacket's body. 0 or -1 (failure recorded). */
 int op_pf_packet(pf_reader *r, op_pbr body);
 
-/* The packets of a compressed_packets field (pftrace_inflate.c), each
- * through op_pf_packet. 0 or -1 (failure recorded). */
-int op_pf_compressed(pf_reader *r, op_pbr z);
+/* The packets of a compressed_packets field (zstd: of a
+ * zstd_compressed_packets field) (pftrace_inflate.c), each through
+ * op_pf_packet. 0 or -1 (failure recorded). */
+int op_pf_compressed(pf_reader *r, op_pbr z, int zstd);
 void op_pf_inflate_free(pf_reader *r);
-/* z[0..n), a zlib or (by its first bytes) gzip stream, inflated whole into
- * out[0..cap) by libdeflate, *got bytes: libdeflate's result. The one call
- * both the reader and the inflater ahead of it (pftrace_ahead.c) make. */
-struct libdeflate_decompressor;
-int op_pf_libdeflate(struct libdeflate_decompressor *d, const unsigned char *z, size_t n, unsigned char *out,
-                     size_t cap, size_t *got);
 
 /* A TrackEvent at ns on sequence s (pftrace_event.c). */
 int op_pf_track_event(pf_reader *r, pf_seq *s, op_pbr te, int64_t ns);

@@ -3,7 +3,6 @@
  * by one thread in that order, taken back by the reader in that order. */
 #include "import/pftrace_ahead.h"
 
-#include <libdeflate.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -31,6 +30,7 @@ uint64_t op_pf_ahead_taken(void)
 
 typedef struct ahead_slot {
     uint64_t key;
+    int zstd; /* zstd frames, else a zlib stream */
     unsigned char *in, *out;
     size_t in_n, in_cap, out_n, out_cap;
     int ok; /* inflated whole; read once work has passed the slot */
@@ -45,23 +45,23 @@ struct pf_ahead {
      * <= tail <= head + AHEAD_SLOTS. */
     unsigned head, work, tail;
     int quit, held;
-    struct libdeflate_decompressor *d;
+    pf_unpackers un;
     ahead_slot slot[AHEAD_SLOTS];
 };
 
 /* s->in inflated into s->out, its buffer doubled (from 1 MiB) as far as
  * AHEAD_MAX_OUT: 1 done, 0 not. Run without the lock: the slot
  * is the inflater's from the moment it is given until it is marked. */
-static int inflate_slot(struct libdeflate_decompressor *d, ahead_slot *s)
+static int inflate_slot(pf_unpackers *u, ahead_slot *s)
 {
     for (;;) {
         if (!s->out_cap) {
             if (!(s->out = malloc((size_t)1 << 20))) return 0;
             s->out_cap = (size_t)1 << 20;
         }
-        int res = op_pf_libdeflate(d, s->in, s->in_n, s->out, s->out_cap, &s->out_n);
-        if (res == LIBDEFLATE_SUCCESS) return 1;
-        if (res != LIBDEFLATE_INSUFFICIENT_SPACE || s->out_cap >= AHEAD_MAX_OUT) return 0;
+        int res = op_pf_unpack(u, s->zstd, s->in, s->in_n, s->out, s->out_cap, &s->out_n, NULL);
+        if (res == PF_UNPACK_OK) return 1;
+        if (res != PF_UNPACK_SHORT || s->out_cap >= AHEAD_MAX_OUT) return 0;
         unsigned char *b = realloc(s->out, s->out_cap * 2);
         if (!b) return 0;
         s->out = b;
@@ -78,7 +78,7 @@ static void *inflater(void *arg)
         if (a->quit) break;
         ahead_slot *s = &a->slot[a->work % AHEAD_SLOTS];
         pthread_mutex_unlock(&a->mu);
-        int ok = inflate_slot(a->d, s);
+        int ok = inflate_slot(&a->un, s);
         pthread_mutex_lock(&a->mu);
         s->ok = ok;
         a->work++;
@@ -92,10 +92,6 @@ pf_ahead *op_pf_ahead_new(void)
 {
     pf_ahead *a = calloc(1, sizeof *a);
     if (!a) return NULL;
-    if (!(a->d = libdeflate_alloc_decompressor())) {
-        free(a);
-        return NULL;
-    }
     pthread_mutex_init(&a->mu, NULL);
     pthread_cond_init(&a->given, NULL);
     pthread_cond_init(&a->done, NULL);
@@ -103,14 +99,13 @@ pf_ahead *op_pf_ahead_new(void)
         pthread_cond_destroy(&a->done);
         pthread_cond_destroy(&a->given);
         pthread_mutex_destroy(&a->mu);
-        libdeflate_free_decompressor(a->d);
         free(a);
         return NULL;
     }
     return a;
 }
 
-int op_pf_ahead_give(pf_ahead *a, uint64_t key, const unsigned char *z, size_t n)
+int op_pf_ahead_give(pf_ahead *a, uint64_t key, int zstd, const unsigned char *z, size_t n)
 {
     if (n > AHEAD_MAX_IN) return -1;
     /* Only the reader moves tail, and the inflater never touches a slot
@@ -129,6 +124,7 @@ int op_pf_ahead_give(pf_ahead *a, uint64_t key, const unsigned char *z, size_t n
     memcpy(s->in, z, n);
     s->in_n = n;
     s->key = key;
+    s->zstd = zstd;
     pthread_mutex_lock(&a->mu);
     a->tail++;
     pthread_cond_signal(&a->given);
@@ -183,6 +179,6 @@ void op_pf_ahead_free(pf_ahead *a)
     pthread_cond_destroy(&a->done);
     pthread_cond_destroy(&a->given);
     pthread_mutex_destroy(&a->mu);
-    libdeflate_free_decompressor(a->d);
+    op_pf_unpackers_free(&a->un);
     free(a);
 }

@@ -4,7 +4,7 @@
  * two overlap. The reader finds a file's batches in the bytes it holds past
  * the packet it decodes (pftrace.c), gives each to the inflater in file
  * order, and takes each when it reaches it. The inflater only inflates:
- * a batch it cannot inflate whole (libdeflate refuses it, or it inflates
+ * a batch it cannot inflate whole (its codec refuses it, or it inflates
  * past AHEAD_MAX_OUT) is handed back as not done, and the reader inflates
  * it in place as before, so that every failure is the reader's own, named
  * as before, and the decompression-bomb bound is checked by the reader on
@@ -22,10 +22,10 @@ typedef struct pf_ahead pf_ahead;
 pf_ahead *op_pf_ahead_new(void);
 
 /* The compressed bytes z[0..n) of the batch whose bytes start at file
- * offset key, copied and queued. 0 queued; 1 the queue is full (give it
+ * offset key (zstd: zstd frames, else a zlib stream), copied and queued. 0 queued; 1 the queue is full (give it
  * again later); -1 not taken (too big, or out of memory): the reader
  * inflates that one itself. */
-int op_pf_ahead_give(pf_ahead *a, uint64_t key, const unsigned char *z, size_t n);
+int op_pf_ahead_give(pf_ahead *a, uint64_t key, int zstd, const unsigned char *z, size_t n);
 
 /* The batch at key of n compressed bytes, waited for: 1 with its inflated
  * bytes in *out[0..*out_n), held until op_pf_ahead_release; 0 when it was

@@ -1,6 +1,7 @@
 /* compressed_packets (see pftrace.h): the field's bytes are a zlib stream
- * (gzip is accepted too) of Trace.packet fields, which are read as if they
- * stood in the file in place of the packet that holds them. Inflated
+ * (gzip is accepted too) of Trace.packet fields, zstd_compressed_packets'
+ * one or more zstd frames of them, which are read as if they stood in the
+ * file in place of the packet that holds them. Inflated
  * bytes are bounded (PF_MAX_INFLATED), a batch inside a batch is refused,
  * and so is what all of a file's batches inflate to (op_inflate_over),
  * and every failure names the file's byte where the compressed bytes
@@ -10,6 +11,8 @@
 #include <string.h>
 #include <zlib.h>
 #include <libdeflate.h>
+#include <zstd.h>
+#include <zstd_errors.h>
 
 #include "common/error.h"
 #include "common/pfschema.h"
@@ -80,33 +83,58 @@ static int inflate_zlib(pf_reader *r, op_pbr z, size_t *n)
     return 0;
 }
 
-/* The whole batch into r->zbuf[0..*n): libdeflate inflates a whole buffer
- * at about twice zlib's speed, its checksum included (zlib's inflate and
- * adler32 were 12% of opprof summary of a 30M-slice trace). A buffer too
- * small is doubled and the batch inflated again, within the same bounds as
- * zlib's way; a stream libdeflate refuses goes to zlib, which says what is
- * wrong with it as before. */
-int op_pf_libdeflate(struct libdeflate_decompressor *d, const unsigned char *z, size_t n, unsigned char *out,
-                     size_t cap, size_t *got)
+int op_pf_unpack(pf_unpackers *u, int zstd, const unsigned char *z, size_t n, unsigned char *out, size_t cap,
+                 size_t *got, const char **why)
 {
+    if (why) *why = NULL;
+    if (zstd) {
+        if (!u->zd && !(u->zd = ZSTD_createDCtx())) return PF_UNPACK_NOMEM;
+        size_t r = ZSTD_decompressDCtx(u->zd, out, cap, z, n);
+        if (!ZSTD_isError(r)) {
+            *got = r;
+            return PF_UNPACK_OK;
+        }
+        if (ZSTD_getErrorCode(r) == ZSTD_error_dstSize_tooSmall) return PF_UNPACK_SHORT;
+        if (ZSTD_getErrorCode(r) == ZSTD_error_memory_allocation) return PF_UNPACK_NOMEM;
+        if (why) *why = ZSTD_getErrorName(r);
+        return PF_UNPACK_BAD;
+    }
+    if (!u->ld && !(u->ld = libdeflate_alloc_decompressor())) return PF_UNPACK_NOMEM;
     size_t in_used = 0;
     int gzip = n >= 2 && z[0] == 0x1f && z[1] == 0x8b; /* as zlib's 15 + 32 takes either */
-    return gzip ? libdeflate_gzip_decompress_ex(d, z, n, out, cap, &in_used, got)
-                : libdeflate_zlib_decompress_ex(d, z, n, out, cap, &in_used, got);
+    int res = gzip ? libdeflate_gzip_decompress_ex(u->ld, z, n, out, cap, &in_used, got)
+                   : libdeflate_zlib_decompress_ex(u->ld, z, n, out, cap, &in_used, got);
+    return res == LIBDEFLATE_SUCCESS ? PF_UNPACK_OK : res == LIBDEFLATE_INSUFFICIENT_SPACE ? PF_UNPACK_SHORT : PF_UNPACK_BAD;
 }
 
-static int inflate_all(pf_reader *r, op_pbr z, size_t *n)
+void op_pf_unpackers_free(pf_unpackers *u)
 {
-    struct libdeflate_decompressor *d = r->zd;
-    if (!d && !(d = r->zd = libdeflate_alloc_decompressor()))
-        return op_pf_fail(r, OPPROF_E_NOMEM, z.p, "out of memory");
+    if (u->ld) libdeflate_free_decompressor(u->ld);
+    if (u->zd) ZSTD_freeDCtx(u->zd);
+    u->ld = NULL;
+    u->zd = NULL;
+}
+
+/* The whole batch into r->zbuf[0..*n): libdeflate inflates a whole buffer
+ * at about twice zlib's speed, its checksum included (zlib's inflate and
+ * adler32 were 12% of opprof summary of a 30M-slice trace); zstd's frames
+ * by zstd. A buffer too small is doubled and the batch decompressed again,
+ * within the same bounds as zlib's way; a zlib stream libdeflate refuses
+ * goes to zlib, which says what is wrong with it as before. */
+static int inflate_all(pf_reader *r, op_pbr z, int zstd, size_t *n)
+{
     size_t in_len = (size_t)(z.end - z.p), got = 0;
     uint64_t file_bytes = r->pkt_off + (uint64_t)(z.end - r->pkt);
     if (!r->zcap && zbuf_double(r, z) != 0) return -1;
     for (;;) {
-        int res = op_pf_libdeflate(d, z.p, in_len, r->zbuf, r->zcap, &got);
-        if (res == LIBDEFLATE_SUCCESS) break;
-        if (res != LIBDEFLATE_INSUFFICIENT_SPACE) return inflate_zlib(r, z, n);
+        const char *why;
+        int res = op_pf_unpack(&r->un, zstd, z.p, in_len, r->zbuf, r->zcap, &got, &why);
+        if (res == PF_UNPACK_OK) break;
+        if (res == PF_UNPACK_NOMEM) return op_pf_fail(r, OPPROF_E_NOMEM, z.p, "out of memory");
+        if (res == PF_UNPACK_BAD && !zstd) return inflate_zlib(r, z, n);
+        if (res == PF_UNPACK_BAD)
+            return op_pf_fail(r, OPPROF_E_PARSE, z.p, "zstd_compressed_packets are not valid zstd frames (%s)",
+                              why ? why : "zstd error");
         if (op_inflate_over(r->z_out + r->zcap, file_bytes)) return bomb(r, z);
         if (zbuf_double(r, z) != 0) return -1;
     }
@@ -116,7 +144,7 @@ static int inflate_all(pf_reader *r, op_pbr z, size_t *n)
     return 0;
 }
 
-int op_pf_compressed(pf_reader *r, op_pbr z)
+int op_pf_compressed(pf_reader *r, op_pbr z, int zstd)
 {
     if (r->in_batch)
         return op_pf_fail(r, OPPROF_E_PARSE, z.p, "compressed packets inside compressed packets");
@@ -131,7 +159,7 @@ int op_pf_compressed(pf_reader *r, op_pbr z)
     if (ahead) {
         r->z_out += n;
     } else {
-        if (inflate_all(r, z, &n) != 0) return -1;
+        if (inflate_all(r, z, zstd, &n) != 0) return -1;
         bytes = r->zbuf;
         if (!r->ahead && !r->ahead_off && !(r->ahead = op_pf_ahead_new())) r->ahead_off = 1;
     }
@@ -172,10 +200,7 @@ void op_pf_inflate_free(pf_reader *r)
         free(r->z);
         r->z = NULL;
     }
-    if (r->zd) {
-        libdeflate_free_decompressor(r->zd);
-        r->zd = NULL;
-    }
+    op_pf_unpackers_free(&r->un);
     op_pf_ahead_free(r->ahead);
     r->ahead = NULL;
     free(r->zbuf);

@@ -11,7 +11,6 @@
 #include <string.h>
 #include <time.h>
 
-#include <libdeflate.h>
 
 #include "export/pftrace_zq.h"
 #include "report/rep.h"
@@ -94,10 +93,10 @@ static int binary_block(rep_out *o, const char *what, size_t k, const op_buf *b)
         rep_puts(o, "</script>\n");
         return 0;
     }
-    struct libdeflate_compressor *z = libdeflate_alloc_compressor(6);
+    pf_packer z = {0, 6, NULL}; /* zlib's format at 6 */
     unsigned char *out = NULL;
-    size_t cap = 0, zn = z ? op_pf_deflate(z, b->p, b->n, &out, &cap) : 0;
-    libdeflate_free_compressor(z);
+    size_t cap = 0, zn = op_pf_pack(&z, b->p, b->n, &out, &cap);
+    op_pf_packer_free(&z);
     if (!zn) {
         free(out);
         return -1;

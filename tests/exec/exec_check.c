@@ -352,18 +352,23 @@ static void test_table_only_sums_match_the_event_path(void **state)
     free(tb);
 }
 
-/* --trace FILE.pftrace: compressed batches by default, plain packets with
- * OPPROF_PFTRACE_COMPRESS=0 (read at load: the preload library removes the
- * OPPROF_* variables before the program runs); both read back with every
- * call. */
+/* --trace FILE.pftrace: zstd-compressed batches by default, zlib's with
+ * OPPROF_PFTRACE_COMPRESS=zlib, plain packets with OPPROF_PFTRACE_COMPRESS=0
+ * (read at load: the preload library removes the OPPROF_* variables before
+ * the program runs); all read back with every call. */
 static void test_pftrace_compressed_or_plain(void **state)
 {
     (void)state;
-    for (int plain = 0; plain < 2; plain++) {
+    for (int how = 0; how < 3; how++) { /* zstd, plain, zlib */
+        int plain = how == 1;
         char trace[512], table[512];
-        path_in(trace, sizeof trace, plain ? "plain.pftrace" : "batches.pftrace");
-        path_in(table, sizeof table, plain ? "plain.txt" : "batches.txt");
-        if (plain) setenv("OPPROF_PFTRACE_COMPRESS", "0", 1);
+        static const char *const names[] = {"batches", "plain", "zlib"};
+        char fn[64];
+        snprintf(fn, sizeof fn, "%s.pftrace", names[how]);
+        path_in(trace, sizeof trace, fn);
+        snprintf(fn, sizeof fn, "%s.txt", names[how]);
+        path_in(table, sizeof table, fn);
+        if (how) setenv("OPPROF_PFTRACE_COMPRESS", plain ? "0" : "zlib", 1);
         char *a[] = {(char *)bin("OPPROF_BIN"), "exec", "--trace", trace, "--", (char *)bin("EXEC_TARGET"), NULL};
         int rc = run(a, "out_pf", "err_pf");
         unsetenv("OPPROF_PFTRACE_COMPRESS");
@@ -373,13 +378,16 @@ static void test_pftrace_compressed_or_plain(void **state)
         unsigned char head[16];
         assert_int_equal(fread(head, 1, sizeof head, f), sizeof head);
         fclose(f);
-        /* compressed_packets (field 50: 0x92 0x03) after the first packet's tag and length */
+        /* after the first packet's tag and length: zstd_compressed_packets
+         * (field 133: 0xaa 0x08) or compressed_packets (field 50: 0x92 0x03) */
         size_t i = 1;
         while (i < 10 && (head[i] & 0x80)) i++;
-        int batch = head[i + 1] == 0x92 && head[i + 2] == 0x03;
-        assert_int_equal(batch, !plain);
+        int zstd = head[i + 1] == 0xaa && head[i + 2] == 0x08, zlib = head[i + 1] == 0x92 && head[i + 2] == 0x03;
+        assert_int_equal(zstd, how == 0);
+        assert_int_equal(zlib, how == 2);
         char *b[] = {(char *)bin("OPPROF_BIN"), "summary", trace, "--row-limit", "-1", NULL};
-        assert_int_equal(run(b, plain ? "plain.txt" : "batches.txt", "err_sum"), 0);
+        snprintf(fn, sizeof fn, "%s.txt", names[how]);
+        assert_int_equal(run(b, fn, "err_sum"), 0);
         char *text = slurp(table);
         assert_non_null(text);
         row r[64];

@@ -26,9 +26,12 @@
 
 TMPDIR_GROUP(g_dir, "/tmp/opprof_pfhostile_XXXXXX")
 
+enum { AS_ZSTD, AS_PLAIN, AS_ZLIB };
+
 /* A small real file: two threads, shapes, memory, an annotation; plain
- * packets or (the default) a compressed batch. */
-static unsigned char *real_file(size_t *len, int plain)
+ * packets, or a compressed batch: a zstd frame (the default) or a zlib
+ * stream (OPPROF_PFTRACE_COMPRESS=zlib). */
+static unsigned char *real_file(size_t *len, int how)
 {
     opprof_trace *t = op_trace_new();
     uint32_t a = (uint32_t)op_trace_thread(t, 3, 3), b = (uint32_t)op_trace_thread(t, 3, 4);
@@ -43,7 +46,7 @@ static unsigned char *real_file(size_t *len, int plain)
     assert_int_equal(op_trace_finish(t), OPPROF_OK);
     char path[256];
     snprintf(path, sizeof path, "%s/real.pftrace", g_dir);
-    if (plain) setenv("OPPROF_PFTRACE_COMPRESS", "0", 1);
+    if (how != AS_ZSTD) setenv("OPPROF_PFTRACE_COMPRESS", how == AS_PLAIN ? "0" : "zlib", 1);
     assert_int_equal(opprof_export_chrome_trace(t, path), OPPROF_OK);
     unsetenv("OPPROF_PFTRACE_COMPRESS");
     opprof_trace_free(t);
@@ -53,11 +56,13 @@ static unsigned char *real_file(size_t *len, int plain)
     *len = fread(buf, 1, 1 << 16, f);
     fclose(f);
     assert_true(*len > 100 && *len < (1 << 16));
-    /* compressed_packets' tag (field 50, bytes: 0x92 0x03) after the packet's tag and length, or not */
+    /* after the packet's tag and length: zstd_compressed_packets' tag (field
+     * 133, bytes 0xaa 0x08), compressed_packets' (field 50: 0x92 0x03), or neither */
     size_t i = 1;
     while (i < 10 && (buf[i] & 0x80)) i++;
-    int batch = buf[i + 1] == 0x92 && buf[i + 2] == 0x03;
-    assert_int_equal(batch, !plain);
+    int zstd = buf[i + 1] == 0xaa && buf[i + 2] == 0x08, zlib = buf[i + 1] == 0x92 && buf[i + 2] == 0x03;
+    assert_int_equal(zstd, how == AS_ZSTD);
+    assert_int_equal(zlib, how == AS_ZLIB);
     return buf;
 }
 
@@ -77,10 +82,10 @@ static int load_ok_or_error(const unsigned char *p, size_t n)
     return rc;
 }
 
-static void every_truncation_and_corruption(int plain)
+static void every_truncation_and_corruption(int how)
 {
     size_t len;
-    unsigned char *buf = real_file(&len, plain);
+    unsigned char *buf = real_file(&len, how);
     assert_int_equal(load_ok_or_error(buf, len), OPPROF_OK);
     size_t failed = 0;
     for (size_t n = 2; n < len; n++) failed += load_ok_or_error(buf, n) != OPPROF_OK;
@@ -101,8 +106,9 @@ static void every_truncation_and_corruption(int plain)
 static void test_every_truncation_and_corruption(void **state)
 {
     (void)state;
-    every_truncation_and_corruption(1);
-    every_truncation_and_corruption(0);
+    every_truncation_and_corruption(AS_PLAIN);
+    every_truncation_and_corruption(AS_ZSTD);
+    every_truncation_and_corruption(AS_ZLIB);
 }
 
 /* A packet around the fields in b: Trace.packet tag, length, body. */

@@ -391,19 +391,20 @@ static inline const unsigned char *tag_varint(const unsigned char *p, const unsi
 }
 
 /* Most packets of a trace are a slice's begin or end as opprof and the
- * Perfetto SDK write them: timestamp, track_event, sequence id and flags,
- * in that order and nothing else. Such a packet is read here without the
+ * Perfetto SDK write them: timestamp, track_event, sequence id and (the
+ * SDK's, and opprof's before zstd) flags, in that order and nothing else. Such a packet is read here without the
  * general loop's bookkeeping; 1 read (0 or -1 in *rc), 0 not this shape. */
 static int slice_packet(pf_reader *r, op_pbr body, int *rc)
 {
     const unsigned char *p = body.p, *end = body.end;
-    uint64_t ts, n, seq_id, flags;
+    uint64_t ts, n, seq_id, flags = 0;
     if (!(p = tag_varint(p, end, PF_PKT_TIMESTAMP << 3 | OP_PB_VARINT, &ts))) return 0;
     if (!(p = tag_varint(p, end, PF_PKT_TRACK_EVENT << 3 | OP_PB_LEN, &n)) || n > (uint64_t)(end - p)) return 0;
     op_pbr te = {p, p + n};
     p += n;
     if (!(p = tag_varint(p, end, PF_PKT_SEQUENCE_ID << 3 | OP_PB_VARINT, &seq_id))) return 0;
-    if (!(p = tag_varint(p, end, PF_PKT_SEQUENCE_FLAGS << 3 | OP_PB_VARINT, &flags)) || p != end) return 0;
+    if (p != end && !(p = tag_varint(p, end, PF_PKT_SEQUENCE_FLAGS << 3 | OP_PB_VARINT, &flags))) return 0;
+    if (p != end) return 0;
     if (flags & PF_SEQ_INCREMENTAL_STATE_CLEARED) return 0;
     pf_seq *s = seq_of(r, seq_id, 0);
     if (!s && r->status) {

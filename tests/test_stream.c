@@ -38,12 +38,15 @@ static void path_in(char *out, size_t cap, const char *name)
     snprintf(out, cap, "%s/%s", g_dir, name);
 }
 
-/* The script under the fake clock, streamed to `stream` (NULL: events kept). */
-static opprof_trace *record(const char *stream, int shapes_memory_flops)
+/* The script under the fake clock, streamed to `stream` (NULL: events
+ * kept); opts 1: shapes, memory and FLOPs; 2: memory alone (so a .pftrace's
+ * plain ranges go straight to its writer between the memory events). */
+static opprof_trace *record(const char *stream, int opts)
 {
     opprof_config cfg;
     opprof_config_init(&cfg);
-    cfg.profile_memory = cfg.with_flops = cfg.record_shapes = shapes_memory_flops;
+    cfg.profile_memory = opts != 0;
+    cfg.with_flops = cfg.record_shapes = opts == 1;
     cfg.stream_trace = stream;
     return script_session(&cfg);
 }
@@ -102,12 +105,13 @@ static void test_streamed_equals_event_path(void **state)
     } files[] = {
         {"s0.json", 0, 0},       {"s1.json.gz", 1, 0},  {"s0.pftrace", 0, 0},
         {"s1.pftrace", 1, 0},    {"s1p.pftrace", 1, 1}, {"s1.pftrace.gz", 1, 0},
+        {"s2.json", 2, 0},       {"s2.pftrace", 2, 0},  {"s2p.pftrace", 2, 1},
     };
     for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
         int opts = files[f].opts;
         char streamed[600], exported[600];
         path_in(streamed, sizeof streamed, files[f].name);
-        path_in(exported, sizeof exported, opts ? "e1.json" : "e0.json");
+        path_in(exported, sizeof exported, opts == 2 ? "e2.json" : opts ? "e1.json" : "e0.json");
         if (files[f].plain) setenv("OPPROF_PFTRACE_COMPRESS", "0", 1);
         opprof_trace *ev = record(NULL, opts), *sums = record(streamed, opts);
         unsetenv("OPPROF_PFTRACE_COMPRESS");

@@ -21,6 +21,7 @@
 struct op_pf_stream {
     pf_writer pw;
     pf_wseq seq;
+    size_t piece; /* the thread whose piece seq is writing, SIZE_MAX none */
     opprof_export_options o;
     opprof_trace *info; /* the head's metadata, written at the end */
 };
@@ -69,6 +70,7 @@ int op_pf_stream_begin(op_pf_stream **out, op_jw *w, const opprof_trace *head, c
     s->o = *o;
     op_pf_writer_init(&s->pw, w, &s->o, zlevel, head->base_time_ns);
     s->seq.pw = &s->pw;
+    s->piece = SIZE_MAX;
     if (!(s->info = info_of(head))) {
         stream_free(s);
         return nomem();
@@ -104,6 +106,7 @@ static int batch(op_pf_stream *s, const opprof_trace *t, const uint32_t *order, 
         if (th >= t->nthreads) return -1;
         if (th != cur && op_pf_seq_start(&s->seq, th, item_ts(t, k)) != 0) return -1;
         cur = th;
+        s->piece = th;
         int rc;
         if (k & OP_ORDER_MEM) rc = op_pf_seq_memory(&s->seq, &t->mem[k & ~OP_ORDER_MEM]);
         else if (t->ev[k].flags & OP_EV_OPENING) rc = op_pf_seq_begin(&s->seq, &t->ev[k]);
@@ -111,6 +114,46 @@ static int batch(op_pf_stream *s, const opprof_trace *t, const uint32_t *order, 
         if (rc != 0) return -1;
     }
     return 0;
+}
+
+/* The piece of th's sequence that a range read straight goes into, with
+ * room for name's interning: the one being written, or a new one (its
+ * thread's track described first) when the last was another thread's. */
+static int piece_for(op_pf_stream *s, const opprof_trace *t, uint32_t th, uint32_t name, int64_t ts_ns)
+{
+    pf_writer *pw = &s->pw;
+    pw->t = t;
+    if (name != UINT32_MAX && name >= s->seq.cap_name &&
+        op_pf_seq_fit(&s->seq, t->str.count ? t->str.count : 1, t->nstacks ? t->nstacks : 1) != 0)
+        return -1;
+    if (s->piece == th) return 0;
+    if (th >= t->nthreads || op_pf_meta_threads(pw) != 0 || op_pf_seq_start(&s->seq, th, ts_ns) != 0) return -1;
+    s->piece = th;
+    return 0;
+}
+
+int op_pf_stream_range_begin(op_pf_stream *s, const opprof_trace *t, uint32_t th, uint32_t name, int cat,
+                             int64_t ts_ns)
+{
+    op_event e = {0};
+    e.name = name;
+    e.cat = (uint8_t)cat;
+    e.thread = th;
+    e.start_ns = ts_ns;
+    e.flags = OP_EV_OPENING;
+    if (piece_for(s, t, th, name, ts_ns) != 0 || op_pf_seq_begin(&s->seq, &e) != 0)
+        return s->pw.w->status ? s->pw.w->status : nomem();
+    return s->pw.w->status;
+}
+
+int op_pf_stream_range_end(op_pf_stream *s, const opprof_trace *t, uint32_t th, int64_t ts_ns)
+{
+    op_event e = {0};
+    e.thread = th;
+    e.start_ns = ts_ns;
+    if (piece_for(s, t, th, UINT32_MAX, ts_ns) != 0 || op_pf_seq_end(&s->seq, &e) != 0)
+        return s->pw.w->status ? s->pw.w->status : nomem();
+    return s->pw.w->status;
 }
 
 int op_pf_stream_events(op_pf_stream *s, const opprof_trace *t, const uint32_t *order, size_t n)
@@ -123,6 +166,7 @@ int op_pf_stream_model(op_pf_stream *s, const opprof_trace *t)
 {
     pf_writer *pw = &s->pw;
     pw->t = t;
+    s->piece = SIZE_MAX;
     if (op_pf_meta_threads(pw) != 0 || op_pf_meta_counters(pw) != 0 || op_pf_write_threads(pw) != 0)
         return pw->w->status ? pw->w->status : nomem();
     return pw->w->status;

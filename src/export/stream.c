@@ -47,6 +47,7 @@ static struct {
 static pthread_once_t g_fork_once = PTHREAD_ONCE_INIT;
 static int g_stats; /* OPPROF_STREAM_STATS=1: the end's cost on stderr, for benchmarks */
 static int g_spool_direct = 1; /* OPPROF_SPOOL_DIRECT=0: the spool through the page cache (spool.h) */
+static int g_write_direct = 1; /* OPPROF_STREAM_DIRECT=0: a .pftrace's plain ranges as batches too, for benchmarks */
 
 /* A forked child has no session: it forgets the parent's stream (whose
  * temporary file is the parent's to finish) without touching it. */
@@ -137,6 +138,32 @@ static void *writer_main(void *arg)
     g_spool_cpu = clock_s(CLOCK_THREAD_CPUTIME_ID); /* read by the joiner */
     return NULL;
 }
+
+/* A .pftrace's plain ranges straight from the reader (model/stream.h's
+ * sink): written as they are read, on the reader's thread. A failure is
+ * kept (fail) and the reader goes on summing. */
+static int sink_flush(void *ctx)
+{
+    (void)ctx;
+    write_batch();
+    return 0;
+}
+
+static int sink_begin(void *ctx, uint32_t th, uint32_t name, int cat, int64_t ts_ns)
+{
+    (void)ctx;
+    if (!W.status) fail(op_pf_stream_range_begin(W.pf, op_sdec_trace(W.dec), th, name, cat, ts_ns));
+    return 0;
+}
+
+static int sink_end(void *ctx, uint32_t th, int64_t ts_ns)
+{
+    (void)ctx;
+    if (!W.status) fail(op_pf_stream_range_end(W.pf, op_sdec_trace(W.dec), th, ts_ns));
+    return 0;
+}
+
+static const op_sdec_sink k_sink = {NULL, sink_flush, sink_begin, sink_end};
 
 /* A chunk read back from the spool, in hand-off order: decoded and written. */
 static int replay_chunk(void *ctx, op_tstate *t, op_chunk *c)
@@ -259,9 +286,17 @@ int op_stream_stop(uint64_t gen, const op_timebase *tb, uint64_t stop_ticks, int
     W.dec = op_sdec_new(&W.tb, W.opts);
     if (W.dec && W.pftrace) op_sdec_keep_begins(W.dec); /* a slice begins in the file before its end is known */
     if (W.dec) op_sdec_filter(W.dec, W.min_ns, W.max_depth);
-    /* The program is done: its cores are free. The records are read here
-     * and written beside (stream_enc.h). */
-    if (W.dec && !W.status) W.enc = op_senc_new(encode_batch, NULL);
+    /* The program is done: its cores are free. A .pftrace of plain ranges
+     * (no shapes, no stacks: instrumented functions, most API sessions) is
+     * written as it is read, on this thread, and compressed on the other
+     * core (pftrace_zq.c): making each range two events that a writing
+     * thread then read back took more CPU than writing its packets
+     * (bench_trace_cost: reading 1.5-1.8 s and writing 1.2-1.4 s of
+     * twothread_work's 31M ranges). Else the records are read here and
+     * written beside (stream_enc.h). */
+    int direct = g_write_direct && W.pftrace && !(W.opts & (OP_OPT_SHAPES | OP_OPT_STACK));
+    if (W.dec && direct) op_sdec_direct(W.dec, &k_sink);
+    if (W.dec && !W.status && !direct) W.enc = op_senc_new(encode_batch, NULL);
     int nomem = !W.dec;
     uint64_t lost = 0;
     if (op_spool_replay(W.spool, nomem ? NULL : replay_chunk, NULL, &lost) != 0) nomem = 1;
@@ -351,6 +386,8 @@ __attribute__((constructor(101))) static void lend_writer(void)
     g_stats = stats && *stats == '1';
     const char *direct = getenv("OPPROF_SPOOL_DIRECT");
     g_spool_direct = !(direct && strcmp(direct, "0") == 0);
+    const char *wd = getenv("OPPROF_STREAM_DIRECT");
+    g_write_direct = !(wd && strcmp(wd, "0") == 0);
     op_session_lend_stream(&k_hooks);
 }
 

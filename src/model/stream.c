@@ -22,7 +22,7 @@ typedef struct frame {
     op_chunk *pin;  /* the reader's chunk holding rec; NULL in the thread's own list */
     uint32_t stack; /* with_stack: its stack in the reader's trace (index + 1), 0 none */
     uint32_t name;  /* with begins: its name's id, found at the begin; UINT32_MAX not yet */
-    uint32_t keep;  /* op_sdec_filter: 1 an event, 0 filtered out, 2 decided when done */
+    uint32_t keep;  /* op_sdec_filter: 1 an event, 0 filtered out, 2 decided when done, 3 the sink's */
 } frame;
 
 typedef struct sthread {
@@ -55,7 +55,14 @@ struct op_sdec {
     int64_t min_ns;              /* op_sdec_filter's, 0 none */
     uint32_t max_depth;
     OP_VEC(uint32_t) order;      /* the batch's items as read, with begins */
+    const op_sdec_sink *sink;    /* op_sdec_direct's, or NULL */
 };
+
+/* The batch's items read before a range that goes to the sink: to it first. */
+static inline int sink_flush(op_sdec *d)
+{
+    return d->order.n ? d->sink->flush(d->sink->ctx) : 0;
+}
 
 static int64_t replay_clock(void *ctx)
 {
@@ -164,6 +171,7 @@ static int range_done(op_sdec *d, sthread *st, const frame *fr, uint64_t t1, int
     else (void)op_agg_end(st->shadow, site, t1, 1, flops);
     int64_t s = ns_of(d, st, t0), e = ns_of(d, st, t1);
     d->recorded++;
+    if (fr->keep == 3) return sink_flush(d) == 0 && d->sink->end(d->sink->ctx, st->ti, e) == 0 ? 0 : -1;
     if (fr->keep == 0 || (fr->keep == 2 && !d->begins && e - s < d->min_ns)) {
         d->tr->filtered++;
         return 0;
@@ -275,6 +283,12 @@ static int range_begin(op_sdec *d, sthread *st, const op_word *p, size_t len, op
     op_aggopen *o = !n && !stack ? op_agg_open_fast(st->shadow, site) : NULL; /* most ranges */
     if (o) o->t0 = t0;
     else op_agg_begin_keyed(st->shadow, site, n ? in : NULL, n, stack);
+    if (keep && d->sink && !(w0 & OP_REC_EXT)) { /* a plain range: straight to the writer */
+        uint32_t name = op_recnames_site(&d->names, d->tr, site);
+        if (name == UINT32_MAX || sink_flush(d) != 0) return -1;
+        st->fr[st->nfr - 1].keep = 3;
+        return d->sink->begin(d->sink->ctx, st->ti, name, (int)site->category, ns_of(d, st, t0));
+    }
     return d->begins && keep ? begin_event(d, st, p, len, site, t0, stack) : 0;
 }
 
@@ -470,6 +484,11 @@ int op_sdec_hand(op_sdec *d, op_sdec_batch *b)
 void op_sdec_keep_begins(op_sdec *d)
 {
     d->begins = 1;
+}
+
+void op_sdec_direct(op_sdec *d, const op_sdec_sink *sink)
+{
+    d->sink = sink;
 }
 
 void op_sdec_filter(op_sdec *d, int64_t min_ns, uint32_t max_depth)

@@ -87,6 +87,25 @@ int op_sdec_hand(op_sdec *d, op_sdec_batch *b);
 void op_sdec_keep_begins(op_sdec *d);
 const uint32_t *op_sdec_order(const op_sdec *d, size_t *n);
 
+/* A writer that takes a plain range's begin and end as they are read
+ * (export/stream.c's .pftrace), with op_sdec_keep_begins: a range whose
+ * record has no extra part (no inputs, stack, FLOPs or args) and that the
+ * filters keep goes to begin and end (the thread's index in the reader's
+ * trace, its name's id there, its category, its time) instead of becoming
+ * two events of the batch; before each, the batch's items read earlier are
+ * passed to flush (which writes and clears them), so the writer sees
+ * everything in the order read. Each call returns 0 or -1 (the reader
+ * stops). Making and reading back two 40-byte events per range, on two
+ * cores, cost more than writing its two packets. Call before the first
+ * hand-off; NULL: none. */
+typedef struct op_sdec_sink {
+    void *ctx;
+    int (*flush)(void *ctx);
+    int (*begin)(void *ctx, uint32_t thread, uint32_t name, int cat, int64_t ts_ns);
+    int (*end)(void *ctx, uint32_t thread, int64_t ts_ns);
+} op_sdec_sink;
+void op_sdec_direct(op_sdec *d, const op_sdec_sink *sink);
+
 /* The file's filters: a range shorter than min_ns, or deeper than
  * max_depth on its thread (1: top level), becomes no event (nor do the
  * ranges inside it: they are shorter, or deeper), while its sums are

@@ -26,6 +26,7 @@
 #ifndef OPPROF_EXPORT_PFTRACE_H
 #define OPPROF_EXPORT_PFTRACE_H
 
+#include "common/pfschema.h"
 #include "export/pftrace_meta.h"
 #include "export/pftrace_pack.h"
 #include "model/model.h"
@@ -69,6 +70,41 @@ int op_pf_seq_begin(pf_wseq *s, const op_event *e);
 int op_pf_seq_end(pf_wseq *s, const op_event *e);
 /* A memory event: the instant, then the counter's value. */
 int op_pf_seq_memory(pf_wseq *s, const op_mem_event *m);
+
+/* A plain slice's begin (iid: its name's id, interned in this start) or,
+ * iid 0, its end, at t_ns on the thread's own track, straight into the
+ * batch: the same bytes as op_pf_seq_begin/end write for it, without their
+ * event and their calls (the streamed writer's most packets, written as
+ * they are read). 0 written; 1 when it has to go the general way (no
+ * batch, no room, a packet being built). */
+static inline int op_pf_seq_quick(pf_wseq *s, int64_t t_ns, uint32_t iid)
+{
+    pf_writer *pw = s->pw;
+    if (pw->te.out.n || pw->in.out.n) return 1;
+    uint64_t ts = (uint64_t)pw->base_ns + (uint64_t)t_ns;
+    if (ts < s->last_ts) ts = s->last_ts; /* the clock only goes forward: a delta is unsigned */
+    uint64_t dt = ts - s->last_ts;
+    size_t te_n = iid ? 3 + op_pb_varint_len(iid) : 2; /* < 128: its length is one byte */
+    size_t len = 1 + op_pb_varint_len(dt) + 2 + te_n + 1 + op_pb_varint_len(s->id);
+    unsigned char *d = op_pf_batch_room(pw, 1 + op_pb_varint_len(len) + len);
+    if (!d) return 1;
+    s->last_ts = ts;
+    *d++ = PF_TRACE_PACKET << 3 | OP_PB_LEN;
+    d += op_pb_put_varint(d, len);
+    *d++ = PF_PKT_TIMESTAMP << 3 | OP_PB_VARINT;
+    d += op_pb_put_varint(d, dt);
+    *d++ = PF_PKT_TRACK_EVENT << 3 | OP_PB_LEN;
+    *d++ = (unsigned char)te_n;
+    *d++ = PF_TE_TYPE << 3 | OP_PB_VARINT;
+    *d++ = iid ? PF_TYPE_SLICE_BEGIN : PF_TYPE_SLICE_END;
+    if (iid) {
+        *d++ = PF_TE_NAME_IID << 3 | OP_PB_VARINT;
+        d += op_pb_put_varint(d, iid);
+    }
+    *d++ = PF_PKT_SEQUENCE_ID << 3 | OP_PB_VARINT; /* no sequence_flags: see pftrace.c's put_short */
+    op_pb_put_varint(d, s->id);
+    return 0;
+}
 void op_pf_seq_free(pf_wseq *s);
 
 /* Sequences 2.. of pw->t: each thread's events and memory events, ranges

@@ -135,6 +135,10 @@ static int piece_for(op_pf_stream *s, const opprof_trace *t, uint32_t th, uint32
 int op_pf_stream_range_begin(op_pf_stream *s, const opprof_trace *t, uint32_t th, uint32_t name, int cat,
                              int64_t ts_ns)
 {
+    pf_wseq *q = &s->seq;
+    if (s->piece == th && cat == OPPROF_CAT_CPU_OP && name < q->cap_name && q->name_gen[name] == q->gen &&
+        op_pf_seq_quick(q, ts_ns, q->name_iid[name]) == 0)
+        return s->pw.w->status;
     op_event e = {0};
     e.name = name;
     e.cat = (uint8_t)cat;
@@ -148,6 +152,7 @@ int op_pf_stream_range_begin(op_pf_stream *s, const opprof_trace *t, uint32_t th
 
 int op_pf_stream_range_end(op_pf_stream *s, const opprof_trace *t, uint32_t th, int64_t ts_ns)
 {
+    if (s->piece == th && op_pf_seq_quick(&s->seq, ts_ns, 0) == 0) return s->pw.w->status;
     op_event e = {0};
     e.thread = th;
     e.start_ns = ts_ns;

@@ -9,7 +9,7 @@
  * libdeflate is faster still but only compresses whole buffers, which would
  * mean one gzip member per block; Perfetto's reader stops at the end of the
  * first member, so that is not an option. */
-#include "common/quietthread.h"
+#include "common/worker.h"
 #include "export/gzip.h"
 
 #include <pthread.h>
@@ -25,7 +25,7 @@
 #include "common/vec.h"
 
 #define BLOCK OP_JW_MIN_BUF
-#define MAX_WORKERS 4
+#define MAX_WORKERS OP_WORKERS_MAX
 
 enum { SLOT_FREE, SLOT_FILLED, SLOT_BUSY, SLOT_DONE };
 
@@ -41,16 +41,13 @@ typedef struct gz_slot {
 } gz_slot;
 
 struct op_gz {
-    pthread_mutex_t mu;
-    pthread_cond_t work, done;
+    op_worker w; /* the workers (w.n of them), once ready */
+    int ready;
     gz_slot *slots;
     unsigned nslots, nalloc;
     uint64_t filled;  /* blocks handed over; block s lives in slot s % nslots */
     uint64_t taken;   /* next block a worker takes */
     uint64_t written; /* next block to write out */
-    int stop;
-    unsigned nworkers;
-    pthread_t th[MAX_WORKERS];
     z_stream z; /* the caller's stream */
     int z_ready;
     int level;
@@ -100,20 +97,20 @@ static void *worker(void *arg)
     z_stream z;
     memset(&z, 0, sizeof z);
     int zok = deflateInit2(&z, g->level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) == Z_OK;
-    pthread_mutex_lock(&g->mu);
+    pthread_mutex_lock(&g->w.mu);
     for (;;) {
-        while (!g->stop && g->taken >= g->filled) pthread_cond_wait(&g->work, &g->mu);
-        if (g->stop) break;
+        while (!g->w.stop && g->taken >= g->filled) pthread_cond_wait(&g->w.work, &g->w.mu);
+        if (g->w.stop) break;
         gz_slot *s = &g->slots[g->taken++ % g->nslots];
         s->state = SLOT_BUSY;
-        pthread_mutex_unlock(&g->mu);
+        pthread_mutex_unlock(&g->w.mu);
         int rc = zok ? compress_block(&z, s) : OPPROF_E_NOMEM;
-        pthread_mutex_lock(&g->mu);
+        pthread_mutex_lock(&g->w.mu);
         s->status = rc;
         s->state = SLOT_DONE;
-        pthread_cond_broadcast(&g->done);
+        pthread_cond_broadcast(&g->w.done);
     }
-    pthread_mutex_unlock(&g->mu);
+    pthread_mutex_unlock(&g->w.mu);
     if (zok) deflateEnd(&z);
     return NULL;
 }
@@ -153,18 +150,18 @@ static void write_next(op_gz *g)
         if (g->taken < g->filled) {
             gz_slot *s = &g->slots[g->taken++ % g->nslots];
             s->state = SLOT_BUSY;
-            pthread_mutex_unlock(&g->mu);
+            pthread_mutex_unlock(&g->w.mu);
             int rc = compress_block(&g->z, s);
-            pthread_mutex_lock(&g->mu);
+            pthread_mutex_lock(&g->w.mu);
             s->status = rc;
             s->state = SLOT_DONE;
             continue;
         }
-        pthread_cond_wait(&g->done, &g->mu);
+        pthread_cond_wait(&g->w.done, &g->w.mu);
     }
-    pthread_mutex_unlock(&g->mu);
+    pthread_mutex_unlock(&g->w.mu);
     write_out(g, o);
-    pthread_mutex_lock(&g->mu);
+    pthread_mutex_lock(&g->w.mu);
     o->state = SLOT_FREE;
     g->written++;
 }
@@ -174,7 +171,7 @@ static void write_next(op_gz *g)
 static int hand_over(op_gz *g, op_jw *w, int final)
 {
     size_t len = (size_t)(w->p - w->buf);
-    if (!g->nworkers) {
+    if (!g->w.n) {
         gz_slot *s = &g->slots[0];
         s->in_len = len;
         s->final = final;
@@ -183,19 +180,19 @@ static int hand_over(op_gz *g, op_jw *w, int final)
         w->p = w->buf;
         return g->status;
     }
-    pthread_mutex_lock(&g->mu);
+    pthread_mutex_lock(&g->w.mu);
     gz_slot *s = &g->slots[g->filled % g->nslots];
     s->in_len = len;
     s->final = final;
     s->state = SLOT_FILLED;
     g->filled++;
-    pthread_cond_signal(&g->work);
+    pthread_cond_signal(&g->w.work);
     /* The next slot was used by block filled - nslots: wait for it if it is
      * not written yet; write any other finished block without waiting. */
     while (g->written < g->filled &&
            (g->written + g->nslots <= g->filled || g->slots[g->written % g->nslots].state == SLOT_DONE))
         write_next(g);
-    pthread_mutex_unlock(&g->mu);
+    pthread_mutex_unlock(&g->w.mu);
     w->buf = g->slots[g->filled % g->nslots].in;
     w->p = w->buf;
     w->end = w->buf + BLOCK;
@@ -212,10 +209,10 @@ int op_gz_finish(op_gz *g, op_jw *w)
     if (w->status) return w->status;
     w->bytes += (uint64_t)(w->p - w->buf);
     hand_over(g, w, 1);
-    if (g->nworkers) {
-        pthread_mutex_lock(&g->mu);
+    if (g->w.n) {
+        pthread_mutex_lock(&g->w.mu);
         while (g->written < g->filled) write_next(g);
-        pthread_mutex_unlock(&g->mu);
+        pthread_mutex_unlock(&g->w.mu);
     }
     if (!g->status) {
         unsigned char t[8];
@@ -238,9 +235,6 @@ int op_gz_open(op_gz **out, int level, int workers, op_bytes_fn sink, void *sink
     *out = NULL;
     op_gz *g = calloc(1, sizeof *g);
     if (!g) return op_fail(OPPROF_E_NOMEM, "out of memory");
-    pthread_mutex_init(&g->mu, NULL);
-    pthread_cond_init(&g->work, NULL);
-    pthread_cond_init(&g->done, NULL);
     g->level = level < 1 ? 1 : level > 9 ? 9 : level;
     g->sink = sink;
     g->sink_ctx = sink_ctx;
@@ -259,11 +253,9 @@ int op_gz_open(op_gz **out, int level, int workers, op_bytes_fn sink, void *sink
         }
     }
     /* Workers take no signals: SIGINT and friends stay with the caller. */
-    for (unsigned i = 0; i < nw; i++) {
-        if (op_thread_start_quiet(&g->th[i], NULL, worker, g) != 0) break;
-        g->nworkers++;
-    }
-    if (!g->nworkers) g->nslots = 1; /* no threads (none asked, or none could start): compress inline */
+    (void)op_worker_start(&g->w, nw, worker, g);
+    g->ready = 1;
+    if (!g->w.n) g->nslots = 1; /* no threads (none asked, or none could start): compress inline */
     /* The caller's own stream: inline mode, and helping the workers. */
     if (deflateInit2(&g->z, g->level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
         op_gz_free(g);
@@ -281,16 +273,7 @@ int op_gz_open(op_gz **out, int level, int workers, op_bytes_fn sink, void *sink
 void op_gz_free(op_gz *g)
 {
     if (!g) return;
-    if (g->nworkers) {
-        pthread_mutex_lock(&g->mu);
-        g->stop = 1;
-        pthread_cond_broadcast(&g->work);
-        pthread_mutex_unlock(&g->mu);
-        for (unsigned i = 0; i < g->nworkers; i++) pthread_join(g->th[i], NULL);
-    }
-    pthread_mutex_destroy(&g->mu);
-    pthread_cond_destroy(&g->work);
-    pthread_cond_destroy(&g->done);
+    if (g->ready) op_worker_stop(&g->w);
     if (g->z_ready) deflateEnd(&g->z);
     for (unsigned i = 0; g->slots && i < g->nalloc; i++) {
         free(g->slots[i].in);

@@ -10,7 +10,7 @@
  * writer writes each batch's compressed bytes itself, oldest first, so the
  * file's order is the writer's and nothing else touches its output. The
  * thread takes no signals and never records. */
-#include "common/quietthread.h"
+#include "common/worker.h"
 #include "export/pftrace_zq.h"
 
 #include <pthread.h>
@@ -34,10 +34,7 @@ typedef struct zslot {
 } zslot;
 
 struct pf_zq {
-    pthread_mutex_t mu;
-    pthread_cond_t work, done;
-    pthread_t th;
-    int stop;
+    op_worker w;
     unsigned head, tail; /* the oldest slot handed over; the next to hand */
     zslot slot[ZQ_SLOTS];
     pf_packer z;
@@ -115,19 +112,19 @@ static void *worker(void *arg)
 {
     pf_zq *q = arg;
     op_thread_never_record(); /* it runs while a streamed session may still be recording */
-    pthread_mutex_lock(&q->mu);
+    pthread_mutex_lock(&q->w.mu);
     for (;;) {
         zslot *z;
-        while (!q->stop && !(z = next_pending(q))) pthread_cond_wait(&q->work, &q->mu);
-        if (q->stop) break;
-        pthread_mutex_unlock(&q->mu);
+        while (!q->w.stop && !(z = next_pending(q))) pthread_cond_wait(&q->w.work, &q->w.mu);
+        if (q->w.stop) break;
+        pthread_mutex_unlock(&q->w.mu);
         int rc = compress(q, z);
-        pthread_mutex_lock(&q->mu);
+        pthread_mutex_lock(&q->w.mu);
         z->failed = rc != 0;
         z->state = ZQ_DONE;
-        pthread_cond_signal(&q->done);
+        pthread_cond_signal(&q->w.done);
     }
-    pthread_mutex_unlock(&q->mu);
+    pthread_mutex_unlock(&q->w.mu);
     return NULL;
 }
 
@@ -136,14 +133,8 @@ pf_zq *op_pf_zq_new(const pf_packer *p)
     pf_zq *q = calloc(1, sizeof *q);
     if (!q) return NULL;
     q->z = (pf_packer){p->zstd, p->level < 1 ? 1 : p->level > 9 ? 9 : p->level, NULL};
-    pthread_mutex_init(&q->mu, NULL);
-    pthread_cond_init(&q->work, NULL);
-    pthread_cond_init(&q->done, NULL);
-    int e = op_thread_start_quiet(&q->th, NULL, worker, q);
-    if (e != 0) {
-        pthread_mutex_destroy(&q->mu);
-        pthread_cond_destroy(&q->work);
-        pthread_cond_destroy(&q->done);
+    if (!op_worker_start(&q->w, 1, worker, q)) {
+        op_worker_stop(&q->w);
         free(q);
         return NULL;
     }
@@ -154,12 +145,12 @@ pf_zq *op_pf_zq_new(const pf_packer *p)
 static int put_oldest(pf_zq *q, pf_zq_put put, void *ctx)
 {
     zslot *z = &q->slot[q->head % ZQ_SLOTS];
-    pthread_mutex_lock(&q->mu);
-    while (z->state != ZQ_DONE) pthread_cond_wait(&q->done, &q->mu);
+    pthread_mutex_lock(&q->w.mu);
+    while (z->state != ZQ_DONE) pthread_cond_wait(&q->w.done, &q->w.mu);
     int failed = z->failed;
     z->state = ZQ_IDLE;
     q->head++;
-    pthread_mutex_unlock(&q->mu);
+    pthread_mutex_unlock(&q->w.mu);
     z->in.n = 0;
     if (failed) return -1;
     return put(ctx, z->out, z->out_n);
@@ -183,27 +174,22 @@ int op_pf_zq_hand(pf_zq *q, op_buf *batch, pf_zq_put put, void *ctx)
      * compression it gave away (bench_trace_cost). */
     if (op_buf_put(&z->in, batch->p, batch->n) != 0) return -1;
     batch->n = 0;
-    pthread_mutex_lock(&q->mu);
+    pthread_mutex_lock(&q->w.mu);
     z->state = ZQ_PENDING;
     q->tail++;
-    pthread_cond_signal(&q->work);
-    pthread_mutex_unlock(&q->mu);
+    pthread_cond_signal(&q->w.work);
+    pthread_mutex_unlock(&q->w.mu);
     return 0;
 }
 
 void op_pf_zq_free(pf_zq *q)
 {
     if (!q) return;
-    pthread_mutex_lock(&q->mu);
+    pthread_mutex_lock(&q->w.mu);
     for (unsigned i = 0; i < ZQ_SLOTS; i++) /* the thread owns a pending slot's bytes */
-        while (q->slot[i].state == ZQ_PENDING) pthread_cond_wait(&q->done, &q->mu);
-    q->stop = 1;
-    pthread_cond_signal(&q->work);
-    pthread_mutex_unlock(&q->mu);
-    pthread_join(q->th, NULL);
-    pthread_mutex_destroy(&q->mu);
-    pthread_cond_destroy(&q->work);
-    pthread_cond_destroy(&q->done);
+        while (q->slot[i].state == ZQ_PENDING) pthread_cond_wait(&q->w.done, &q->w.mu);
+    pthread_mutex_unlock(&q->w.mu);
+    op_worker_stop(&q->w);
     op_pf_packer_free(&q->z);
     for (unsigned i = 0; i < ZQ_SLOTS; i++) {
         op_buf_free(&q->slot[i].in);

@@ -6,7 +6,7 @@
  * neither touches what the other is using. The arrays change hands at each
  * hand, under the lock, and nothing is copied but the strings, threads and
  * stacks new since the last hand (a few per program). */
-#include "common/quietthread.h"
+#include "common/worker.h"
 #include "export/stream_enc.h"
 
 #include <pthread.h>
@@ -18,10 +18,8 @@
 #include "common/error.h"
 
 struct op_senc {
-    pthread_mutex_t mu;
-    pthread_cond_t work, done;
-    pthread_t th;
-    int pending, stop;
+    op_worker w;
+    int pending;
     int status;        /* the first failure, OPPROF_OK none */
     char detail[512];  /* its detail, from the thread that failed */
     op_senc_fn fn;
@@ -33,22 +31,22 @@ static void *worker(void *arg)
 {
     op_senc *e = arg;
     op_thread_never_record(); /* a streamed session's end: the program may still run */
-    pthread_mutex_lock(&e->mu);
+    pthread_mutex_lock(&e->w.mu);
     for (;;) {
-        while (!e->stop && !e->pending) pthread_cond_wait(&e->work, &e->mu);
+        while (!e->w.stop && !e->pending) pthread_cond_wait(&e->w.work, &e->w.mu);
         if (!e->pending) break;
         int skip = e->status != OPPROF_OK;
-        pthread_mutex_unlock(&e->mu);
+        pthread_mutex_unlock(&e->w.mu);
         int rc = skip ? OPPROF_OK : e->fn(e->ctx, e->b.tr, e->b.order, e->b.n);
-        pthread_mutex_lock(&e->mu);
+        pthread_mutex_lock(&e->w.mu);
         if (rc != OPPROF_OK && e->status == OPPROF_OK) {
             e->status = rc;
             snprintf(e->detail, sizeof e->detail, "%s", opprof_last_error());
         }
         e->pending = 0;
-        pthread_cond_signal(&e->done);
+        pthread_cond_signal(&e->w.done);
     }
-    pthread_mutex_unlock(&e->mu);
+    pthread_mutex_unlock(&e->w.mu);
     return NULL;
 }
 
@@ -62,14 +60,8 @@ op_senc *op_senc_new(op_senc_fn fn, void *ctx)
     }
     e->fn = fn;
     e->ctx = ctx;
-    pthread_mutex_init(&e->mu, NULL);
-    pthread_cond_init(&e->work, NULL);
-    pthread_cond_init(&e->done, NULL);
-    int rc = op_thread_start_quiet(&e->th, NULL, worker, e);
-    if (rc != 0) {
-        pthread_mutex_destroy(&e->mu);
-        pthread_cond_destroy(&e->work);
-        pthread_cond_destroy(&e->done);
+    if (!op_worker_start(&e->w, 1, worker, e)) {
+        op_worker_stop(&e->w);
         op_sdec_batch_free(&e->b);
         free(e);
         return NULL;
@@ -80,31 +72,31 @@ op_senc *op_senc_new(op_senc_fn fn, void *ctx)
 /* Waits for the batch in flight; the first failure. Lock held. */
 static int wait_idle(op_senc *e)
 {
-    while (e->pending) pthread_cond_wait(&e->done, &e->mu);
+    while (e->pending) pthread_cond_wait(&e->w.done, &e->w.mu);
     return e->status;
 }
 
 int op_senc_hand(op_senc *e, op_sdec *d)
 {
-    pthread_mutex_lock(&e->mu);
+    pthread_mutex_lock(&e->w.mu);
     int rc = wait_idle(e);
     if (op_sdec_hand(d, &e->b) != 0) {
-        pthread_mutex_unlock(&e->mu);
+        pthread_mutex_unlock(&e->w.mu);
         return op_fail(OPPROF_E_NOMEM, "out of memory handing a batch to the trace's writer");
     }
     e->pending = 1;
-    pthread_cond_signal(&e->work);
+    pthread_cond_signal(&e->w.work);
     if (rc != OPPROF_OK) (void)op_fail(rc, "%s", e->detail); /* on this thread, for its caller */
-    pthread_mutex_unlock(&e->mu);
+    pthread_mutex_unlock(&e->w.mu);
     return rc;
 }
 
 int op_senc_drain(op_senc *e)
 {
-    pthread_mutex_lock(&e->mu);
+    pthread_mutex_lock(&e->w.mu);
     int rc = wait_idle(e);
     if (rc != OPPROF_OK) (void)op_fail(rc, "%s", e->detail);
-    pthread_mutex_unlock(&e->mu);
+    pthread_mutex_unlock(&e->w.mu);
     return rc;
 }
 
@@ -112,22 +104,17 @@ double op_senc_cpu_s(op_senc *e)
 {
     clockid_t id;
     struct timespec ts;
-    if (pthread_getcpuclockid(e->th, &id) != 0 || clock_gettime(id, &ts) != 0) return 0;
+    if (pthread_getcpuclockid(e->w.th[0], &id) != 0 || clock_gettime(id, &ts) != 0) return 0;
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 void op_senc_free(op_senc *e)
 {
     if (!e) return;
-    pthread_mutex_lock(&e->mu);
+    pthread_mutex_lock(&e->w.mu);
     (void)wait_idle(e);
-    e->stop = 1;
-    pthread_cond_signal(&e->work);
-    pthread_mutex_unlock(&e->mu);
-    pthread_join(e->th, NULL);
-    pthread_mutex_destroy(&e->mu);
-    pthread_cond_destroy(&e->work);
-    pthread_cond_destroy(&e->done);
+    pthread_mutex_unlock(&e->w.mu);
+    op_worker_stop(&e->w);
     op_sdec_batch_free(&e->b);
     free(e);
 }

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/quietthread.h"
+#include "common/worker.h"
 #include "import/pftrace.h"
 
 /* Four batches ahead: a batch (at most 480 KiB inflated as opprof writes
@@ -37,14 +37,12 @@ typedef struct ahead_slot {
 } ahead_slot;
 
 struct pf_ahead {
-    pthread_mutex_t mu;
-    pthread_cond_t given, done;
-    pthread_t th;
+    op_worker w; /* its work signal: a batch given, or quit */
     /* Counters, each slot at its counter mod AHEAD_SLOTS: head the next to
      * take, work the next to inflate, tail the next to give; head <= work
      * <= tail <= head + AHEAD_SLOTS. */
     unsigned head, work, tail;
-    int quit, held;
+    int held;
     pf_unpackers un;
     ahead_slot slot[AHEAD_SLOTS];
 };
@@ -72,19 +70,19 @@ static int inflate_slot(pf_unpackers *u, ahead_slot *s)
 static void *inflater(void *arg)
 {
     pf_ahead *a = arg;
-    pthread_mutex_lock(&a->mu);
+    pthread_mutex_lock(&a->w.mu);
     for (;;) {
-        while (!a->quit && a->work == a->tail) pthread_cond_wait(&a->given, &a->mu);
-        if (a->quit) break;
+        while (!a->w.stop && a->work == a->tail) pthread_cond_wait(&a->w.work, &a->w.mu);
+        if (a->w.stop) break;
         ahead_slot *s = &a->slot[a->work % AHEAD_SLOTS];
-        pthread_mutex_unlock(&a->mu);
+        pthread_mutex_unlock(&a->w.mu);
         int ok = inflate_slot(&a->un, s);
-        pthread_mutex_lock(&a->mu);
+        pthread_mutex_lock(&a->w.mu);
         s->ok = ok;
         a->work++;
-        pthread_cond_signal(&a->done);
+        pthread_cond_signal(&a->w.done);
     }
-    pthread_mutex_unlock(&a->mu);
+    pthread_mutex_unlock(&a->w.mu);
     return NULL;
 }
 
@@ -92,13 +90,8 @@ pf_ahead *op_pf_ahead_new(void)
 {
     pf_ahead *a = calloc(1, sizeof *a);
     if (!a) return NULL;
-    pthread_mutex_init(&a->mu, NULL);
-    pthread_cond_init(&a->given, NULL);
-    pthread_cond_init(&a->done, NULL);
-    if (op_thread_start_quiet(&a->th, NULL, inflater, a) != 0) {
-        pthread_cond_destroy(&a->done);
-        pthread_cond_destroy(&a->given);
-        pthread_mutex_destroy(&a->mu);
+    if (!op_worker_start(&a->w, 1, inflater, a)) {
+        op_worker_stop(&a->w);
         free(a);
         return NULL;
     }
@@ -110,9 +103,9 @@ int op_pf_ahead_give(pf_ahead *a, uint64_t key, int zstd, const unsigned char *z
     if (n > AHEAD_MAX_IN) return -1;
     /* Only the reader moves tail, and the inflater never touches a slot
      * past work, so the slot at tail is the reader's to fill unlocked. */
-    pthread_mutex_lock(&a->mu);
+    pthread_mutex_lock(&a->w.mu);
     int full = a->tail - a->head == AHEAD_SLOTS;
-    pthread_mutex_unlock(&a->mu);
+    pthread_mutex_unlock(&a->w.mu);
     if (full) return 1;
     ahead_slot *s = &a->slot[a->tail % AHEAD_SLOTS];
     if (s->in_cap < n) {
@@ -125,22 +118,22 @@ int op_pf_ahead_give(pf_ahead *a, uint64_t key, int zstd, const unsigned char *z
     s->in_n = n;
     s->key = key;
     s->zstd = zstd;
-    pthread_mutex_lock(&a->mu);
+    pthread_mutex_lock(&a->w.mu);
     a->tail++;
-    pthread_cond_signal(&a->given);
-    pthread_mutex_unlock(&a->mu);
+    pthread_cond_signal(&a->w.work);
+    pthread_mutex_unlock(&a->w.mu);
     return 0;
 }
 
 int op_pf_ahead_take(pf_ahead *a, uint64_t key, size_t n, const unsigned char **out, size_t *out_n)
 {
-    pthread_mutex_lock(&a->mu);
+    pthread_mutex_lock(&a->w.mu);
     ahead_slot *s = &a->slot[a->head % AHEAD_SLOTS];
     if (a->head == a->tail || s->key != key || s->in_n != n) { /* not given: too big, or the queue was full */
-        pthread_mutex_unlock(&a->mu);
+        pthread_mutex_unlock(&a->w.mu);
         return 0;
     }
-    while (a->work == a->head) pthread_cond_wait(&a->done, &a->mu);
+    while (a->work == a->head) pthread_cond_wait(&a->w.done, &a->w.mu);
     int ok = s->ok;
     if (ok) {
         *out = s->out;
@@ -150,35 +143,28 @@ int op_pf_ahead_take(pf_ahead *a, uint64_t key, size_t n, const unsigned char **
     } else {
         a->head++;
     }
-    pthread_mutex_unlock(&a->mu);
+    pthread_mutex_unlock(&a->w.mu);
     return ok;
 }
 
 void op_pf_ahead_release(pf_ahead *a)
 {
-    pthread_mutex_lock(&a->mu);
+    pthread_mutex_lock(&a->w.mu);
     if (a->held) {
         a->held = 0;
         a->head++;
     }
-    pthread_mutex_unlock(&a->mu);
+    pthread_mutex_unlock(&a->w.mu);
 }
 
 void op_pf_ahead_free(pf_ahead *a)
 {
     if (!a) return;
-    pthread_mutex_lock(&a->mu);
-    a->quit = 1;
-    pthread_cond_signal(&a->given);
-    pthread_mutex_unlock(&a->mu);
-    pthread_join(a->th, NULL);
+    op_worker_stop(&a->w);
     for (int i = 0; i < AHEAD_SLOTS; i++) {
         free(a->slot[i].in);
         free(a->slot[i].out);
     }
-    pthread_cond_destroy(&a->done);
-    pthread_cond_destroy(&a->given);
-    pthread_mutex_destroy(&a->mu);
     op_pf_unpackers_free(&a->un);
     free(a);
 }

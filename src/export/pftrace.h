@@ -26,6 +26,7 @@
 #ifndef OPPROF_EXPORT_PFTRACE_H
 #define OPPROF_EXPORT_PFTRACE_H
 
+#include "common/compiler.h"
 #include "common/pfschema.h"
 #include "export/pftrace_meta.h"
 #include "export/pftrace_pack.h"
@@ -77,13 +78,44 @@ int op_pf_seq_memory(pf_wseq *s, const op_mem_event *m);
  * event and their calls (the streamed writer's most packets, written as
  * they are read). 0 written; 1 when it has to go the general way (no
  * batch, no room, a packet being built). */
-static inline int op_pf_seq_quick(pf_wseq *s, int64_t t_ns, uint32_t iid)
+static OP_ALWAYS_INLINE int op_pf_seq_quick(pf_wseq *s, int64_t t_ns, uint32_t iid)
 {
     pf_writer *pw = s->pw;
     if (pw->te.out.n || pw->in.out.n) return 1;
     uint64_t ts = (uint64_t)pw->base_ns + (uint64_t)t_ns;
     if (ts < s->last_ts) ts = s->last_ts; /* the clock only goes forward: a delta is unsigned */
     uint64_t dt = ts - s->last_ts;
+    /* Most packets: a delta under 2^14, a name id and a sequence id under
+     * 2^7, so every varint but the delta is one byte and the packet's
+     * length too (at most 12). */
+    if (__builtin_expect(dt < 16384 && iid < 128 && s->id < 128, 1)) {
+        unsigned dl = dt < 128 ? 1 : 2, te_n = iid ? 4 : 2, len = 1 + dl + 2 + te_n + 2;
+        unsigned char *d = op_pf_batch_room(pw, 2 + len);
+        if (!d) return 1;
+        s->last_ts = ts;
+        d[0] = PF_TRACE_PACKET << 3 | OP_PB_LEN;
+        d[1] = (unsigned char)len;
+        d[2] = PF_PKT_TIMESTAMP << 3 | OP_PB_VARINT;
+        if (dl == 1) {
+            d[3] = (unsigned char)dt;
+        } else {
+            d[3] = (unsigned char)(dt | 0x80);
+            d[4] = (unsigned char)(dt >> 7);
+        }
+        d += 3 + dl;
+        d[0] = PF_PKT_TRACK_EVENT << 3 | OP_PB_LEN;
+        d[1] = (unsigned char)te_n;
+        d[2] = PF_TE_TYPE << 3 | OP_PB_VARINT;
+        d[3] = iid ? PF_TYPE_SLICE_BEGIN : PF_TYPE_SLICE_END;
+        if (iid) {
+            d[4] = PF_TE_NAME_IID << 3 | OP_PB_VARINT;
+            d[5] = (unsigned char)iid;
+        }
+        d += 2 + te_n;
+        d[0] = PF_PKT_SEQUENCE_ID << 3 | OP_PB_VARINT; /* no sequence_flags: see pftrace.c's put_short */
+        d[1] = (unsigned char)s->id;
+        return 0;
+    }
     size_t te_n = iid ? 3 + op_pb_varint_len(iid) : 2; /* < 128: its length is one byte */
     size_t len = 1 + op_pb_varint_len(dt) + 2 + te_n + 1 + op_pb_varint_len(s->id);
     unsigned char *d = op_pf_batch_room(pw, 1 + op_pb_varint_len(len) + len);
@@ -101,10 +133,11 @@ static inline int op_pf_seq_quick(pf_wseq *s, int64_t t_ns, uint32_t iid)
         *d++ = PF_TE_NAME_IID << 3 | OP_PB_VARINT;
         d += op_pb_put_varint(d, iid);
     }
-    *d++ = PF_PKT_SEQUENCE_ID << 3 | OP_PB_VARINT; /* no sequence_flags: see pftrace.c's put_short */
+    *d++ = PF_PKT_SEQUENCE_ID << 3 | OP_PB_VARINT;
     op_pb_put_varint(d, s->id);
     return 0;
 }
+
 void op_pf_seq_free(pf_wseq *s);
 
 /* Sequences 2.. of pw->t: each thread's events and memory events, ranges

@@ -149,17 +149,19 @@ static int sink_flush(void *ctx)
     return 0;
 }
 
-static int sink_begin(void *ctx, uint32_t th, uint32_t name, int cat, int64_t ts_ns)
+static int sink_begin(void *ctx, const opprof_trace *t, uint32_t th, uint32_t name, int cat, int64_t ts_ns)
 {
     (void)ctx;
-    if (!W.status) fail(op_pf_stream_range_begin(W.pf, op_sdec_trace(W.dec), th, name, cat, ts_ns));
+    int rc = W.status ? OPPROF_OK : op_pf_stream_range_begin(W.pf, t, th, name, cat, ts_ns);
+    if (__builtin_expect(rc != OPPROF_OK, 0)) fail(rc);
     return 0;
 }
 
-static int sink_end(void *ctx, uint32_t th, int64_t ts_ns)
+static int sink_end(void *ctx, const opprof_trace *t, uint32_t th, int64_t ts_ns)
 {
     (void)ctx;
-    if (!W.status) fail(op_pf_stream_range_end(W.pf, op_sdec_trace(W.dec), th, ts_ns));
+    int rc = W.status ? OPPROF_OK : op_pf_stream_range_end(W.pf, t, th, ts_ns);
+    if (__builtin_expect(rc != OPPROF_OK, 0)) fail(rc);
     return 0;
 }
 

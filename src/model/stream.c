@@ -171,7 +171,7 @@ static int range_done(op_sdec *d, sthread *st, const frame *fr, uint64_t t1, int
     else (void)op_agg_end(st->shadow, site, t1, 1, flops);
     int64_t s = ns_of(d, st, t0), e = ns_of(d, st, t1);
     d->recorded++;
-    if (fr->keep == 3) return sink_flush(d) == 0 && d->sink->end(d->sink->ctx, st->ti, e) == 0 ? 0 : -1;
+    if (fr->keep == 3) return sink_flush(d) == 0 && d->sink->end(d->sink->ctx, d->tr, st->ti, e) == 0 ? 0 : -1;
     if (fr->keep == 0 || (fr->keep == 2 && !d->begins && e - s < d->min_ns)) {
         d->tr->filtered++;
         return 0;
@@ -287,7 +287,7 @@ static int range_begin(op_sdec *d, sthread *st, const op_word *p, size_t len, op
         uint32_t name = op_recnames_site(&d->names, d->tr, site);
         if (name == UINT32_MAX || sink_flush(d) != 0) return -1;
         st->fr[st->nfr - 1].keep = 3;
-        return d->sink->begin(d->sink->ctx, st->ti, name, (int)site->category, ns_of(d, st, t0));
+        return d->sink->begin(d->sink->ctx, d->tr, st->ti, name, (int)site->category, ns_of(d, st, t0));
     }
     return d->begins && keep ? begin_event(d, st, p, len, site, t0, stack) : 0;
 }

@@ -90,8 +90,8 @@ const uint32_t *op_sdec_order(const op_sdec *d, size_t *n);
 /* A writer that takes a plain range's begin and end as they are read
  * (export/stream.c's .pftrace), with op_sdec_keep_begins: a range whose
  * record has no extra part (no inputs, stack, FLOPs or args) and that the
- * filters keep goes to begin and end (the thread's index in the reader's
- * trace, its name's id there, its category, its time) instead of becoming
+ * filters keep goes to begin and end (the reader's trace, the thread's
+ * index and its name's id there, its category, its time) instead of becoming
  * two events of the batch; before each, the batch's items read earlier are
  * passed to flush (which writes and clears them), so the writer sees
  * everything in the order read. Each call returns 0 or -1 (the reader
@@ -101,8 +101,8 @@ const uint32_t *op_sdec_order(const op_sdec *d, size_t *n);
 typedef struct op_sdec_sink {
     void *ctx;
     int (*flush)(void *ctx);
-    int (*begin)(void *ctx, uint32_t thread, uint32_t name, int cat, int64_t ts_ns);
-    int (*end)(void *ctx, uint32_t thread, int64_t ts_ns);
+    int (*begin)(void *ctx, const opprof_trace *t, uint32_t thread, uint32_t name, int cat, int64_t ts_ns);
+    int (*end)(void *ctx, const opprof_trace *t, uint32_t thread, int64_t ts_ns);
 } op_sdec_sink;
 void op_sdec_direct(op_sdec *d, const op_sdec_sink *sink);
 

@@ -6,6 +6,7 @@
 
 #include "capture/agg.h"
 #include "capture/spill.h"
+#include "common/compiler.h"
 #include "common/map.h"
 #include "common/vec.h"
 #include "model/collect.h"
@@ -158,7 +159,7 @@ static inline int64_t ns_of(const op_sdec *d, sthread *st, uint64_t ticks)
 }
 
 /* A range is done: its event, and its end replayed into the sums. */
-static int range_done(op_sdec *d, sthread *st, const frame *fr, uint64_t t1, int forced)
+static OP_ALWAYS_INLINE int range_done(op_sdec *d, sthread *st, const frame *fr, uint64_t t1, int forced)
 {
     const op_word *p = fr->rec;
     uint64_t w0 = LOAD(&p[0]);
@@ -209,7 +210,7 @@ static int range_done(op_sdec *d, sthread *st, const frame *fr, uint64_t t1, int
 
 /* Ends the ranges on the stack that ended before ts (at ts too when
  * inclusive: a range that begins as another ends is its sibling). */
-static int pop_done(op_sdec *d, sthread *st, uint64_t ts, int inclusive)
+static OP_ALWAYS_INLINE int pop_done(op_sdec *d, sthread *st, uint64_t ts, int inclusive)
 {
     while (st->nfr) {
         const op_word *rec = st->fr[st->nfr - 1].rec;
@@ -247,7 +248,7 @@ static int begin_event(op_sdec *d, sthread *st, const op_word *p, size_t len, co
                : -1;
 }
 
-static int range_begin(op_sdec *d, sthread *st, const op_word *p, size_t len, op_chunk *pin)
+static OP_ALWAYS_INLINE int range_begin(op_sdec *d, sthread *st, const op_word *p, size_t len, op_chunk *pin)
 {
     uint64_t w0 = LOAD(&p[0]), t0 = LOAD(&p[1]);
     if (pop_done(d, st, t0, 1) != 0) return -1;

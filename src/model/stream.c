@@ -57,6 +57,10 @@ struct op_sdec {
     uint32_t max_depth;
     OP_VEC(uint32_t) order;      /* the batch's items as read, with begins */
     const op_sdec_sink *sink;    /* op_sdec_direct's, or NULL */
+    struct {                     /* a sink's names by site, direct-mapped before the map's probe */
+        const opprof_site *site;
+        uint32_t name;
+    } named[64];
 };
 
 /* The batch's items read before a range that goes to the sink: to it first. */
@@ -285,7 +289,13 @@ static OP_ALWAYS_INLINE int range_begin(op_sdec *d, sthread *st, const op_word *
     if (o) o->t0 = t0;
     else op_agg_begin_keyed(st->shadow, site, n ? in : NULL, n, stack);
     if (keep && d->sink && !(w0 & OP_REC_EXT)) { /* a plain range: straight to the writer */
-        uint32_t name = op_recnames_site(&d->names, d->tr, site);
+        unsigned k = (unsigned)((uintptr_t)site >> 4) & 63;
+        uint32_t name = d->named[k].name;
+        if (d->named[k].site != site) {
+            name = op_recnames_site(&d->names, d->tr, site);
+            d->named[k].site = site;
+            d->named[k].name = name;
+        }
         if (name == UINT32_MAX || sink_flush(d) != 0) return -1;
         st->fr[st->nfr - 1].keep = 3;
         return d->sink->begin(d->sink->ctx, d->tr, st->ti, name, (int)site->category, ns_of(d, st, t0));

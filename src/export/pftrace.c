@@ -97,44 +97,13 @@ static void ann_num(pf_wseq *s, int which, uint32_t field, uint64_t v)
     op_pbw_end(te);
 }
 
-/* A packet of te[0..te_n) at time ts straight into the batch, when
- * nothing was interned for it: most packets. 0, 1 when it has to go the
- * general way (no batch, no room), or -1.
- *
- * An event's packet carries no sequence_flags: SEQ_NEEDS_INCREMENTAL_STATE
- * only asks a reader to skip the packet when the sequence's state was lost
- * (a ring buffer that wrapped), which a file written whole never has;
- * Perfetto's trace processor resolves interned ids by the sequence id
- * either way (ProtoTraceReader::ParsePacket). Two bytes of a slice's 13 per
- * packet: 15% less to compress. */
-static inline int put_short(pf_wseq *s, uint64_t ts, const unsigned char *te, size_t te_n)
-{
-    pf_writer *pw = s->pw;
-    if (ts < s->last_ts) ts = s->last_ts; /* the clock only goes forward: a delta is unsigned */
-    uint64_t dt = ts - s->last_ts;
-    size_t len = 1 + op_pb_varint_len(dt) + 1 + op_pb_varint_len(te_n) + te_n + 1 + op_pb_varint_len(s->id);
-    unsigned char *d = op_pf_batch_room(pw, 1 + op_pb_varint_len(len) + len);
-    if (!d) return 1;
-    s->last_ts = ts;
-    *d++ = PF_TRACE_PACKET << 3 | OP_PB_LEN;
-    d += op_pb_put_varint(d, len);
-    *d++ = PF_PKT_TIMESTAMP << 3 | OP_PB_VARINT;
-    d += op_pb_put_varint(d, dt);
-    *d++ = PF_PKT_TRACK_EVENT << 3 | OP_PB_LEN;
-    d += op_pb_put_varint(d, te_n);
-    for (size_t i = 0; i < te_n; i++) *d++ = te[i]; /* a few bytes: no call to memcpy */
-    *d++ = PF_PKT_SEQUENCE_ID << 3 | OP_PB_VARINT;
-    op_pb_put_varint(d, s->id);
-    return 0;
-}
-
 /* The packet of te (and in, when it interned something) at time ts. */
 static int emit_event(pf_wseq *s, uint64_t ts)
 {
     pf_writer *pw = s->pw;
     op_pbw *p = &pw->pkt;
     if (pw->te.out.failed || pw->in.out.failed) return -1;
-    if (!pw->in.out.n && put_short(s, ts, (const unsigned char *)pw->te.out.p, pw->te.out.n) == 0) {
+    if (!pw->in.out.n && op_pf_put_short(s, ts, (const unsigned char *)pw->te.out.p, pw->te.out.n) == 0) {
         op_pbw_reset(&pw->te);
         return 0;
     }
@@ -144,7 +113,7 @@ static int emit_event(pf_wseq *s, uint64_t ts)
     op_pbw_uint(p, PF_PKT_TIMESTAMP, dt);
     op_pbw_bytes(p, PF_PKT_TRACK_EVENT, pw->te.out.p, pw->te.out.n);
     if (pw->in.out.n) op_pbw_bytes(p, PF_PKT_INTERNED_DATA, pw->in.out.p, pw->in.out.n);
-    op_pbw_uint(p, PF_PKT_SEQUENCE_ID, s->id); /* no sequence_flags: see put_short */
+    op_pbw_uint(p, PF_PKT_SEQUENCE_ID, s->id); /* no sequence_flags: see op_pf_put_short */
     op_pbw_reset(&pw->te);
     op_pbw_reset(&pw->in);
     return op_pf_emit(pw);
@@ -316,27 +285,14 @@ static int begin_event(pf_wseq *s, const op_event *e)
 
 int op_pf_seq_begin(pf_wseq *s, const op_event *e)
 {
-    if (plain_event(s, e)) {
-        unsigned char te[16];
-        size_t n = op_pb_put_varint(te, PF_TE_TYPE << 3 | OP_PB_VARINT);
-        n += op_pb_put_varint(te + n, PF_TYPE_SLICE_BEGIN);
-        n += op_pb_put_varint(te + n, PF_TE_NAME_IID << 3 | OP_PB_VARINT);
-        n += op_pb_put_varint(te + n, s->name_iid[e->name]);
-        int rc = put_short(s, abs_ts(s, e->start_ns), te, n);
-        if (rc <= 0) return rc;
-    }
+    if (plain_event(s, e) && op_pf_seq_quick(s, e->start_ns, s->name_iid[e->name]) == 0) return 0;
     return slice_begin(s, e, 0, PF_PART_OPEN);
 }
 
 int op_pf_seq_end(pf_wseq *s, const op_event *e)
 {
-    if (!e->x && !s->pw->te.out.n && !s->pw->in.out.n) { /* an end without FLOPs or args: its type alone */
-        unsigned char te[8];
-        size_t n = op_pb_put_varint(te, PF_TE_TYPE << 3 | OP_PB_VARINT);
-        n += op_pb_put_varint(te + n, PF_TYPE_SLICE_END);
-        int rc = put_short(s, abs_ts(s, e->start_ns + e->dur_ns), te, n);
-        if (rc <= 0) return rc;
-    }
+    /* an end without FLOPs or args: its type alone */
+    if (!e->x && op_pf_seq_quick(s, e->start_ns + e->dur_ns, 0) == 0) return 0;
     op_pbw_uint(&s->pw->te, PF_TE_TYPE, PF_TYPE_SLICE_END);
     annotate(s, e, PF_PART_CLOSE);
     return emit_event(s, abs_ts(s, e->start_ns + e->dur_ns));

@@ -12,40 +12,46 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
 #include "export/pftrace_pack.h"
 #include "export/pftrace_zq.h"
+
+enum { CODEC_UNSET = -1, CODEC_ZSTD, CODEC_ZLIB, CODEC_PLAIN };
+
+/* OPPROF_PFTRACE_COMPRESS's value: "0" plain packets, "zlib" zlib
+ * streams, anything else zstd. */
+static int codec_of(const char *v)
+{
+    return !v ? CODEC_UNSET : strcmp(v, "0") == 0 ? CODEC_PLAIN : strcmp(v, "zlib") == 0 ? CODEC_ZLIB : CODEC_ZSTD;
+}
 
 /* OPPROF_PFTRACE_COMPRESS as the process started: opprof exec's preload
  * library removes the OPPROF_* variables from the environment before the
  * program runs (they are for this process, not its children), so the
  * trace written at exit would not see it otherwise. libopprof's
  * constructors run before those of the libraries that depend on it. */
-static const char *codec_at_load;
-static char codec_buf[8];
+static int codec_at_load = CODEC_UNSET;
 
 __attribute__((constructor)) static void pf_env_at_load(void)
 {
-    const char *v = getenv("OPPROF_PFTRACE_COMPRESS");
-    if (v && strlen(v) < sizeof codec_buf) codec_at_load = strcpy(codec_buf, v);
+    codec_at_load = codec_of(getenv("OPPROF_PFTRACE_COMPRESS"));
 }
 
-static const char *codec_env(void)
+static int codec(void)
 {
-    const char *v = getenv("OPPROF_PFTRACE_COMPRESS");
-    return v ? v : codec_at_load;
+    int c = codec_of(getenv("OPPROF_PFTRACE_COMPRESS"));
+    return c != CODEC_UNSET ? c : codec_at_load;
 }
 
 int op_pf_zlevel(const opprof_export_options *o)
 {
-    const char *v = codec_env();
-    if (v && strcmp(v, "0") == 0) return 0;
+    if (codec() == CODEC_PLAIN) return 0;
     return o->gzip_level < 1 ? 1 : o->gzip_level > 9 ? 9 : o->gzip_level;
 }
 
 int op_pf_zstd(void)
 {
-    const char *v = codec_env();
-    return !(v && strcmp(v, "zlib") == 0);
+    return codec() != CODEC_ZLIB;
 }
 
 /* A length-delimited field's tag and length into d; returns its size. */

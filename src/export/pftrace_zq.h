@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "common/buf.h"
+#include "common/pfschema.h"
 
 typedef struct pf_zq pf_zq;
 
@@ -22,7 +23,7 @@ typedef struct pf_packer {
 /* The TracePacket field that holds a batch of this packer's. */
 static inline unsigned op_pf_packer_field(const pf_packer *p)
 {
-    return p->zstd ? 133u : 50u; /* PF_PKT_ZSTD_COMPRESSED, PF_PKT_COMPRESSED */
+    return p->zstd ? PF_PKT_ZSTD_COMPRESSED : PF_PKT_COMPRESSED;
 }
 
 /* in[0..n) compressed into *out, grown to the codec's bound when smaller

@@ -392,8 +392,9 @@ static inline const unsigned char *tag_varint(const unsigned char *p, const unsi
 
 /* Most packets of a trace are a slice's begin or end as opprof and the
  * Perfetto SDK write them: timestamp, track_event, sequence id and (the
- * SDK's, and opprof's before zstd) flags, in that order and nothing else. Such a packet is read here without the
- * general loop's bookkeeping; 1 read (0 or -1 in *rc), 0 not this shape. */
+ * SDK's, and opprof's before zstd) flags, in that order and nothing else.
+ * Such a packet is read here without the general loop's bookkeeping; 1
+ * read (0 or -1 in *rc), 0 not this shape. */
 static int slice_packet(pf_reader *r, op_pbr body, int *rc)
 {
     const unsigned char *p = body.p, *end = body.end;

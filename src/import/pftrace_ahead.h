@@ -22,9 +22,9 @@ typedef struct pf_ahead pf_ahead;
 pf_ahead *op_pf_ahead_new(void);
 
 /* The compressed bytes z[0..n) of the batch whose bytes start at file
- * offset key (zstd: zstd frames, else a zlib stream), copied and queued. 0 queued; 1 the queue is full (give it
- * again later); -1 not taken (too big, or out of memory): the reader
- * inflates that one itself. */
+ * offset key (zstd: zstd frames, else a zlib stream), copied and queued.
+ * 0 queued; 1 the queue is full (give it again later); -1 not taken (too
+ * big, or out of memory): the reader inflates that one itself. */
 int op_pf_ahead_give(pf_ahead *a, uint64_t key, int zstd, const unsigned char *z, size_t n);
 
 /* The batch at key of n compressed bytes, waited for: 1 with its inflated

@@ -174,9 +174,10 @@ static OP_ALWAYS_INLINE int range_done(op_sdec *d, sthread *st, const frame *fr,
     uint64_t flops = (hdr & OP_EXT_HAS_FLOPS) ? LOAD(&p[OP_EXT_FLOPS_AT]) : UINT64_MAX;
     if (flops == UINT64_MAX) (void)op_agg_end_fast(st->shadow, site, t1);
     else (void)op_agg_end(st->shadow, site, t1, 1, flops);
-    int64_t s = ns_of(d, st, t0), e = ns_of(d, st, t1);
+    int64_t e = ns_of(d, st, t1);
     d->recorded++;
     if (fr->keep == 3) return sink_flush(d) == 0 && d->sink->end(d->sink->ctx, d->tr, st->ti, e) == 0 ? 0 : -1;
+    int64_t s = ns_of(d, st, t0);
     if (fr->keep == 0 || (fr->keep == 2 && !d->begins && e - s < d->min_ns)) {
         d->tr->filtered++;
         return 0;
@@ -281,6 +282,7 @@ static OP_ALWAYS_INLINE int range_begin(op_sdec *d, sthread *st, const op_word *
         uint64_t t1 = __atomic_load_n(&p[2], __ATOMIC_ACQUIRE);
         keep = t1 == OP_OPEN ? 2 : ns_of(d, st, t1) - ns_of(d, st, t0) >= d->min_ns;
     }
+    if (keep && d->sink && !(w0 & OP_REC_EXT)) keep = 3; /* a plain range: straight to the writer */
     st->fr[st->nfr++] = (frame){p, pin, stack, UINT32_MAX, keep};
     st->now = t0;
     /* Keyed by the trace's stack: equal stacks are one key, and the key
@@ -288,7 +290,7 @@ static OP_ALWAYS_INLINE int range_begin(op_sdec *d, sthread *st, const op_word *
     op_aggopen *o = !n && !stack ? op_agg_open_fast(st->shadow, site) : NULL; /* most ranges */
     if (o) o->t0 = t0;
     else op_agg_begin_keyed(st->shadow, site, n ? in : NULL, n, stack);
-    if (keep && d->sink && !(w0 & OP_REC_EXT)) { /* a plain range: straight to the writer */
+    if (keep == 3) {
         unsigned k = (unsigned)((uintptr_t)site >> 4) & 63;
         uint32_t name = d->named[k].name;
         if (d->named[k].site != site) {
@@ -297,7 +299,6 @@ static OP_ALWAYS_INLINE int range_begin(op_sdec *d, sthread *st, const op_word *
             d->named[k].name = name;
         }
         if (name == UINT32_MAX || sink_flush(d) != 0) return -1;
-        st->fr[st->nfr - 1].keep = 3;
         return d->sink->begin(d->sink->ctx, d->tr, st->ti, name, (int)site->category, ns_of(d, st, t0));
     }
     return d->begins && keep ? begin_event(d, st, p, len, site, t0, stack) : 0;

@@ -11,7 +11,6 @@
 #include <string.h>
 #include <time.h>
 
-
 #include "export/pftrace_zq.h"
 #include "report/rep.h"
 

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <zstd.h>
 
 #include "common/pfschema.h"
 #include "export/pbw.h"
@@ -116,6 +117,8 @@ static uint64_t rnd(uint64_t n)
     return g_rng % n;
 }
 
+static int g_many_names; /* tree() names its slices from 300 names instead of NAMES */
+
 static const char *const NAMES[] = {"aten::mm", "aten::add", "ProfilerStep#1", "ProfilerStep#2", "leaf", "",
                                     "aten::relu", "user"};
 
@@ -128,7 +131,9 @@ static void tree(opprof_trace *t, uint32_t th, int64_t start, int64_t end, int d
         int64_t len = rnd(4) == 0 ? 0 : 1 + (int64_t)rnd((uint64_t)(end - at));
         if (rnd(3) == 0 && at > start) at += (int64_t)rnd(3); /* touching or a little after */
         if (at + len > end) len = end - at;
+        char many[16];
         const char *name = NAMES[rnd(sizeof NAMES / sizeof *NAMES)];
+        if (g_many_names) snprintf(many, sizeof many, "op%d", (int)rnd(300)), name = many;
         op_event *e = op_trace_add_event(t, th, op_trace_intern(t, name, strlen(name)),
                                          rnd(4) ? OPPROF_CAT_CPU_OP : OPPROF_CAT_USER_ANNOTATION, at, len);
         if (rnd(3) == 0) {
@@ -385,6 +390,76 @@ static void test_errors_are_the_models(void **state)
     assert_null(t);
 }
 
+/* ---- the short path of a batch's plain slices (op_pf_fold_run) ---- */
+
+/* The packets pk[0..n) in one zstd batch, as a streamed trace holds its
+ * slices: the fold reads those through its short path, the model through
+ * the general reader. */
+static void write_batch(const char *name, const unsigned char *pk, size_t n)
+{
+    size_t cap = ZSTD_compressBound(n);
+    unsigned char *z = malloc(cap);
+    assert_non_null(z);
+    size_t zn = ZSTD_compress(z, cap, pk, n, 1);
+    assert_false(ZSTD_isError(zn));
+    op_pbw b = {0};
+    op_pbw_bytes(&b, PF_PKT_ZSTD_COMPRESSED, z, zn);
+    FILE *f = fopen(path_in(name), "wb");
+    assert_non_null(f);
+    frame(f, &b);
+    fclose(f);
+    op_pbw_free(&b);
+    free(z);
+}
+
+static size_t read_all(const char *path, unsigned char *buf, size_t cap)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    size_t n = fread(buf, 1, cap, f);
+    fclose(f);
+    assert_true(n > 0 && n < cap);
+    return n;
+}
+
+/* The exporter's plain packets in one batch, whole and with every
+ * truncation, changed byte and --max-events: the fold gives the model's
+ * tables and the model's errors, name iids past a byte and slices on
+ * lanes (the general reader's, between the short path's runs) included. */
+static void test_batch_short_path(void **state)
+{
+    (void)state;
+    static unsigned char buf[1 << 20];
+    int folded = 0, failures = 0;
+    for (int round = 0; round < 4; round++) {
+        g_many_names = round == 3;
+        setenv("OPPROF_PFTRACE_COMPRESS", "0", 1);
+        write_random("run_src.pftrace", 1 + round % 3, round == 1);
+        unsetenv("OPPROF_PFTRACE_COMPRESS");
+        g_many_names = 0;
+        size_t len = read_all(path_in("run_src.pftrace"), buf, sizeof buf);
+        write_batch("run.pftrace", buf, len);
+        folded += same_every_way(path_in("run.pftrace"));
+        if (round) continue;
+        size_t step = len / 400 + 1;
+        for (size_t n = 0; n < len; n += step) { /* cut inside the batch: a frame that holds part of a packet */
+            write_batch("run_cut.pftrace", buf, n);
+            failures += same_both_ways(path_in("run_cut.pftrace"), &OPTS[0], 0) < 0;
+        }
+        for (size_t i = 0; i < len; i += step) {
+            unsigned char was = buf[i];
+            buf[i] ^= (unsigned char)(0x55 + i);
+            write_batch("run_cut.pftrace", buf, len);
+            buf[i] = was;
+            failures += same_both_ways(path_in("run_cut.pftrace"), &OPTS[i % 2], 0) < 0;
+        }
+        for (uint64_t max = 1; max < 300; max += 5) failures += same_both_ways(path_in("run.pftrace"), &OPTS[0], max) < 0;
+    }
+    print_message("%d of 16 readings folded; %d readings failed, each the same way\n", folded, failures);
+    assert_true(folded >= 6);
+    assert_true(failures > 50);
+}
+
 /* ---- the shared fixtures and the repository's .pftrace, converted ---- */
 
 static void test_fixtures(void **state)
@@ -572,6 +647,7 @@ int main(void)
         cmocka_unit_test(test_hand_made),
         cmocka_unit_test(test_packet_shapes_read_alike),
         cmocka_unit_test(test_errors_are_the_models),
+        cmocka_unit_test(test_batch_short_path),
         cmocka_unit_test(test_fixtures),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

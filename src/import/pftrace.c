@@ -80,6 +80,7 @@ static void seq_clear(pf_seq *s)
     op_map_free(&s->cats);
     op_map_free(&s->anns);
     op_map_free(&s->strs);
+    free(s->name_q);
     free(s->clk);
     memset(s, 0, sizeof *s);
 }
@@ -222,6 +223,11 @@ static int interned_entry(pf_reader *r, pf_seq *s, uint32_t kind, op_pbr e)
     }
     if (v == UINT32_MAX && (m == &s->names || m == &s->strs)) return op_pf_fail(r, OPPROF_E_NOMEM, e.p, "out of memory");
     if (op_map_put(m, iid, v) != 0) return op_pf_fail(r, OPPROF_E_NOMEM, e.p, "out of memory");
+    if (m == &s->names && iid < PF_QUICK_NAMES) {
+        if (!s->name_q && !(s->name_q = calloc(PF_QUICK_NAMES, sizeof *s->name_q)))
+            return op_pf_fail(r, OPPROF_E_NOMEM, e.p, "out of memory");
+        s->name_q[iid] = v + 1;
+    }
     return 0;
 }
 

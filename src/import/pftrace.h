@@ -76,12 +76,17 @@ typedef struct pf_clock {
     int64_t offset; /* to the trace's clock */
 } pf_clock;
 
+/* Event name iids below this are also kept in an array of their sequence
+ * (pf_seq.name_q), read by the short path of plain slices (op_pf_fold_run). */
+#define PF_QUICK_NAMES 128
+
 /* A sequence's state, made by the first packet that sets some (a clock
  * snapshot, defaults, interned data): a packet of a sequence that has none
  * reads an empty one (pf_reader.none), so that a sequence costs nothing
  * until it says something, and its clocks only as many as it defines. */
 typedef struct pf_seq {
     op_map names, cats, anns, strs; /* iid -> strtab id, category, PF_ANN_*, strtab id */
+    uint32_t *name_q; /* [PF_QUICK_NAMES]: iid -> strtab id + 1 as in names, 0 not interned; NULL until one is */
     uint32_t def_clock;
     int has_def_track;
     uint64_t def_track;
@@ -194,6 +199,18 @@ int op_pf_need_model(pf_reader *r);
  * memory. */
 pf_fold *op_pf_fold_new(const opprof_avg_options *opt);
 void op_pf_fold_free(pf_fold *f);
+/* While folding, the plain slices of inflated packets p..end as opprof
+ * writes them (op_pf_seq_quick: a begin with a name iid under
+ * PF_QUICK_NAMES, or an end, on its sequence's default track) read without
+ * the general reader's steps, to the same sums. *stop gets the first
+ * packet it did not read: another shape, or one the general reader must
+ * see (an unknown sequence or name, a time that goes back, a stack to
+ * grow, the limit of events), which then reads it. base: the inflated
+ * bytes' start, for error offsets. 0, or -1 out of memory (failure
+ * recorded). */
+int op_pf_fold_run(pf_reader *r, const unsigned char *p, const unsigned char *end, const unsigned char *base,
+                   const unsigned char **stop);
+
 /* At the end of the input: slices still open end at the trace's last time
  * (as close_open does for events), the rows are put in the order of their
  * first slices, and r->t is finished. 0 or -1 (failure recorded). */

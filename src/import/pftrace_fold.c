@@ -132,7 +132,8 @@ static op_aggrow *row_of(pf_reader *r, const pf_fopen *o)
     return row;
 }
 
-int op_pf_fold_close(pf_reader *r, pf_track *tr, const pf_fopen *o, int64_t dur, const unsigned char *at)
+/* op_pf_fold_close's work, inline in op_pf_fold_run. */
+static inline int close_slice(pf_reader *r, pf_track *tr, const pf_fopen *o, int64_t dur, const unsigned char *at)
 {
     pf_fold *f = r->fold;
     op_aggrow *row = row_of(r, o);
@@ -156,6 +157,137 @@ int op_pf_fold_close(pf_reader *r, pf_track *tr, const pf_fopen *o, int64_t dur,
         break;
     }
     return 0;
+}
+
+/* One byte of a packet's field: its tag, wire type, and a value under 2^7. */
+#define PF_TAG(field, wire) ((unsigned char)((field) << 3 | (wire)))
+
+/* The sequence, its clock and its default track that a run's packets are
+ * read on, found at the first packet of each sequence id met. */
+typedef struct run_seq {
+    uint64_t id;
+    pf_seq *s;
+    pf_clock *k;  /* its default clock when sequence-scoped, else NULL (times as they are) */
+    pf_track *tr; /* its default track, a thread's, on which this fold keeps the thread's slices */
+} run_seq;
+
+/* rs for sequence id: 0, or -1 when its packets need the general reader
+ * (no state, no default track or names, a clock no snapshot defined, a
+ * track that is not a thread's or not yet its thread's lane). */
+static int run_seq_of(pf_reader *r, uint64_t id, run_seq *rs)
+{
+    uint32_t i, t;
+    if (!op_map_get_u32(&r->seq_ix, id, &i)) return -1;
+    pf_seq *s = &r->seqs[i];
+    if (!s->has_def_track || !s->name_q || !op_map_get_u32(&r->track_ix, s->def_track, &t)) return -1;
+    pf_track *tr = &r->tracks[t];
+    pf_fold *f = r->fold;
+    if (tr->kind != PF_TK_THREAD || tr->thread >= f->nlane || f->lane[tr->thread] != t + 1) return -1;
+    pf_clock *k = NULL;
+    if (s->def_clock >= PF_CLOCK_SEQ_FIRST && s->def_clock < PF_CLOCK_SEQ_FIRST + 64) {
+        k = op_pf_clock(s, s->def_clock - PF_CLOCK_SEQ_FIRST);
+        if (!k || !k->valid) return -1;
+    }
+    *rs = (run_seq){id, s, k, tr};
+    return 0;
+}
+
+int op_pf_fold_run(pf_reader *r, const unsigned char *p, const unsigned char *end, const unsigned char *base,
+                   const unsigned char **stop)
+{
+    pf_fold *f = r->fold;
+    run_seq rs = {0};
+    int have = 0, rc = 0;
+    *stop = p;
+    if (!f || r->batch) return 0;
+    /* In locals while the run lasts: through the stores to the stacks the
+     * compiler would read them again from *r at every packet. */
+    uint64_t begun = f->begun, max = r->max_events ? r->max_events : UINT64_MAX;
+    int64_t t_min = r->t_min, t_max = r->t_max;
+    int any = r->any_time;
+    while (end - p >= 2 && p[0] == PF_TAG(PF_TRACE_PACKET, OP_PB_LEN) && p[1] < 0x80 && p[1] <= end - p - 2) {
+        const unsigned char *b = p + 2, *be = b + p[1];
+        /* timestamp: a delta of one or two bytes */
+        if (be - b < 3 || b[0] != PF_TAG(PF_PKT_TIMESTAMP, OP_PB_VARINT)) break;
+        uint64_t ts = b[1];
+        b += 2;
+        if (ts >= 0x80) {
+            if (b[0] >= 0x80) break;
+            ts = (ts & 0x7f) | (uint64_t)b[0] << 7;
+            b++;
+        }
+        /* track_event: type END, or type BEGIN and a name iid */
+        if (be - b < 4 || b[0] != PF_TAG(PF_PKT_TRACK_EVENT, OP_PB_LEN) || (b[1] != 2 && b[1] != 4) ||
+            b[1] > be - b - 2 || b[2] != PF_TAG(PF_TE_TYPE, OP_PB_VARINT))
+            break;
+        const unsigned char *e = b + 2;
+        int begin = b[1] == 4;
+        if (begin ? e[1] != PF_TYPE_SLICE_BEGIN || e[2] != PF_TAG(PF_TE_NAME_IID, OP_PB_VARINT) || e[3] >= PF_QUICK_NAMES
+                  : e[1] != PF_TYPE_SLICE_END)
+            break;
+        b = e + b[1];
+        /* the sequence id, then no flags or ones that clear nothing */
+        if (be - b < 2 || b[0] != PF_TAG(PF_PKT_SEQUENCE_ID, OP_PB_VARINT) || b[1] >= 0x80) break;
+        uint64_t id = b[1];
+        b += 2;
+        if (b != be && (be - b != 2 || b[0] != PF_TAG(PF_PKT_SEQUENCE_FLAGS, OP_PB_VARINT) || b[1] >= 0x80 ||
+                        (b[1] & PF_SEQ_INCREMENTAL_STATE_CLEARED)))
+            break;
+        if ((!have || rs.id != id) && run_seq_of(r, id, &rs) != 0) break;
+        have = 1;
+        pf_track *tr = rs.tr;
+        pf_clock *k = rs.k;
+        uint32_t name = 0;
+        if (begin && !(name = rs.s->name_q[e[3]])) break;
+        /* the time, as packet_time() makes it */
+        uint64_t v = ts, d = 0;
+        if (k) {
+            if (__builtin_mul_overflow(ts, k->unit, &d)) break;
+            if (k->incremental && __builtin_add_overflow(k->value, d, &v)) break;
+            if (!k->incremental) v = d;
+            v += (uint64_t)k->offset;
+        }
+        if (v > (uint64_t)OP_TIME_LIMIT_NS || (int64_t)v < tr->last_ns) break;
+        if (begin && (tr->nfo == tr->capfo || begun >= max)) break;
+        /* read: what the general reader does with it */
+        int64_t ns = (int64_t)v;
+        if (k && k->incremental) k->value += d;
+        tr->last_ns = ns;
+        if (begin) {
+            pf_fopen *o = &tr->fo[tr->nfo++];
+            o->start = ns;
+            o->child = 0;
+            o->seq = begun++;
+            o->flops = 0;
+            o->name = name - 1;
+            o->shapes = 0;
+            if (!any || ns < t_min) t_min = ns;
+            if (!any || ns > t_max) t_max = ns;
+            any = 1;
+        } else if (tr->nfo) {
+            const pf_fopen *o = &tr->fo[--tr->nfo]; /* read in place: the stack keeps what it popped until a push */
+            if (o->name != UINT32_MAX) {
+                if (!any || o->start < t_min) t_min = o->start;
+                if (!any || ns > t_max) t_max = ns;
+                any = 1;
+                r->pkt = p;
+                r->pkt_off = (uint64_t)(p - base);
+                if ((rc = close_slice(r, tr, o, ns > o->start ? ns - o->start : 0, p)) != 0) break;
+            }
+        }
+        p = be;
+    }
+    f->begun = begun;
+    r->t_min = t_min;
+    r->t_max = t_max;
+    r->any_time = any;
+    *stop = p;
+    return rc;
+}
+
+int op_pf_fold_close(pf_reader *r, pf_track *tr, const pf_fopen *o, int64_t dur, const unsigned char *at)
+{
+    return close_slice(r, tr, o, dur, at);
 }
 
 static int row_before(const void *pa, const void *pb)

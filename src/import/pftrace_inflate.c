@@ -172,6 +172,12 @@ int op_pf_compressed(pf_reader *r, op_pbr z, int zstd)
     const char *why = "a malformed packet";
     int rc;
     for (;;) {
+        if (r->fold) { /* the plain slices' short path, up to a packet it leaves to op_pf_packet */
+            if (op_pf_fold_run(r, all.p, all.end, bytes, &all.p) != 0) {
+                rc = -1;
+                break;
+            }
+        }
         r->pkt = bytes;
         r->pkt_off = 0;
         const unsigned char *at = all.p;

@@ -66,30 +66,63 @@ static void tables_equal(const opprof_trace *a, const opprof_trace *b)
     }
 }
 
-/* Events per name in a loaded trace, as "name=count;" text in first-seen order. */
+/* Events per name and thread in a loaded trace: each thread's as
+ * "name=count;" text in first-seen order, the threads' texts sorted and
+ * joined by '|', so that two traces of the same script compare equal
+ * whatever their threads' ids and order. */
+static int text_before(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
 static void counts_of(const opprof_trace *t, char *out, size_t cap)
 {
+    enum { NAMES = 64, THREADS = 16 };
     struct {
-        const char *name;
-        size_t n;
-    } seen[64];
-    size_t ns = 0;
+        int64_t tid;
+        size_t ns;
+        struct {
+            const char *name;
+            size_t n;
+        } seen[NAMES];
+    } th[THREADS];
+    size_t nth = 0;
     for (size_t i = 0; i < opprof_trace_event_count(t); i++) {
         opprof_event e;
         assert_int_equal(opprof_trace_event(t, i, &e), OPPROF_OK);
-        size_t k = 0;
-        while (k < ns && strcmp(seen[k].name, e.name)) k++;
-        if (k == ns) {
-            assert_true(ns < 64);
-            seen[ns].name = e.name;
-            seen[ns++].n = 0;
+        size_t j = 0;
+        while (j < nth && th[j].tid != e.tid) j++;
+        if (j == nth) {
+            assert_true(nth < THREADS);
+            th[nth].tid = e.tid;
+            th[nth++].ns = 0;
         }
-        seen[k].n++;
+        size_t k = 0;
+        while (k < th[j].ns && strcmp(th[j].seen[k].name, e.name)) k++;
+        if (k == th[j].ns) {
+            assert_true(k < NAMES);
+            th[j].seen[k].name = e.name;
+            th[j].seen[th[j].ns++].n = 0;
+        }
+        th[j].seen[k].n++;
     }
+    char *text[THREADS];
+    for (size_t j = 0; j < nth; j++) {
+        char buf[1024];
+        size_t len = 0;
+        buf[0] = '\0';
+        for (size_t k = 0; k < th[j].ns; k++)
+            len += (size_t)snprintf(buf + len, sizeof buf - len, "%s=%zu;", th[j].seen[k].name, th[j].seen[k].n);
+        text[j] = strdup(buf);
+        assert_non_null(text[j]);
+    }
+    qsort(text, nth, sizeof *text, text_before);
     size_t len = 0;
     out[0] = '\0';
-    for (size_t k = 0; k < ns; k++)
-        len += (size_t)snprintf(out + len, cap - len, "%s=%zu;", seen[k].name, seen[k].n);
+    for (size_t j = 0; j < nth; j++) {
+        len += (size_t)snprintf(out + len, cap - len, "%s%s", j ? "|" : "", text[j]);
+        free(text[j]);
+    }
 }
 
 /* The session's tables equal the event path's; the file holds the same
@@ -135,8 +168,9 @@ static void test_streamed_equals_event_path(void **state)
         char ca[2048], cb[2048];
         counts_of(a, ca, sizeof ca);
         counts_of(b, cb, sizeof cb);
-        print_message("%s events by name: %s\n", files[f].name, cb);
+        print_message("%s events by thread and name: %s\n", files[f].name, cb);
         assert_non_null(strstr(cb, "A=")); /* the script's names are there */
+        assert_string_equal(ca, cb); /* each on its own thread */
         if (opts) { /* the memory events, each once */
             opprof_memory_stats ma, mb;
             assert_int_equal(opprof_trace_memory_stats(a, &ma), OPPROF_OK);
@@ -399,6 +433,41 @@ static void test_memory_bounded_for_a_long_run(void **state)
 
 enum { NTHREADS = 4, PER_THREAD = 60000 };
 
+/* Each worker's ranges on its own track: its PER_THREAD pairs of A and B
+ * and its C, nothing of another thread's (a begin written into the wrong
+ * thread's piece of the file is a slice of that thread's). */
+static void threads_read_back_alike(const opprof_trace *back)
+{
+    struct {
+        int64_t tid;
+        size_t a, b, c;
+    } th[NTHREADS + 3];
+    size_t n = 0;
+    for (size_t i = 0; i < opprof_trace_event_count(back); i++) {
+        opprof_event e;
+        assert_int_equal(opprof_trace_event(back, i, &e), OPPROF_OK);
+        size_t j = 0;
+        while (j < n && th[j].tid != e.tid) j++;
+        if (j == n) {
+            assert_true(n < NTHREADS + 3);
+            memset(&th[n], 0, sizeof th[n]);
+            th[n++].tid = e.tid;
+        }
+        if (!strcmp(e.name, "A")) th[j].a++;
+        if (!strcmp(e.name, "C")) th[j].c++;
+        if (!strcmp(e.name, "B")) th[j].b++;
+    }
+    size_t workers = 0;
+    for (size_t j = 0; j < n; j++) {
+        if (!th[j].c) continue; /* a busy thread, cut short at stop */
+        workers++;
+        assert_int_equal(th[j].c, 1);
+        assert_int_equal(th[j].a, PER_THREAD);
+        assert_int_equal(th[j].b, PER_THREAD);
+    }
+    assert_int_equal(workers, NTHREADS);
+}
+
 /* Threads that exit before stop and threads still recording at stop: the
  * exact counts of the first, the file readable, and a stop cut short
  * (opprof_stop_incomplete) says so in the file. */
@@ -431,6 +500,7 @@ static void threads_through_stop(const char *name)
     assert_int_equal(count_of(back, "C"), NTHREADS);
     assert_int_equal(count_of(back, "A"), a);
     assert_int_equal(count_of(back, "B"), count_of(t, "B"));
+    threads_read_back_alike(back);
     opprof_trace_free(back);
     opprof_trace_free(t);
 }

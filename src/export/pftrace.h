@@ -103,6 +103,38 @@ static inline int op_pf_put_short(pf_wseq *s, uint64_t ts, const unsigned char *
     return 0;
 }
 
+/* The bytes of a plain slice's packet (op_pf_seq_quick's) at d, when its
+ * delta dt is under 2^14 and its name iid (0: an end) and sequence id under
+ * 2^7, so that every varint but the delta is one byte and the packet's
+ * length too (at most 11): op_pf_put_short's bytes, without its loops.
+ * Returns the bytes written, at most 13. */
+static OP_ALWAYS_INLINE unsigned op_pf_put_quick(unsigned char *d, uint64_t dt, uint32_t iid, uint32_t seq_id)
+{
+    unsigned dl = dt < 128 ? 1 : 2, te_n = iid ? 4 : 2, len = 1 + dl + 2 + te_n + 2;
+    d[0] = PF_TRACE_PACKET << 3 | OP_PB_LEN;
+    d[1] = (unsigned char)len;
+    d[2] = PF_PKT_TIMESTAMP << 3 | OP_PB_VARINT;
+    if (dl == 1) {
+        d[3] = (unsigned char)dt;
+    } else {
+        d[3] = (unsigned char)(dt | 0x80);
+        d[4] = (unsigned char)(dt >> 7);
+    }
+    unsigned char *e = d + 3 + dl;
+    e[0] = PF_PKT_TRACK_EVENT << 3 | OP_PB_LEN;
+    e[1] = (unsigned char)te_n;
+    e[2] = PF_TE_TYPE << 3 | OP_PB_VARINT;
+    e[3] = iid ? PF_TYPE_SLICE_BEGIN : PF_TYPE_SLICE_END;
+    if (iid) {
+        e[4] = PF_TE_NAME_IID << 3 | OP_PB_VARINT;
+        e[5] = (unsigned char)iid;
+    }
+    e += 2 + te_n;
+    e[0] = PF_PKT_SEQUENCE_ID << 3 | OP_PB_VARINT;
+    e[1] = (unsigned char)seq_id;
+    return 2 + len;
+}
+
 /* A plain slice's begin (iid: its name's id, interned in this start) or,
  * iid 0, its end, at t_ns on the thread's own track, straight into the
  * batch: op_pf_seq_begin/end's own short packet, and the streamed writer's
@@ -115,35 +147,11 @@ static OP_ALWAYS_INLINE int op_pf_seq_quick(pf_wseq *s, int64_t t_ns, uint32_t i
     uint64_t ts = (uint64_t)pw->base_ns + (uint64_t)t_ns;
     if (ts < s->last_ts) ts = s->last_ts; /* the clock only goes forward: a delta is unsigned */
     uint64_t dt = ts - s->last_ts;
-    /* Most packets: a delta under 2^14, a name id and a sequence id under
-     * 2^7, so every varint but the delta is one byte and the packet's
-     * length too (at most 11); op_pf_put_short's bytes, without its loops. */
     if (__builtin_expect(dt < 16384 && iid < 128 && s->id < 128, 1)) {
-        unsigned dl = dt < 128 ? 1 : 2, te_n = iid ? 4 : 2, len = 1 + dl + 2 + te_n + 2;
-        unsigned char *d = op_pf_batch_room(pw, 2 + len);
+        unsigned char *d = op_pf_batch_room(pw, 2 + 1 + (dt < 128 ? 1 : 2) + 2 + (iid ? 4 : 2) + 2);
         if (!d) return 1;
         s->last_ts = ts;
-        d[0] = PF_TRACE_PACKET << 3 | OP_PB_LEN;
-        d[1] = (unsigned char)len;
-        d[2] = PF_PKT_TIMESTAMP << 3 | OP_PB_VARINT;
-        if (dl == 1) {
-            d[3] = (unsigned char)dt;
-        } else {
-            d[3] = (unsigned char)(dt | 0x80);
-            d[4] = (unsigned char)(dt >> 7);
-        }
-        d += 3 + dl;
-        d[0] = PF_PKT_TRACK_EVENT << 3 | OP_PB_LEN;
-        d[1] = (unsigned char)te_n;
-        d[2] = PF_TE_TYPE << 3 | OP_PB_VARINT;
-        d[3] = iid ? PF_TYPE_SLICE_BEGIN : PF_TYPE_SLICE_END;
-        if (iid) {
-            d[4] = PF_TE_NAME_IID << 3 | OP_PB_VARINT;
-            d[5] = (unsigned char)iid;
-        }
-        d += 2 + te_n;
-        d[0] = PF_PKT_SEQUENCE_ID << 3 | OP_PB_VARINT;
-        d[1] = (unsigned char)s->id;
+        op_pf_put_quick(d, dt, iid, s->id);
         return 0;
     }
     unsigned char te[16];

@@ -132,32 +132,80 @@ static int piece_for(op_pf_stream *s, const opprof_trace *t, uint32_t th, uint32
     return 0;
 }
 
-int op_pf_stream_range_begin(op_pf_stream *s, const opprof_trace *t, uint32_t th, uint32_t name, int cat,
-                             int64_t ts_ns)
+/* One item the short run below leaves: its piece and its interning found,
+ * or its packet built, the general way. 0 or -1. */
+static int range_begin(op_pf_stream *s, const opprof_trace *t, uint32_t th, uint32_t name, int cat, int64_t ts_ns)
 {
     pf_wseq *q = &s->seq;
     if (s->piece == th && cat == OPPROF_CAT_CPU_OP && name < q->cap_name && q->name_gen[name] == q->gen &&
         op_pf_seq_quick(q, ts_ns, q->name_iid[name]) == 0)
-        return s->pw.w->status;
+        return 0;
     op_event e = {0};
     e.name = name;
     e.cat = (uint8_t)cat;
     e.thread = th;
     e.start_ns = ts_ns;
     e.flags = OP_EV_OPENING;
-    if (piece_for(s, t, th, name, ts_ns) != 0 || op_pf_seq_begin(&s->seq, &e) != 0)
-        return s->pw.w->status ? s->pw.w->status : nomem();
-    return s->pw.w->status;
+    return piece_for(s, t, th, name, ts_ns) != 0 || op_pf_seq_begin(&s->seq, &e) != 0 ? -1 : 0;
 }
 
-int op_pf_stream_range_end(op_pf_stream *s, const opprof_trace *t, uint32_t th, int64_t ts_ns)
+static int range_end(op_pf_stream *s, const opprof_trace *t, uint32_t th, int64_t ts_ns)
 {
-    if (s->piece == th && op_pf_seq_quick(&s->seq, ts_ns, 0) == 0) return s->pw.w->status;
+    if (s->piece == th && op_pf_seq_quick(&s->seq, ts_ns, 0) == 0) return 0;
     op_event e = {0};
     e.thread = th;
     e.start_ns = ts_ns;
-    if (piece_for(s, t, th, UINT32_MAX, ts_ns) != 0 || op_pf_seq_end(&s->seq, &e) != 0)
-        return s->pw.w->status ? s->pw.w->status : nomem();
+    return piece_for(s, t, th, UINT32_MAX, ts_ns) != 0 || op_pf_seq_end(&s->seq, &e) != 0 ? -1 : 0;
+}
+
+/* The items from it on that op_pf_seq_quick would write into the batch as
+ * they are, written in one loop with the writer's state in locals (through
+ * the bytes it stores the compiler would read that state again at each
+ * packet): those on the piece being written, of names interned in it, of
+ * short deltas, while the batch has room. Returns how many it wrote. */
+static size_t quick_run(op_pf_stream *s, const op_sdec_item *it, size_t n)
+{
+    pf_wseq *q = &s->seq;
+    pf_writer *pw = &s->pw;
+    op_buf *b = &pw->batch.out;
+    if (pw->te.out.n || pw->in.out.n || pw->pkt.out.n || pw->pkt.depth || b->failed || q->id >= 128 || !b->p)
+        return 0;
+    size_t lim = b->cap < PF_BATCH_MAX ? b->cap : PF_BATCH_MAX;
+    if (lim < b->n + 16) return 0;
+    unsigned char *at = (unsigned char *)b->p + b->n, *stop = (unsigned char *)b->p + lim - 16;
+    const uint32_t *gen_of = q->name_gen, *iid_of = q->name_iid;
+    uint32_t gen = q->gen, id = q->id;
+    size_t cap_name = q->cap_name, piece = s->piece;
+    uint64_t last = q->last_ts, base = (uint64_t)pw->base_ns;
+    size_t i = 0;
+    for (; i < n && at <= stop; i++) {
+        const op_sdec_item *e = &it[i];
+        uint32_t iid = 0;
+        if (e->thread != piece) break;
+        if (e->name != OP_SDEC_END) {
+            if (e->cat != OPPROF_CAT_CPU_OP || e->name >= cap_name || gen_of[e->name] != gen) break;
+            iid = iid_of[e->name];
+            if (!iid || iid >= 128) break;
+        }
+        uint64_t ts = base + (uint64_t)e->ts_ns;
+        if (ts < last) ts = last; /* as op_pf_seq_quick: the clock only goes forward */
+        if (ts - last >= 16384) break;
+        at += op_pf_put_quick(at, ts - last, iid, id);
+        last = ts;
+    }
+    q->last_ts = last;
+    b->n = (size_t)(at - (unsigned char *)b->p);
+    return i;
+}
+
+int op_pf_stream_ranges(op_pf_stream *s, const opprof_trace *t, const op_sdec_item *it, size_t n)
+{
+    for (size_t i = quick_run(s, it, n); i < n; i += 1 + quick_run(s, it + i + 1, n - i - 1)) {
+        const op_sdec_item *e = &it[i];
+        int rc = e->name == OP_SDEC_END ? range_end(s, t, e->thread, e->ts_ns)
+                                        : range_begin(s, t, e->thread, e->name, e->cat, e->ts_ns);
+        if (rc != 0) return s->pw.w->status ? s->pw.w->status : nomem();
+    }
     return s->pw.w->status;
 }
 

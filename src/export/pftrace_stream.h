@@ -10,6 +10,7 @@
 
 #include "export/jsonw.h"
 #include "model/model.h"
+#include "model/stream.h"
 
 /* head gives the base time and distributedInfo. */
 typedef struct op_pf_stream op_pf_stream;
@@ -19,13 +20,11 @@ int op_pf_stream_begin(op_pf_stream **out, op_jw *w, const opprof_trace *head, c
  * events in the order given: order[k] is an event index, or a memory
  * event's with OP_ORDER_MEM set. */
 int op_pf_stream_events(op_pf_stream *s, const opprof_trace *t, const uint32_t *order, size_t n);
-/* A plain range's begin or end as the reader reads it (model/stream.h's
- * sink): on thread th of t (the reader's trace, whose strings name it), at
- * ts_ns; in the piece of th's sequence being written, or a new one when
- * the last packet was another thread's. */
-int op_pf_stream_range_begin(op_pf_stream *s, const opprof_trace *t, uint32_t th, uint32_t name, int cat,
-                             int64_t ts_ns);
-int op_pf_stream_range_end(op_pf_stream *s, const opprof_trace *t, uint32_t th, int64_t ts_ns);
+/* Plain ranges' begins and ends as the reader reads them (model/stream.h's
+ * sink), on threads of t (the reader's trace, whose strings name them):
+ * each in the piece of its thread's sequence being written, or a new one
+ * when the last packet was another thread's. */
+int op_pf_stream_ranges(op_pf_stream *s, const opprof_trace *t, const op_sdec_item *it, size_t n);
 /* t's events, complete ones in the model's order, and its memory events, as
  * a whole trace's are written (overlapping ranges on lanes), each thread's
  * a piece of its sequence: a batch of a trace read in batches (convert.c). */

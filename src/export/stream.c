@@ -149,23 +149,15 @@ static int sink_flush(void *ctx)
     return 0;
 }
 
-static int sink_begin(void *ctx, const opprof_trace *t, uint32_t th, uint32_t name, int cat, int64_t ts_ns)
+static int sink_ranges(void *ctx, const opprof_trace *t, const op_sdec_item *items, size_t n)
 {
     (void)ctx;
-    int rc = W.status ? OPPROF_OK : op_pf_stream_range_begin(W.pf, t, th, name, cat, ts_ns);
+    int rc = W.status ? OPPROF_OK : op_pf_stream_ranges(W.pf, t, items, n);
     if (__builtin_expect(rc != OPPROF_OK, 0)) fail(rc);
     return 0;
 }
 
-static int sink_end(void *ctx, const opprof_trace *t, uint32_t th, int64_t ts_ns)
-{
-    (void)ctx;
-    int rc = W.status ? OPPROF_OK : op_pf_stream_range_end(W.pf, t, th, ts_ns);
-    if (__builtin_expect(rc != OPPROF_OK, 0)) fail(rc);
-    return 0;
-}
-
-static const op_sdec_sink k_sink = {NULL, sink_flush, sink_begin, sink_end};
+static const op_sdec_sink k_sink = {NULL, sink_flush, sink_ranges};
 
 /* A chunk read back from the spool, in hand-off order: decoded and written. */
 static int replay_chunk(void *ctx, op_tstate *t, op_chunk *c)

@@ -61,12 +61,27 @@ struct op_sdec {
         const opprof_site *site;
         uint32_t name;
     } named[64];
+    unsigned nrun;               /* the sink's items not yet handed to it, all read before the batch's items */
+    op_sdec_item run[OP_SDEC_RUN];
 };
 
-/* The batch's items read before a range that goes to the sink: to it first. */
-static inline int sink_flush(op_sdec *d)
+/* The sink's items read so far: to it. */
+static int run_flush(op_sdec *d)
 {
-    return d->order.n ? d->sink->flush(d->sink->ctx) : 0;
+    unsigned n = d->nrun;
+    d->nrun = 0;
+    return n ? d->sink->ranges(d->sink->ctx, d->tr, d->run, n) : 0;
+}
+
+/* A plain range's begin or end for the sink: the batch's items read
+ * before it go first (after the run before them), so the run holds only
+ * items read after the last of those. */
+static OP_ALWAYS_INLINE int sink_put(op_sdec *d, uint32_t th, uint32_t name, int cat, int64_t ts_ns)
+{
+    if (d->order.n && (run_flush(d) != 0 || d->sink->flush(d->sink->ctx) != 0)) return -1;
+    if (d->nrun == OP_SDEC_RUN && run_flush(d) != 0) return -1;
+    d->run[d->nrun++] = (op_sdec_item){ts_ns, th, name, cat};
+    return 0;
 }
 
 static int64_t replay_clock(void *ctx)
@@ -176,7 +191,7 @@ static OP_ALWAYS_INLINE int range_done(op_sdec *d, sthread *st, const frame *fr,
     else (void)op_agg_end(st->shadow, site, t1, 1, flops);
     int64_t e = ns_of(d, st, t1);
     d->recorded++;
-    if (fr->keep == 3) return sink_flush(d) == 0 && d->sink->end(d->sink->ctx, d->tr, st->ti, e) == 0 ? 0 : -1;
+    if (fr->keep == 3) return sink_put(d, st->ti, OP_SDEC_END, 0, e);
     int64_t s = ns_of(d, st, t0);
     if (fr->keep == 0 || (fr->keep == 2 && !d->begins && e - s < d->min_ns)) {
         d->tr->filtered++;
@@ -298,8 +313,8 @@ static OP_ALWAYS_INLINE int range_begin(op_sdec *d, sthread *st, const op_word *
             d->named[k].site = site;
             d->named[k].name = name;
         }
-        if (name == UINT32_MAX || sink_flush(d) != 0) return -1;
-        return d->sink->begin(d->sink->ctx, d->tr, st->ti, name, (int)site->category, ns_of(d, st, t0));
+        if (name == UINT32_MAX) return -1;
+        return sink_put(d, st->ti, name, (int)site->category, ns_of(d, st, t0));
     }
     return d->begins && keep ? begin_event(d, st, p, len, site, t0, stack) : 0;
 }
@@ -395,6 +410,7 @@ int op_sdec_chunks(op_sdec *d, op_tstate *t, op_chunk *chunks)
         c = next;
     }
     if (st) pins_release(st);
+    if (rc == 0 && d->sink && run_flush(d) != 0) rc = -1; /* before the caller writes the batch's items */
     return rc;
 }
 
@@ -429,7 +445,7 @@ int op_sdec_rest(op_sdec *d, op_tstate *t, uint64_t close_ticks)
         c = next;
     }
     int open = close_all(d, st, close_ticks);
-    if (open < 0) return -1;
+    if (open < 0 || (d->sink && run_flush(d) != 0)) return -1;
     /* A late end of a range open now may still store into its record: its
      * chunk goes back to the thread, which frees it in its next session. */
     if (open) op_spill_return(t, st->pins);

@@ -87,22 +87,32 @@ int op_sdec_hand(op_sdec *d, op_sdec_batch *b);
 void op_sdec_keep_begins(op_sdec *d);
 const uint32_t *op_sdec_order(const op_sdec *d, size_t *n);
 
-/* A writer that takes a plain range's begin and end as they are read
+/* A plain range's begin (name: its id in the reader's trace, cat its
+ * category) or end (name OP_SDEC_END) as the reader met it, on the
+ * reader's trace's thread `thread`, at ts_ns. */
+typedef struct op_sdec_item {
+    int64_t ts_ns;
+    uint32_t thread, name;
+    int cat;
+} op_sdec_item;
+#define OP_SDEC_END UINT32_MAX
+#define OP_SDEC_RUN 256 /* items handed to ranges at a time, at most */
+
+/* A writer that takes plain ranges' begins and ends as they are read
  * (export/stream.c's .pftrace), with op_sdec_keep_begins: a range whose
  * record has no extra part (no inputs, stack, FLOPs or args) and that the
- * filters keep goes to begin and end (the reader's trace, the thread's
- * index and its name's id there, its category, its time) instead of becoming
- * two events of the batch; before each, the batch's items read earlier are
- * passed to flush (which writes and clears them), so the writer sees
- * everything in the order read. Each call returns 0 or -1 (the reader
- * stops). Making and reading back two 40-byte events per range, on two
- * cores, cost more than writing its two packets. Call before the first
+ * filters keep goes to ranges, in runs of up to OP_SDEC_RUN items in the
+ * order read, instead of becoming two events of the batch; the batch's
+ * items read between two runs are passed to flush (which writes and clears
+ * them) in their place, so the writer sees everything in the order read.
+ * Each call returns 0 or -1 (the reader stops). Making and reading back
+ * two 40-byte events per range, on two cores, cost more than writing its
+ * two packets; a call per packet, a fifth of that. Call before the first
  * hand-off; NULL: none. */
 typedef struct op_sdec_sink {
     void *ctx;
     int (*flush)(void *ctx);
-    int (*begin)(void *ctx, const opprof_trace *t, uint32_t thread, uint32_t name, int cat, int64_t ts_ns);
-    int (*end)(void *ctx, const opprof_trace *t, uint32_t thread, int64_t ts_ns);
+    int (*ranges)(void *ctx, const opprof_trace *t, const op_sdec_item *items, size_t n);
 } op_sdec_sink;
 void op_sdec_direct(op_sdec *d, const op_sdec_sink *sink);
 

@@ -75,13 +75,21 @@ int64_t op_pf_boot_offset(void);
  * batch, or memory ran out; the caller then builds its packet in pkt. */
 unsigned char *op_pf_batch_room_slow(pf_writer *pw, size_t n);
 
+/* The bytes the batch being filled has room for as it is, without growing
+ * or handing it over: 0 when pkt holds a packet or the batch failed. */
+static inline size_t op_pf_batch_left(const pf_writer *pw)
+{
+    const op_buf *b = &pw->batch.out;
+    size_t lim = b->cap < PF_BATCH_MAX ? b->cap : PF_BATCH_MAX;
+    return pw->pkt.out.n || pw->pkt.depth || b->failed || b->n > lim ? 0 : lim - b->n;
+}
+
 /* Inline, for the room that is there (all but one call a batch): the
  * call was 2-3% of a streamed trace's end. */
 static inline unsigned char *op_pf_batch_room(pf_writer *pw, size_t n)
 {
     op_buf *b = &pw->batch.out;
-    if (!pw->pkt.out.n && !pw->pkt.depth && !b->failed && b->n + n <= PF_BATCH_MAX &&
-        b->n + n <= b->cap) {
+    if (n <= op_pf_batch_left(pw)) {
         unsigned char *d = (unsigned char *)b->p + b->n;
         b->n += n;
         return d;

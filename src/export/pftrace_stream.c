@@ -168,11 +168,9 @@ static size_t quick_run(op_pf_stream *s, const op_sdec_item *it, size_t n)
     pf_wseq *q = &s->seq;
     pf_writer *pw = &s->pw;
     op_buf *b = &pw->batch.out;
-    if (pw->te.out.n || pw->in.out.n || pw->pkt.out.n || pw->pkt.depth || b->failed || q->id >= 128 || !b->p)
-        return 0;
-    size_t lim = b->cap < PF_BATCH_MAX ? b->cap : PF_BATCH_MAX;
-    if (lim < b->n + 16) return 0;
-    unsigned char *at = (unsigned char *)b->p + b->n, *stop = (unsigned char *)b->p + lim - 16;
+    size_t left = op_pf_batch_left(pw);
+    if (pw->te.out.n || pw->in.out.n || q->id >= 128 || left < 16) return 0; /* room for a packet of 13 bytes */
+    unsigned char *at = (unsigned char *)b->p + b->n, *stop = at + left - 16;
     const uint32_t *gen_of = q->name_gen, *iid_of = q->name_iid;
     uint32_t gen = q->gen, id = q->id;
     size_t cap_name = q->cap_name, piece = s->piece;

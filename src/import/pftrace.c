@@ -332,12 +332,10 @@ static int packet_time(pf_reader *r, pf_seq *s, uint64_t ts, int has_clock, uint
         if (!k || !k->valid)
             return op_pf_fail(r, OPPROF_E_PARSE, r->pkt, "a timestamp on clock %u, which no snapshot of its sequence "
                               "defines", clock);
-        uint64_t d;
-        if (__builtin_mul_overflow(ts, k->unit, &d) ||
-            (k->incremental && __builtin_add_overflow(k->value, d, &k->value)))
+        uint64_t step;
+        if (op_pf_clock_ns(k, ts, &v, &step) != 0)
             return op_pf_fail(r, OPPROF_E_PARSE, r->pkt, "a timestamp is out of range");
-        v = k->incremental ? k->value : d;
-        v += (uint64_t)k->offset; /* unsigned: a negative offset wraps back, as intended */
+        if (k->incremental) k->value += step;
     }
     if (v > (uint64_t)OP_TIME_LIMIT_NS) /* as the Chrome reader: sums and differences of times then fit */
         return op_pf_fail(r, OPPROF_E_PARSE, r->pkt, "a timestamp is out of range (more than 2^61 ns, about 73 "

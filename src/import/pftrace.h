@@ -97,6 +97,19 @@ typedef struct pf_seq {
 /* The sequence-scoped clock 64 + id of s, NULL when none is defined. */
 pf_clock *op_pf_clock(pf_seq *s, unsigned id);
 
+/* A timestamp ts on clock k (a sequence's, valid) in the trace's ns into
+ * *v, before the limit check: k's unit and offset, and an incremental
+ * clock's value plus *step, which the caller adds to k->value when it
+ * takes the packet. 0, or -1 when it overflows. */
+static inline int op_pf_clock_ns(const pf_clock *k, uint64_t ts, uint64_t *v, uint64_t *step)
+{
+    if (__builtin_mul_overflow(ts, k->unit, step)) return -1;
+    if (!k->incremental) *v = *step;
+    else if (__builtin_add_overflow(k->value, *step, v)) return -1;
+    *v += (uint64_t)k->offset; /* unsigned: a negative offset wraps back, as intended */
+    return 0;
+}
+
 /* The decompressors of a reader, or of the inflater ahead of it, each
  * made at its first batch. */
 typedef struct pf_unpackers {

@@ -241,12 +241,7 @@ int op_pf_fold_run(pf_reader *r, const unsigned char *p, const unsigned char *en
         if (begin && !(name = rs.s->name_q[e[3]])) break;
         /* the time, as packet_time() makes it */
         uint64_t v = ts, d = 0;
-        if (k) {
-            if (__builtin_mul_overflow(ts, k->unit, &d)) break;
-            if (k->incremental && __builtin_add_overflow(k->value, d, &v)) break;
-            if (!k->incremental) v = d;
-            v += (uint64_t)k->offset;
-        }
+        if (k && op_pf_clock_ns(k, ts, &v, &d) != 0) break;
         if (v > (uint64_t)OP_TIME_LIMIT_NS || (int64_t)v < tr->last_ns) break;
         if (begin && (tr->nfo == tr->capfo || begun >= max)) break;
         /* read: what the general reader does with it */
